@@ -1,0 +1,103 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// libinotifytools is GPL-2. Its backend is compiled only when a host app opts into the
+// `InotifyTools` trait, so nobody links GPL code or needs the C library by accident.
+let inotifyToolsTrait = "InotifyTools"
+
+let strictSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "filewatch",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "FileSystemEvents", targets: ["FileSystemEvents"]),
+        .library(name: "FileSystemEventsConformance", targets: ["FileSystemEventsConformance"]),
+        .executable(name: "filewatch", targets: ["filewatch"]),
+    ],
+    traits: [
+        .trait(
+            name: inotifyToolsTrait,
+            description: "Builds the libinotifytools backend (GPL-2; needs Debian's libinotifytools0-dev)."
+        ),
+        .default(enabledTraits: []),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+    ],
+    targets: [
+        // C declarations that Swift's Glibc module hides behind _GNU_SOURCE (statx, pipe2).
+        .target(name: "CFileSystemEventsShims"),
+
+        // The contract: event model, the FileSystemEventSource protocol, options, errors,
+        // the syscall layer, snapshots and their diff, filters, delivery.
+        .target(
+            name: "FileSystemEventsCore",
+            dependencies: [
+                "CFileSystemEventsShims",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        // Backends, side by side.
+        .target(
+            name: "FileSystemEventsPolling",
+            dependencies: ["FileSystemEventsCore"],
+            swiftSettings: strictSettings
+        ),
+
+        // The product host apps import: re-exports the core and picks a backend by name.
+        .target(
+            name: "FileSystemEvents",
+            dependencies: [
+                "FileSystemEventsCore",
+                "FileSystemEventsPolling",
+                .product(name: "Configuration", package: "swift-configuration"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        // Scenarios every backend must pass; a library so third-party backends can run them.
+        .target(
+            name: "FileSystemEventsConformance",
+            dependencies: ["FileSystemEventsCore"],
+            swiftSettings: strictSettings
+        ),
+
+        .executableTarget(
+            name: "filewatch",
+            dependencies: [
+                "FileSystemEvents",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        .testTarget(
+            name: "FileSystemEventsCoreTests",
+            dependencies: ["FileSystemEventsCore", "FileSystemEventsConformance"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ConformanceTests",
+            dependencies: ["FileSystemEvents", "FileSystemEventsConformance"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "FilewatchCLITests",
+            dependencies: ["FileSystemEventsConformance"],
+            swiftSettings: strictSettings
+        ),
+    ]
+)

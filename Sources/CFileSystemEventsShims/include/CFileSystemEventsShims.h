@@ -1,0 +1,43 @@
+#ifndef C_FILE_SYSTEM_EVENTS_SHIMS_H
+#define C_FILE_SYSTEM_EVENTS_SHIMS_H
+
+#include <stdint.h>
+#include <dirent.h>
+
+/// The subset of `statx` that a snapshot keeps, in a layout Swift can import on every platform.
+/// `has_birth_time` is 0 where the file system does not record birth time.
+typedef struct {
+    uint64_t device;
+    uint64_t inode;
+    uint32_t mode;
+    uint32_t uid;
+    uint32_t gid;
+    uint32_t link_count;
+    int64_t size;
+    int64_t modification_seconds;
+    int64_t change_seconds;
+    int64_t birth_seconds;
+    uint32_t modification_nanoseconds;
+    uint32_t change_nanoseconds;
+    uint32_t birth_nanoseconds;
+    uint32_t has_birth_time;
+} cfse_status;
+
+/// `statx` (Linux) or `fstatat` (elsewhere) relative to `directory_fd`.
+/// Returns 0, or -1 with errno set. `follow` is 0 to report a symlink itself.
+int cfse_status_at(int directory_fd, const char *name, int follow, cfse_status *out);
+
+/// `pipe2(O_CLOEXEC | O_NONBLOCK)`, emulated with fcntl where pipe2 does not exist.
+int cfse_pipe_cloexec_nonblock(int fds[2]);
+
+/// The name of a directory entry (Swift imports `d_name` as a tuple).
+static inline const char *cfse_dirent_name(const struct dirent *entry) {
+    return entry->d_name;
+}
+
+/// The entry's `d_type`, or DT_UNKNOWN.
+static inline unsigned char cfse_dirent_type(const struct dirent *entry) {
+    return entry->d_type;
+}
+
+#endif

@@ -1,0 +1,85 @@
+#define _GNU_SOURCE
+#include "CFileSystemEventsShims.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int cfse_status_at(int directory_fd, const char *name, int follow, cfse_status *out) {
+#if defined(__linux__)
+    struct statx s;
+    int flags = AT_STATX_SYNC_AS_STAT | (follow ? 0 : AT_SYMLINK_NOFOLLOW) | AT_NO_AUTOMOUNT;
+    if (name[0] == '\0') {
+        flags |= AT_EMPTY_PATH;
+    }
+    if (statx(directory_fd, name, flags, STATX_BASIC_STATS | STATX_BTIME, &s) != 0) {
+        return -1;
+    }
+    out->device = ((uint64_t)s.stx_dev_major << 32) | s.stx_dev_minor;
+    out->inode = s.stx_ino;
+    out->mode = s.stx_mode;
+    out->uid = s.stx_uid;
+    out->gid = s.stx_gid;
+    out->link_count = s.stx_nlink;
+    out->size = (int64_t)s.stx_size;
+    out->modification_seconds = s.stx_mtime.tv_sec;
+    out->modification_nanoseconds = s.stx_mtime.tv_nsec;
+    out->change_seconds = s.stx_ctime.tv_sec;
+    out->change_nanoseconds = s.stx_ctime.tv_nsec;
+    out->has_birth_time = (s.stx_mask & STATX_BTIME) ? 1 : 0;
+    out->birth_seconds = out->has_birth_time ? s.stx_btime.tv_sec : 0;
+    out->birth_nanoseconds = out->has_birth_time ? s.stx_btime.tv_nsec : 0;
+    return 0;
+#else
+    struct stat s;
+    if (fstatat(directory_fd, name, &s, follow ? 0 : AT_SYMLINK_NOFOLLOW) != 0) {
+        return -1;
+    }
+    out->device = (uint64_t)s.st_dev;
+    out->inode = (uint64_t)s.st_ino;
+    out->mode = s.st_mode;
+    out->uid = s.st_uid;
+    out->gid = s.st_gid;
+    out->link_count = (uint32_t)s.st_nlink;
+    out->size = (int64_t)s.st_size;
+#if defined(__APPLE__)
+    out->modification_seconds = s.st_mtimespec.tv_sec;
+    out->modification_nanoseconds = (uint32_t)s.st_mtimespec.tv_nsec;
+    out->change_seconds = s.st_ctimespec.tv_sec;
+    out->change_nanoseconds = (uint32_t)s.st_ctimespec.tv_nsec;
+    out->birth_seconds = s.st_birthtimespec.tv_sec;
+    out->birth_nanoseconds = (uint32_t)s.st_birthtimespec.tv_nsec;
+    out->has_birth_time = 1;
+#else
+    out->modification_seconds = s.st_mtim.tv_sec;
+    out->modification_nanoseconds = (uint32_t)s.st_mtim.tv_nsec;
+    out->change_seconds = s.st_ctim.tv_sec;
+    out->change_nanoseconds = (uint32_t)s.st_ctim.tv_nsec;
+    out->birth_seconds = 0;
+    out->birth_nanoseconds = 0;
+    out->has_birth_time = 0;
+#endif
+    return 0;
+#endif
+}
+
+int cfse_pipe_cloexec_nonblock(int fds[2]) {
+#if defined(__linux__)
+    return pipe2(fds, O_CLOEXEC | O_NONBLOCK);
+#else
+    if (pipe(fds) != 0) {
+        return -1;
+    }
+    for (int i = 0; i < 2; i++) {
+        if (fcntl(fds[i], F_SETFD, FD_CLOEXEC) != 0 || fcntl(fds[i], F_SETFL, O_NONBLOCK) != 0) {
+            int saved = errno;
+            close(fds[0]);
+            close(fds[1]);
+            errno = saved;
+            return -1;
+        }
+    }
+    return 0;
+#endif
+}

@@ -1,0 +1,231 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import DequeModule
+import SystemPackage
+import Synchronization
+
+/// The hand-over point between a backend's producer thread and the consumer of a
+/// ``FileSystemEventStream``.
+///
+/// Why not `AsyncThrowingStream`: a watcher needs back-pressure that a kernel can feel. When
+/// the consumer stalls, the producer must stop reading so the kernel queue overflows and the
+/// backend recovers with a rescan, instead of buffering without bound. The channel therefore
+/// counts buffered events against a limit and wakes the producer (through a pipe it can put in
+/// its `poll` set) when the consumer has drained half of it, or when the consumer goes away.
+public final class FileSystemEventChannel: Sendable {
+    private struct State: ~Copyable {
+        var buffer = Deque<FileSystemWatchUpdate>()
+        var bufferedEvents = 0
+        var waiter: CheckedContinuation<Result<FileSystemWatchUpdate?, FileSystemEventsError>, Never>?
+        var completion: Result<Void, FileSystemEventsError>?
+        var isTerminated = false
+        var producerWantsRoom = false
+        var producerHasExited = false
+        var exitWaiters: [CheckedContinuation<Void, Never>] = []
+        var wakeupRead: CInt
+        var wakeupWrite: CInt
+    }
+
+    private let state: Mutex<State>
+    package let bufferLimit: Int
+    /// Readable whenever the producer should look at the channel again: the consumer went
+    /// away, ``stop`` was requested, or room appeared in the buffer.
+    public let wakeupDescriptor: CInt
+
+    /// What ``send(_:)`` tells the producer.
+    public enum SendResult: Sendable, Equatable {
+        /// Buffered; `hasRoom` is false once the limit is reached.
+        case enqueued(hasRoom: Bool)
+        /// Nobody is listening any more: clean up and return.
+        case terminated
+    }
+
+    package init(bufferLimit: Int) throws(FileSystemEventsError) {
+        let pipe: (read: CInt, write: CInt)
+        switch Syscalls.pipe() {
+        case .success(let fds): pipe = fds
+        case .failure(let errno):
+            if errno == .tooManyOpenFiles || errno == .tooManyOpenFilesInSystem {
+                throw .systemCallFailed(call: "pipe (raise the open file limit, `ulimit -n`)", path: nil, errno: errno)
+            }
+            throw .systemCallFailed(call: "pipe", path: nil, errno: errno)
+        }
+        self.bufferLimit = max(1, bufferLimit)
+        self.wakeupDescriptor = pipe.read
+        self.state = Mutex(State(wakeupRead: pipe.read, wakeupWrite: pipe.write))
+    }
+
+    deinit {
+        state.withLock { state in
+            Self.closeWakeup(&state)
+        }
+    }
+
+    // MARK: Producer side
+
+    /// Buffers an update for the consumer. Never drops: the producer decides what to do when
+    /// `hasRoom` turns false.
+    @discardableResult
+    public func send(_ update: FileSystemWatchUpdate) -> SendResult {
+        if case .events(let events) = update, events.isEmpty { return .enqueued(hasRoom: hasRoom) }
+        let (result, waiter) = state.withLock { state -> (SendResult, CheckedContinuation<Result<FileSystemWatchUpdate?, FileSystemEventsError>, Never>?) in
+            guard !state.isTerminated, state.completion == nil else { return (.terminated, nil) }
+            if let waiter = state.waiter, state.buffer.isEmpty {
+                state.waiter = nil
+                return (.enqueued(hasRoom: state.bufferedEvents < bufferLimit), waiter)
+            }
+            state.buffer.append(update)
+            state.bufferedEvents += Self.weight(of: update)
+            return (.enqueued(hasRoom: state.bufferedEvents < bufferLimit), nil)
+        }
+        waiter?.resume(returning: .success(update))
+        return result
+    }
+
+    /// Ends the stream after what is buffered, with `error` if the watch failed.
+    public func finish(throwing error: FileSystemEventsError? = nil) {
+        let waiter = state.withLock { state -> CheckedContinuation<Result<FileSystemWatchUpdate?, FileSystemEventsError>, Never>? in
+            guard state.completion == nil else { return nil }
+            state.completion = error.map { .failure($0) } ?? .success(())
+            guard state.buffer.isEmpty, let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            return waiter
+        }
+        if let waiter {
+            waiter.resume(returning: error.map { .failure($0) } ?? .success(nil))
+            if error != nil { state.withLock { $0.completion = .success(()) } }
+        }
+    }
+
+    /// True once the consumer has gone away or asked the source to stop.
+    public var isTerminated: Bool { state.withLock { $0.isTerminated } }
+
+    /// True while the consumer keeps up (fewer buffered events than the limit).
+    public var hasRoom: Bool { state.withLock { $0.bufferedEvents < bufferLimit } }
+
+    /// Asks to be woken (via ``wakeupDescriptor``) when room appears. Returns `true` if there
+    /// is room already, so the producer should not wait.
+    public func requestWakeupWhenRoom() -> Bool {
+        state.withLock { state in
+            if state.isTerminated || state.bufferedEvents < bufferLimit / 2 + 1 { return true }
+            state.producerWantsRoom = true
+            return false
+        }
+    }
+
+    /// Empties the wakeup pipe after the producer was woken.
+    public func drainWakeups() {
+        var scratch = [UInt8](repeating: 0, count: 64)
+        scratch.withUnsafeMutableBytes { buffer in
+            while case .success(let count) = Syscalls.read(wakeupDescriptor, into: buffer), count > 0 {}
+        }
+    }
+
+    // MARK: Consumer side
+
+    package func next() async -> Result<FileSystemWatchUpdate?, FileSystemEventsError> {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let immediate = state.withLock { state -> Result<FileSystemWatchUpdate?, FileSystemEventsError>? in
+                    if state.isTerminated { return .success(nil) }
+                    if let update = state.buffer.popFirst() {
+                        state.bufferedEvents -= Self.weight(of: update)
+                        if state.producerWantsRoom && state.bufferedEvents <= bufferLimit / 2 {
+                            state.producerWantsRoom = false
+                            Self.wake(&state)
+                        }
+                        return .success(update)
+                    }
+                    switch state.completion {
+                    case .some(.success): return .success(nil)
+                    case .some(.failure(let error)):
+                        state.completion = .success(())
+                        return .failure(error)
+                    case .none:
+                        state.waiter = continuation
+                        return nil
+                    }
+                }
+                if let immediate { continuation.resume(returning: immediate) }
+            }
+        } onCancel: {
+            terminate()
+        }
+    }
+
+    /// Tells the producer nobody listens any more; idempotent.
+    package func terminate() {
+        let waiter = state.withLock { state -> CheckedContinuation<Result<FileSystemWatchUpdate?, FileSystemEventsError>, Never>? in
+            guard !state.isTerminated else { return nil }
+            state.isTerminated = true
+            state.buffer.removeAll()
+            state.bufferedEvents = 0
+            Self.wake(&state)
+            let waiter = state.waiter
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume(returning: .success(nil))
+    }
+
+    /// Called once, by the thread that ran the producer, after the producer returned.
+    package func producerDidExit() {
+        let (waiters, consumer) = state.withLock { state in
+            state.producerHasExited = true
+            Self.closeWakeup(&state)
+            if state.completion == nil { state.completion = .success(()) }
+            let waiters = state.exitWaiters
+            state.exitWaiters = []
+            var consumer: CheckedContinuation<Result<FileSystemWatchUpdate?, FileSystemEventsError>, Never>?
+            if state.buffer.isEmpty {
+                consumer = state.waiter
+                state.waiter = nil
+            }
+            return (waiters, consumer)
+        }
+        consumer?.resume(returning: .success(nil))
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once the producer has returned and closed its descriptors.
+    package func waitForProducerExit() async {
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state in
+                if state.producerHasExited { return true }
+                state.exitWaiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    // MARK: Helpers
+
+    private static func weight(of update: FileSystemWatchUpdate) -> Int {
+        if case .events(let events) = update { return events.count }
+        return 1
+    }
+
+    /// One byte into the pipe. A full pipe already means "wake up", so `EAGAIN` is fine.
+    private static func wake(_ state: inout State) {
+        guard state.wakeupWrite >= 0 else { return }
+        var byte: UInt8 = 1
+        _ = withUnsafeBytes(of: &byte) { Syscalls.write(state.wakeupWrite, $0) }
+    }
+
+    private static func closeWakeup(_ state: inout State) {
+        if state.wakeupWrite >= 0 {
+            Syscalls.close(state.wakeupWrite)
+            state.wakeupWrite = -1
+        }
+        if state.wakeupRead >= 0 {
+            Syscalls.close(state.wakeupRead)
+            state.wakeupRead = -1
+        }
+    }
+}

@@ -1,0 +1,80 @@
+/// The updates of one watch, as an `AsyncSequence`.
+///
+/// The watch runs while the stream is alive: cancelling the task that iterates it, dropping
+/// every reference to it, or calling ``stop()`` ends the watch and closes its descriptors.
+/// Iteration throws ``FileSystemEventsError`` when the watch cannot start or fails.
+public struct FileSystemEventStream: AsyncSequence, Sendable {
+    public typealias Element = FileSystemWatchUpdate
+    public typealias Failure = FileSystemEventsError
+
+    /// Owns the channel for the stream and all its iterators; the last one to go ends the watch.
+    final class Storage: Sendable {
+        let channel: FileSystemEventChannel?
+        let startupError: FileSystemEventsError?
+
+        init(channel: FileSystemEventChannel?, startupError: FileSystemEventsError?) {
+            self.channel = channel
+            self.startupError = startupError
+        }
+
+        deinit { channel?.terminate() }
+    }
+
+    let storage: Storage
+
+    /// Starts `producer` on a thread of its own and returns the stream it feeds.
+    ///
+    /// - Parameters:
+    ///   - bufferLimit: events buffered before ``FileSystemEventChannel/send(_:)`` reports no room.
+    ///   - producer: the backend's watch loop; see ``FileSystemEventSource`` for its duties.
+    public init(bufferLimit: Int, producer: @escaping @Sendable (FileSystemEventChannel) -> Void) {
+        let channel: FileSystemEventChannel
+        do {
+            channel = try FileSystemEventChannel(bufferLimit: bufferLimit)
+        } catch {
+            storage = Storage(channel: nil, startupError: error)
+            return
+        }
+        let started = ProducerThread.start {
+            producer(channel)
+            channel.producerDidExit()
+        }
+        if !started {
+            channel.producerDidExit()
+            storage = Storage(channel: nil, startupError: .systemCallFailed(call: "pthread_create", path: nil, errno: .resourceTemporarilyUnavailable))
+            return
+        }
+        storage = Storage(channel: channel, startupError: nil)
+    }
+
+    /// Ends the watch and returns once its producer has closed every descriptor.
+    public func stop() async {
+        guard let channel = storage.channel else { return }
+        channel.terminate()
+        await channel.waitForProducerExit()
+    }
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(storage: storage)
+    }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        let storage: Storage
+        var reportedStartupError = false
+
+        public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws(FileSystemEventsError) -> FileSystemWatchUpdate? {
+            guard let channel = storage.channel else {
+                if let error = storage.startupError, !reportedStartupError {
+                    reportedStartupError = true
+                    throw error
+                }
+                return nil
+            }
+            return try await channel.next().get()
+        }
+
+        public mutating func next() async throws(FileSystemEventsError) -> FileSystemWatchUpdate? {
+            try await next(isolation: nil)
+        }
+    }
+}

@@ -1,0 +1,68 @@
+public import SystemPackage
+
+/// Everything that can stop a source, each case phrased so the message says what to do.
+///
+/// The CLI prints ``description`` as its single line on stderr; host apps can switch on the case.
+public enum FileSystemEventsError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A root given to the source does not exist.
+    case rootNotFound(FilePath)
+    /// The process may not read or watch `path`.
+    case permissionDenied(FilePath, operation: String)
+    /// `inotify_add_watch` failed with `ENOSPC`: every watch allowed by
+    /// `fs.inotify.max_user_watches` is in use.
+    case watchLimitReached(path: FilePath, currentLimit: Int?)
+    /// `inotify_init1` failed with `EMFILE`: `fs.inotify.max_user_instances` is exhausted.
+    case instanceLimitReached(currentLimit: Int?)
+    /// The backend is known but cannot run here (not compiled in, or the kernel lacks it).
+    case backendUnavailable(name: String, reason: String, remedy: String)
+    /// No backend has this name.
+    case unknownBackend(String, known: [String])
+    /// A configuration value could not be used; `key` is what the user must fix.
+    case invalidConfiguration(key: String, value: String, expected: String)
+    /// The configuration file could not be read or parsed.
+    case unreadableConfigurationFile(FilePath, reason: String)
+    /// An option combination the source cannot honour.
+    case invalidOptions(String)
+    /// A system call failed in a way none of the cases above explains.
+    case systemCallFailed(call: String, path: FilePath?, errno: Errno)
+
+    public var description: String {
+        switch self {
+        case .rootNotFound(let path):
+            return "watch root \(path) does not exist; create it or pass an existing path"
+        case .permissionDenied(let path, let operation):
+            return "permission denied to \(operation) \(path); grant read and execute access or watch another path"
+        case .watchLimitReached(let path, let limit):
+            let current = limit.map { "the limit is \($0)" } ?? "the limit is exhausted"
+            return "cannot watch \(path): inotify watch limit reached (\(current)); raise it with "
+                + "`sysctl fs.inotify.max_user_watches=524288` (persist in /etc/sysctl.d), "
+                + "or set watch-limit fallback to polling"
+        case .instanceLimitReached(let limit):
+            let current = limit.map { "the limit is \($0)" } ?? "the limit is exhausted"
+            return "cannot create an inotify instance (\(current)); raise it with "
+                + "`sysctl fs.inotify.max_user_instances=1024` or stop other watchers"
+        case .backendUnavailable(let name, let reason, let remedy):
+            return "backend '\(name)' is unavailable: \(reason); \(remedy)"
+        case .unknownBackend(let name, let known):
+            return "unknown backend '\(name)'; choose one of: \(known.joined(separator: ", "))"
+        case .invalidConfiguration(let key, let value, let expected):
+            return "invalid value '\(value)' for configuration key '\(key)': expected \(expected)"
+        case .unreadableConfigurationFile(let path, let reason):
+            return "cannot read configuration file \(path): \(reason)"
+        case .invalidOptions(let message):
+            return "invalid options: \(message)"
+        case .systemCallFailed(let call, let path, let errno):
+            if let path { return "\(call) failed for \(path): \(errno)" }
+            return "\(call) failed: \(errno)"
+        }
+    }
+
+    /// Maps the errno of an operation on a root to the case a user can act on.
+    package static func forRoot(_ path: FilePath, call: String, errno: Errno) -> FileSystemEventsError {
+        switch errno {
+        case .noSuchFileOrDirectory, .notDirectory: return .rootNotFound(path)
+        case .permissionDenied, .notPermitted: return .permissionDenied(path, operation: "read")
+        default: return .systemCallFailed(call: call, path: path, errno: errno)
+        }
+    }
+}

@@ -1,0 +1,17 @@
+/// The identity of an item on disk: the device it lives on and its inode number.
+///
+/// Paths change when things are renamed; identity does not. Higher-level features (following a
+/// log file across rotation, reconciling what changed while an app was not running) key on it.
+/// Inode numbers are reused as soon as a file is deleted, so identity alone never proves two
+/// observations are the same file: the snapshot diff adds birth time and type before it pairs a move.
+public struct FileIdentity: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var device: UInt64
+    public var inode: UInt64
+
+    public init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
+    }
+
+    public var description: String { "\(device):\(inode)" }
+}

@@ -1,0 +1,82 @@
+import CFileSystemEventsShims
+
+/// One `statx` result, reduced to what change detection needs and packed into 64 bytes,
+/// because a snapshot keeps one per entry and large trees hold millions.
+///
+/// Times are nanoseconds since the epoch: comparing the full nanosecond value is what lets the
+/// polling backend see a second write within the same second (fswatch's poll monitor does not).
+package struct FileStatus: Sendable, Hashable {
+    package var device: UInt64
+    package var inode: UInt64
+    package var mode: UInt32
+    package var userID: UInt32
+    package var groupID: UInt32
+    package var linkCount: UInt32
+    package var size: Int64
+    package var modificationTime: Int64
+    package var changeTime: Int64
+    /// 0 when the file system does not record birth time.
+    package var birthTime: Int64
+
+    package init(
+        device: UInt64, inode: UInt64, mode: UInt32, userID: UInt32 = 0, groupID: UInt32 = 0,
+        linkCount: UInt32 = 1, size: Int64 = 0, modificationTime: Int64 = 0, changeTime: Int64 = 0,
+        birthTime: Int64 = 0
+    ) {
+        self.device = device
+        self.inode = inode
+        self.mode = mode
+        self.userID = userID
+        self.groupID = groupID
+        self.linkCount = linkCount
+        self.size = size
+        self.modificationTime = modificationTime
+        self.changeTime = changeTime
+        self.birthTime = birthTime
+    }
+
+    init(_ raw: cfse_status) {
+        self.device = raw.device
+        self.inode = raw.inode
+        self.mode = raw.mode
+        self.userID = raw.uid
+        self.groupID = raw.gid
+        self.linkCount = raw.link_count
+        self.size = raw.size
+        self.modificationTime = raw.modification_seconds &* 1_000_000_000 &+ Int64(raw.modification_nanoseconds)
+        self.changeTime = raw.change_seconds &* 1_000_000_000 &+ Int64(raw.change_nanoseconds)
+        self.birthTime =
+            raw.has_birth_time != 0
+            ? raw.birth_seconds &* 1_000_000_000 &+ Int64(raw.birth_nanoseconds) : 0
+    }
+
+    package var identity: FileIdentity { FileIdentity(device: device, inode: inode) }
+
+    package var itemType: FileItemType { FileItemType(mode: mode) }
+
+    /// Permission and ownership bits, the part of a status a `chmod`/`chown` changes.
+    package var permissions: UInt32 { mode & 0o7777 }
+}
+
+extension FileItemType {
+    /// Decodes `st_mode`'s file-type bits (the values are the same on Linux and Darwin).
+    package init(mode: UInt32) {
+        switch mode & 0o170000 {
+        case 0o100000: self = .file
+        case 0o040000: self = .directory
+        case 0o120000: self = .symlink
+        default: self = .other
+        }
+    }
+
+    /// Decodes a `d_type` from a directory listing.
+    package init(directoryEntryType: UInt8) {
+        switch directoryEntryType {
+        case 8: self = .file  // DT_REG
+        case 4: self = .directory  // DT_DIR
+        case 10: self = .symlink  // DT_LNK
+        case 0: self = .unknown  // DT_UNKNOWN
+        default: self = .other
+        }
+    }
+}

@@ -1,0 +1,100 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+public import SystemPackage
+
+/// One change on disk, described so that a consumer can apply it to its own copy of the tree.
+///
+/// The contract every backend honours (the *replay invariant*): start from the tree as it was
+/// when the source reported ``FileSystemWatchUpdate/ready(roots:)``, apply the events in order,
+/// and you get the tree on disk once the source has caught up. In detail:
+///
+/// - ``Kind/created`` adds the item at ``path``, replacing whatever the consumer had there.
+///   A directory that arrives with contents yields `created` for every level and every file.
+/// - ``Kind/removed`` deletes the item and, for a directory, everything below it.
+/// - ``Kind/renamed`` moves the item from ``previousPath`` to ``path``, with everything below
+///   it, replacing whatever stood at ``path``. Later events inside use the new path.
+/// - ``Kind/modified`` and ``Kind/attributesChanged`` change no structure: the first says the
+///   content was written, the second that mode, owner, times, link count or xattrs changed.
+/// - ``Kind/overflow`` says the backend lost kernel events; the synthetic events that follow it
+///   reconcile the consumer's tree, so the invariant still holds.
+/// - ``Kind/rootRemoved`` says a watched root itself was deleted or moved away: the consumer
+///   drops everything below it, and the source stops watching that root.
+public struct FileSystemEvent: Sendable, Hashable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Hashable, CaseIterable, Codable {
+        case created
+        case removed
+        case modified
+        case attributesChanged
+        case renamed
+        case overflow
+        case rootRemoved
+    }
+
+    public var kind: Kind
+    /// Absolute, built from the root as the caller gave it (made absolute and lexically
+    /// normalised, never resolved through symlinks), so paths match what the caller expects.
+    public var path: FilePath
+    /// The path before a ``Kind/renamed``; `nil` for every other kind.
+    public var previousPath: FilePath?
+    public var itemType: FileItemType
+    /// `true` when the event was inferred from a scan (a listing of a new directory, a rescan
+    /// after overflow, a polling diff) rather than reported by the kernel.
+    public var isSynthetic: Bool
+    /// Device and inode, when the backend knew them.
+    public var identity: FileIdentity?
+    /// When the backend observed the change (wall clock).
+    public var timestamp: Timestamp
+
+    public init(
+        kind: Kind,
+        path: FilePath,
+        previousPath: FilePath? = nil,
+        itemType: FileItemType,
+        isSynthetic: Bool,
+        identity: FileIdentity? = nil,
+        timestamp: Timestamp = .now()
+    ) {
+        self.kind = kind
+        self.path = path
+        self.previousPath = previousPath
+        self.itemType = itemType
+        self.isSynthetic = isSynthetic
+        self.identity = identity
+        self.timestamp = timestamp
+    }
+
+    public var description: String {
+        var text = "\(kind.rawValue) \(itemType.rawValue) \(path)"
+        if let previousPath { text += " (from \(previousPath))" }
+        if isSynthetic { text += " [synthetic]" }
+        return text
+    }
+
+    /// Wall-clock time with nanosecond resolution, without pulling Foundation into the core.
+    public struct Timestamp: Sendable, Hashable, Comparable, Codable {
+        public var secondsSinceEpoch: Int64
+        public var nanoseconds: Int32
+
+        public init(secondsSinceEpoch: Int64, nanoseconds: Int32) {
+            self.secondsSinceEpoch = secondsSinceEpoch
+            self.nanoseconds = nanoseconds
+        }
+
+        public static func now() -> Timestamp {
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            return Timestamp(secondsSinceEpoch: Int64(now.tv_sec), nanoseconds: Int32(now.tv_nsec))
+        }
+
+        public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
+            (lhs.secondsSinceEpoch, lhs.nanoseconds) < (rhs.secondsSinceEpoch, rhs.nanoseconds)
+        }
+
+        package var nanosecondsSinceEpoch: Int64 { secondsSinceEpoch &* 1_000_000_000 &+ Int64(nanoseconds) }
+    }
+}

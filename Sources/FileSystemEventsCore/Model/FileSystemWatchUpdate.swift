@@ -1,0 +1,47 @@
+public import SystemPackage
+
+/// What a ``FileSystemEventStream`` delivers: lifecycle milestones, batches of events, and
+/// diagnostics that need a human but do not stop the watch.
+///
+/// Lifecycle is explicit because the replay invariant needs a starting point: everything that
+/// existed when ``ready(roots:)`` arrived is the initial state, and only what follows is change.
+public enum FileSystemWatchUpdate: Sendable, Hashable {
+    /// The initial scan of `roots` has begun.
+    case scanStarted(roots: [FilePath])
+    /// The initial scan is complete and the source is watching; later changes are events.
+    case ready(roots: [FilePath])
+    /// Events in the order they must be applied. Never empty.
+    case events([FileSystemEvent])
+    /// Something the source could not watch or read, reported once; the rest keeps working.
+    case diagnostic(FileSystemWatchDiagnostic)
+}
+
+/// A problem worth a log line that does not end the watch: an unreadable directory, a
+/// directory that vanished mid-scan, a subtree handed over to polling.
+public struct FileSystemWatchDiagnostic: Sendable, Hashable, CustomStringConvertible {
+    public enum Problem: String, Sendable, Hashable {
+        /// The directory could not be listed (permission denied, I/O error); it is skipped, and
+        /// reported again only after it has been readable in between.
+        case unreadableDirectory
+        /// An item disappeared between being seen and being examined; harmless, noted for debugging.
+        case vanishedDuringScan
+        /// A kernel watch could not be added, and the subtree is polled instead.
+        case pollingUnwatchableSubtree
+        /// The kernel queue overflowed; the source rescanned to reconcile.
+        case rescannedAfterOverflow
+    }
+
+    public var problem: Problem
+    public var path: FilePath?
+    public var errno: Errno?
+    public var message: String
+
+    public init(problem: Problem, path: FilePath?, errno: Errno? = nil, message: String) {
+        self.problem = problem
+        self.path = path
+        self.errno = errno
+        self.message = message
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,332 @@
+package import SystemPackage
+
+/// Turns two snapshots of one tree into the events that transform the first into the second.
+///
+/// The output obeys the replay invariant by construction: the diff *replays its own events*
+/// on the old tree (which it consumes) while it emits them, so every `renamed` names the
+/// source's path as it stands at that point of the sequence, no rename ever lands on an item
+/// that is still needed, and removals come last, deepest first.
+///
+/// 1. A merge walk over both trees, name by name, finds what is unchanged (only attribute and
+///    content changes to report) and the roots of what differs.
+/// 2. Items that vanished from one place are indexed by identity: device, inode, type, and
+///    birth time where the file system records it. Without birth time a file must also keep
+///    its mtime to count as moved, because inode numbers are reused at once (pairing a new
+///    file with a deleted one is the false move other polling watchers report).
+/// 3. The new tree is placed parents first: an item found elsewhere in the old tree is
+///    `renamed` there (its subtree comes along and is reconciled), anything else is `created`,
+///    and an occupant of the wrong identity is removed first.
+/// 4. Whatever is left of the old tree is `removed`, children before parents.
+package struct SnapshotDiff {
+    private let paths: PathBuilder
+    private let timestamp: FileSystemEvent.Timestamp
+    private var modifications: [FileSystemEvent] = []
+    private var events: [FileSystemEvent] = []
+    private var removedRoots: [Slot] = []
+    private var addedRoots: [(entry: SnapshotEntry, parentPath: [UInt8], target: SnapshotDirectory)] = []
+    private var available: [MatchKey: Slot] = [:]
+    private var leftovers: [Slot] = []
+
+    /// Where an old item sits in the tree being replayed.
+    private struct Slot {
+        let parent: SnapshotDirectory
+        let name: [UInt8]
+        let status: FileStatus
+        let directory: SnapshotDirectory?
+
+        init(_ parent: SnapshotDirectory, _ entry: SnapshotEntry) {
+            self.parent = parent
+            self.name = entry.name
+            self.status = entry.status
+            self.directory = entry.directory
+        }
+    }
+
+    private struct MatchKey: Hashable {
+        let device: UInt64
+        let inode: UInt64
+        let type: FileItemType
+
+        init(_ status: FileStatus) {
+            device = status.device
+            inode = status.inode
+            type = status.itemType
+        }
+    }
+
+    /// The events that turn `old` into `new`. `old` is consumed: it is left in the shape of
+    /// `new` and must not be used again. Directories of `new` that could not be listed take
+    /// over the old listing, so an unreadable directory does not look emptied.
+    package static func events(
+        from old: SnapshotDirectory,
+        to new: SnapshotDirectory,
+        root: PathBuilder,
+        timestamp: FileSystemEvent.Timestamp = .now()
+    ) -> [FileSystemEvent] {
+        var diff = SnapshotDiff(paths: root, timestamp: timestamp)
+        diff.compare(old, new, path: [])
+        guard !diff.removedRoots.isEmpty || !diff.addedRoots.isEmpty else { return diff.modifications }
+        diff.indexRemovedItems()
+        for added in diff.addedRoots {
+            diff.place(added.entry, parentPath: added.parentPath, into: added.target)
+        }
+        for slot in diff.removedRoots + diff.leftovers {
+            diff.removeIfStillPresent(slot)
+        }
+        return diff.modifications + diff.events
+    }
+
+    /// The events between two states of a single watched file (a root that is not a directory).
+    package static func events(
+        fromFile old: FileStatus,
+        to new: FileStatus,
+        path: FilePath,
+        timestamp: FileSystemEvent.Timestamp = .now()
+    ) -> [FileSystemEvent] {
+        var diff = SnapshotDiff(paths: PathBuilder(root: path), timestamp: timestamp)
+        if isSameItem(old, new, atSamePath: true) {
+            diff.appendChanges(from: old, to: new, path: [], renamed: false, into: &diff.modifications)
+            return diff.modifications
+        }
+        // Replaced (an editor's atomic save): the old file is gone, a new one stands there.
+        return [
+            diff.event(.removed, [], type: old.itemType, identity: old.identity),
+            diff.event(.created, [], type: new.itemType, identity: new.identity),
+        ]
+    }
+
+    private init(paths: PathBuilder, timestamp: FileSystemEvent.Timestamp) {
+        self.paths = paths
+        self.timestamp = timestamp
+    }
+
+    // MARK: Phase 1: merge walk
+
+    private mutating func compare(_ old: SnapshotDirectory, _ new: SnapshotDirectory, path: [UInt8]) {
+        if new.isUnreadable {
+            adoptListing(of: old, into: new)
+            return
+        }
+        var i = 0
+        var j = 0
+        while i < old.entries.count || j < new.entries.count {
+            let order: Int
+            if i == old.entries.count {
+                order = 1
+            } else if j == new.entries.count {
+                order = -1
+            } else {
+                order = compareBytes(old.entries[i].name, new.entries[j].name)
+            }
+            if order < 0 {
+                removedRoots.append(Slot(old, old.entries[i]))
+                i += 1
+            } else if order > 0 {
+                addedRoots.append((new.entries[j], path, old))
+                j += 1
+            } else {
+                let o = old.entries[i]
+                let n = new.entries[j]
+                let childPath = path.appendingComponent(n.name)
+                if Self.isSameItem(o.status, n.status, atSamePath: true) {
+                    appendChanges(from: o.status, to: n.status, path: childPath, renamed: false, into: &modifications)
+                    if let newDirectory = n.directory {
+                        let oldDirectory = o.directory ?? attachEmptyDirectory(named: o.name, at: i, in: old)
+                        compare(oldDirectory, newDirectory, path: childPath)
+                    } else if let oldDirectory = o.directory {
+                        for child in oldDirectory.entries { removedRoots.append(Slot(oldDirectory, child)) }
+                    }
+                } else {
+                    removedRoots.append(Slot(old, o))
+                    addedRoots.append((n, path, old))
+                }
+                i += 1
+                j += 1
+            }
+        }
+    }
+
+    private func attachEmptyDirectory(named name: [UInt8], at index: Int, in parent: SnapshotDirectory) -> SnapshotDirectory {
+        let directory = SnapshotDirectory(parent: parent, name: name)
+        parent.entries[index].directory = directory
+        return directory
+    }
+
+    /// Keeps what was known of a directory that can no longer be listed.
+    private func adoptListing(of old: SnapshotDirectory, into new: SnapshotDirectory) {
+        new.entries = old.entries
+        for entry in new.entries { entry.directory?.parent = new }
+    }
+
+    // MARK: Phase 2: identity index
+
+    private mutating func indexRemovedItems() {
+        var ambiguous: Set<MatchKey> = []
+        func index(_ slot: Slot) {
+            let key = MatchKey(slot.status)
+            if available.updateValue(slot, forKey: key) != nil { ambiguous.insert(key) }
+            if let directory = slot.directory {
+                for child in directory.entries { index(Slot(directory, child)) }
+            }
+        }
+        for slot in removedRoots { index(slot) }
+        // Hard links make identity ambiguous; such items are removed and created, never guessed.
+        for key in ambiguous { available[key] = nil }
+    }
+
+    // MARK: Phase 3: place the new tree
+
+    private mutating func place(_ new: SnapshotEntry, parentPath: [UInt8], into target: SnapshotDirectory) {
+        let path = parentPath.appendingComponent(new.name)
+        let key = MatchKey(new.status)
+
+        if let occupant = target.entry(named: new.name) {
+            if Self.isSameItem(occupant.status, new.status, atSamePath: true) {
+                // Already here: it moved along with an ancestor that was renamed.
+                if let slot = available[key], slot.parent === target, slot.name == new.name { available[key] = nil }
+                appendChanges(from: occupant.status, to: new.status, path: path, renamed: false, into: &events)
+                if let newDirectory = new.directory {
+                    let directory = occupant.directory ?? SnapshotDirectory(parent: target, name: new.name)
+                    target.insert(SnapshotEntry(name: new.name, status: new.status, directory: directory))
+                    reconcile(directory, with: newDirectory, path: path)
+                }
+                return
+            }
+            evict(occupant, from: target, path: path)
+        }
+
+        if let source = available[key], Self.isSameItem(source.status, new.status, atSamePath: false),
+            let sourceParentPath = source.parent.relativePath(),
+            let current = source.parent.entry(named: source.name),
+            MatchKey(current.status) == key
+        {
+            available[key] = nil
+            source.parent.remove(named: source.name)
+            let directory = current.directory ?? (new.directory != nil ? SnapshotDirectory(parent: target, name: new.name) : nil)
+            target.insert(SnapshotEntry(name: new.name, status: new.status, directory: directory))
+            events.append(
+                event(.renamed, path, previous: sourceParentPath.appendingComponent(source.name), type: new.itemType, identity: new.status.identity)
+            )
+            appendChanges(from: current.status, to: new.status, path: path, renamed: true, into: &events)
+            if let newDirectory = new.directory, let directory {
+                reconcile(directory, with: newDirectory, path: path)
+            }
+            return
+        }
+
+        events.append(event(.created, path, type: new.itemType, identity: new.status.identity))
+        if let newDirectory = new.directory {
+            let directory = SnapshotDirectory(parent: target, name: new.name)
+            target.insert(SnapshotEntry(name: new.name, status: new.status, directory: directory))
+            for child in newDirectory.entries {
+                place(child, parentPath: path, into: directory)
+            }
+        } else {
+            target.insert(SnapshotEntry(name: new.name, status: new.status))
+        }
+    }
+
+    /// Brings a directory that now stands at its final place in line with its new listing.
+    private mutating func reconcile(_ directory: SnapshotDirectory, with new: SnapshotDirectory, path: [UInt8]) {
+        if new.isUnreadable {
+            adoptListing(of: directory, into: new)
+            return
+        }
+        for child in new.entries {
+            place(child, parentPath: path, into: directory)
+        }
+        for child in directory.entries where new.entry(named: child.name) == nil {
+            leftovers.append(Slot(directory, child))
+        }
+    }
+
+    /// Removes an item that stands where a different one must go.
+    private mutating func evict(_ occupant: SnapshotEntry, from parent: SnapshotDirectory, path: [UInt8]) {
+        appendRemovals(of: occupant, path: path)
+        forget(occupant, in: parent)
+        parent.remove(named: occupant.name)
+        occupant.directory?.isDetached = true
+    }
+
+    private mutating func forget(_ entry: SnapshotEntry, in parent: SnapshotDirectory) {
+        let key = MatchKey(entry.status)
+        if let slot = available[key], slot.parent === parent, slot.name == entry.name { available[key] = nil }
+        if let directory = entry.directory {
+            for child in directory.entries { forget(child, in: directory) }
+        }
+    }
+
+    // MARK: Phase 4: removals
+
+    private mutating func removeIfStillPresent(_ slot: Slot) {
+        guard let parentPath = slot.parent.relativePath(),
+            let current = slot.parent.entry(named: slot.name),
+            MatchKey(current.status) == MatchKey(slot.status),
+            current.directory === slot.directory
+        else { return }
+        appendRemovals(of: current, path: parentPath.appendingComponent(slot.name))
+        slot.parent.remove(named: slot.name)
+        current.directory?.isDetached = true
+    }
+
+    private mutating func appendRemovals(of entry: SnapshotEntry, path: [UInt8]) {
+        if let directory = entry.directory {
+            for child in directory.entries {
+                appendRemovals(of: child, path: path.appendingComponent(child.name))
+            }
+        }
+        events.append(event(.removed, path, type: entry.itemType, identity: entry.status.identity))
+    }
+
+    // MARK: Comparing one item
+
+    /// Whether two statuses describe the same item.
+    ///
+    /// At the same path, device + inode + type suffice (and birth time, when known, must match).
+    /// Across paths, an item without birth time must also keep its mtime, so a deleted file's
+    /// inode reused by a new file is not reported as a move.
+    package static func isSameItem(_ old: FileStatus, _ new: FileStatus, atSamePath: Bool) -> Bool {
+        guard old.inode == new.inode, old.device == new.device, old.itemType == new.itemType else { return false }
+        if old.birthTime != 0 && new.birthTime != 0 { return old.birthTime == new.birthTime }
+        if atSamePath || old.itemType == .directory { return true }
+        return old.modificationTime == new.modificationTime
+    }
+
+    /// Content and attribute changes of one item. A directory's own times change whenever its
+    /// entries do; those changes are already told by the entries' events, so directories only
+    /// report permission and ownership changes. A rename changes the item's ctime, so
+    /// `renamed` items ignore ctime.
+    private func appendChanges(from old: FileStatus, to new: FileStatus, path: [UInt8], renamed: Bool, into list: inout [FileSystemEvent]) {
+        let ownership = old.permissions != new.permissions || old.userID != new.userID || old.groupID != new.groupID
+        if new.itemType == .directory {
+            if ownership { list.append(event(.attributesChanged, path, type: .directory, identity: new.identity)) }
+            return
+        }
+        let content = old.modificationTime != new.modificationTime || old.size != new.size
+        if content {
+            list.append(event(.modified, path, type: new.itemType, identity: new.identity))
+        }
+        if ownership || old.linkCount != new.linkCount || (!content && !renamed && old.changeTime != new.changeTime) {
+            list.append(event(.attributesChanged, path, type: new.itemType, identity: new.identity))
+        }
+    }
+
+    private func event(
+        _ kind: FileSystemEvent.Kind,
+        _ path: [UInt8],
+        previous: [UInt8]? = nil,
+        type: FileItemType,
+        identity: FileIdentity?
+    ) -> FileSystemEvent {
+        FileSystemEvent(
+            kind: kind,
+            path: paths.path(path),
+            previousPath: previous.map(paths.path),
+            itemType: type,
+            isSynthetic: true,
+            identity: identity,
+            timestamp: timestamp
+        )
+    }
+}
+

@@ -1,0 +1,140 @@
+/// One directory of a snapshot: its entries sorted by name bytes.
+///
+/// Directories are objects because the diff moves whole subtrees around while it replays a
+/// rename, and must find an item's *current* path by walking up to the root afterwards.
+/// Entries are values, so the common case (a file) costs one array slot and its name.
+package final class SnapshotDirectory {
+    package var entries: [SnapshotEntry]
+    /// The directory that holds this one, or `nil` for a root. Not retained: a parent always
+    /// outlives its children inside one snapshot, and the diff re-links it when it moves one.
+    package unowned(unsafe) var parent: SnapshotDirectory?
+    package var name: [UInt8]
+    /// Set when the directory could not be listed. `entries` then holds what was known before,
+    /// so an unreadable directory is not mistaken for an emptied one.
+    package var isUnreadable: Bool
+    /// Set on the top of a subtree the diff removed, so stale references can tell.
+    package var isDetached = false
+
+    package init(entries: [SnapshotEntry] = [], parent: SnapshotDirectory?, name: [UInt8], isUnreadable: Bool = false) {
+        self.entries = entries
+        self.parent = parent
+        self.name = name
+        self.isUnreadable = isUnreadable
+    }
+
+    /// Binary search by name; the index where `name` is or would be inserted.
+    package func position(of name: [UInt8]) -> (index: Int, found: Bool) {
+        var low = 0
+        var high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            let order = compareBytes(entries[middle].name, name)
+            if order == 0 { return (middle, true) }
+            if order < 0 { low = middle + 1 } else { high = middle }
+        }
+        return (low, false)
+    }
+
+    package func entry(named name: [UInt8]) -> SnapshotEntry? {
+        let (index, found) = position(of: name)
+        return found ? entries[index] : nil
+    }
+
+    /// Inserts or replaces the entry with `entry.name`.
+    package func insert(_ entry: SnapshotEntry) {
+        let (index, found) = position(of: entry.name)
+        if found { entries[index] = entry } else { entries.insert(entry, at: index) }
+        if let directory = entry.directory {
+            directory.parent = self
+            directory.name = entry.name
+            directory.isDetached = false
+        }
+    }
+
+    @discardableResult
+    package func remove(named name: [UInt8]) -> SnapshotEntry? {
+        let (index, found) = position(of: name)
+        guard found else { return nil }
+        return entries.remove(at: index)
+    }
+
+    /// The path from the snapshot root, or `nil` if this directory is no longer attached.
+    package func relativePath() -> [UInt8]? {
+        var components: [[UInt8]] = []
+        var current: SnapshotDirectory? = self
+        while let directory = current {
+            if directory.isDetached { return nil }
+            guard let parent = directory.parent else { break }
+            components.append(directory.name)
+            current = parent
+        }
+        var path: [UInt8] = []
+        for component in components.reversed() {
+            if !path.isEmpty { path.append(UInt8(ascii: "/")) }
+            path.append(contentsOf: component)
+        }
+        return path
+    }
+
+    /// Number of entries below this directory, recursively.
+    package var recursiveCount: Int {
+        entries.reduce(0) { $0 + 1 + ($1.directory?.recursiveCount ?? 0) }
+    }
+}
+
+/// One item in a directory.
+package struct SnapshotEntry {
+    package var name: [UInt8]
+    package var status: FileStatus
+    /// The listing of a directory that the scan descended into (recursive mode), else `nil`.
+    package var directory: SnapshotDirectory?
+
+    package init(name: [UInt8], status: FileStatus, directory: SnapshotDirectory? = nil) {
+        self.name = name
+        self.status = status
+        self.directory = directory
+    }
+
+    package var itemType: FileItemType { status.itemType }
+}
+
+/// The state of one watched root at one moment.
+package struct RootSnapshot {
+    package var status: FileStatus
+    /// The tree below the root when it is a directory; `nil` for a single watched file.
+    package var tree: SnapshotDirectory?
+
+    package init(status: FileStatus, tree: SnapshotDirectory?) {
+        self.status = status
+        self.tree = tree
+    }
+
+    package var entryCount: Int { tree?.recursiveCount ?? 0 }
+}
+
+/// memcmp order on raw name bytes: the order entries are kept in.
+@inline(__always)
+package func compareBytes(_ lhs: [UInt8], _ rhs: [UInt8]) -> Int {
+    lhs.withUnsafeBufferPointer { l in
+        rhs.withUnsafeBufferPointer { r in
+            let common = min(l.count, r.count)
+            if common > 0, let lBase = l.baseAddress, let rBase = r.baseAddress {
+                let order = memcmpBytes(lBase, rBase, common)
+                if order != 0 { return order }
+            }
+            return l.count - r.count
+        }
+    }
+}
+
+@inline(__always)
+private func memcmpBytes(_ lhs: UnsafePointer<UInt8>, _ rhs: UnsafePointer<UInt8>, _ count: Int) -> Int {
+    var index = 0
+    while index < count {
+        let l = lhs[index]
+        let r = rhs[index]
+        if l != r { return l < r ? -1 : 1 }
+        index += 1
+    }
+    return 0
+}

@@ -1,0 +1,163 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CFileSystemEventsShims
+package import SystemPackage
+
+/// Walks a tree into a ``RootSnapshot``: the polling backend's hot path and the kernel
+/// backends' rescan after an overflow.
+///
+/// It never builds a path string per entry: each directory is opened relative to its parent's
+/// descriptor (`openat`), listed once (`readdir`, which batches `getdents64`), and every entry
+/// is examined relative to that descriptor (`statx`), so the kernel resolves one component at
+/// a time and no path is joined unless a filter needs it.
+package struct SnapshotScanner: Sendable {
+    package var isRecursive: Bool
+    package var followsSymlinks: Bool
+    package var filter: PathFilter
+
+    package init(isRecursive: Bool = true, followsSymlinks: Bool = false, filter: PathFilter = .everything) {
+        self.isRecursive = isRecursive
+        self.followsSymlinks = followsSymlinks
+        self.filter = filter
+    }
+
+    package init(options: WatchOptions) {
+        self.init(isRecursive: options.isRecursive, followsSymlinks: options.followsSymlinks, filter: options.filter)
+    }
+
+    /// A scan's snapshot and the directories it could not list.
+    package struct Result {
+        package var snapshot: RootSnapshot
+        /// Root-relative paths of directories that could not be listed, with the reason.
+        package var unreadable: [(relativePath: [UInt8], errno: Errno)]
+    }
+
+    /// Scans `root` (a directory or a single file). A root that cannot be examined is an
+    /// error the user must act on; anything below it that cannot be read is only reported.
+    package func scan(root: FilePath) throws(FileSystemEventsError) -> Result {
+        let rootStatus: FileStatus
+        switch Syscalls.status(root, followSymlinks: true) {
+        case .success(let status): rootStatus = status
+        case .failure(let errno): throw .forRoot(root, call: "statx", errno: errno)
+        }
+        guard rootStatus.itemType == .directory else {
+            return Result(snapshot: RootSnapshot(status: rootStatus, tree: nil), unreadable: [])
+        }
+        let descriptor: CInt
+        switch Syscalls.open(root, flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC) {
+        case .success(let fd): descriptor = fd
+        case .failure(let errno): throw .forRoot(root, call: "open", errno: errno)
+        }
+        let tree = SnapshotDirectory(parent: nil, name: [])
+        var walk = Walk(scanner: self)
+        walk.ancestors.insert(rootStatus.identity)
+        walk.list(descriptor, into: tree, relativePath: [], depth: 0)
+        return Result(snapshot: RootSnapshot(status: rootStatus, tree: tree), unreadable: walk.unreadable)
+    }
+
+    /// Lists one directory that is already open; used by kernel backends that add a watch
+    /// first and list second. Consumes `descriptor`.
+    package func scanDirectory(_ descriptor: CInt, relativePath: [UInt8]) -> (SnapshotDirectory, [(relativePath: [UInt8], errno: Errno)]) {
+        let tree = SnapshotDirectory(parent: nil, name: [])
+        var walk = Walk(scanner: self)
+        walk.list(descriptor, into: tree, relativePath: relativePath, depth: 0)
+        return (tree, walk.unreadable)
+    }
+
+    private struct Walk {
+        let scanner: SnapshotScanner
+        var unreadable: [(relativePath: [UInt8], errno: Errno)] = []
+        /// Directories on the current descent, to stop symlink loops when following links.
+        var ancestors: Set<FileIdentity> = []
+
+        init(scanner: SnapshotScanner) {
+            self.scanner = scanner
+        }
+
+        mutating func list(_ descriptor: CInt, into directory: SnapshotDirectory, relativePath: [UInt8], depth: Int) {
+            guard let stream = fdopendir(descriptor) else {
+                let errno = Errno(rawValue: Glibc_errno())
+                Syscalls.close(descriptor)
+                directory.isUnreadable = true
+                unreadable.append((relativePath, errno))
+                return
+            }
+            defer { closedir(stream) }
+            let directoryDescriptor = dirfd(stream)
+            let filter = scanner.filter
+            var entries: [SnapshotEntry] = []
+
+            while true {
+                guard let dirent = readdir(stream) else { break }
+                guard let namePointer = cfse_dirent_name(dirent) else { continue }
+                // Skip "." and "..".
+                if namePointer[0] == 0x2E && (namePointer[1] == 0 || (namePointer[1] == 0x2E && namePointer[2] == 0)) {
+                    continue
+                }
+                var status: FileStatus
+                switch Syscalls.status(namePointer, relativeTo: directoryDescriptor) {
+                case .success(let found): status = found
+                case .failure: continue  // vanished since the listing, or unexaminable: not there for us
+                }
+                if scanner.followsSymlinks && status.itemType == .symlink,
+                    case .success(let target) = Syscalls.status(namePointer, relativeTo: directoryDescriptor, followSymlinks: true),
+                    target.itemType == .directory
+                {
+                    status = target
+                }
+                let name = [UInt8](UnsafeRawBufferPointer(start: namePointer, count: strlen(namePointer)))
+                if !filter.isEmpty {
+                    let path = relativePath.appendingComponent(name)
+                    if !filter.admits(relativePath: path, name: name, isDirectory: status.itemType == .directory) { continue }
+                }
+                entries.append(SnapshotEntry(name: name, status: status))
+            }
+            entries.sort { compareBytes($0.name, $1.name) < 0 }
+
+            if scanner.isRecursive || depth == 0 {
+                let descend = scanner.isRecursive
+                for index in entries.indices where entries[index].status.itemType == .directory && descend {
+                    let identity = entries[index].status.identity
+                    if scanner.followsSymlinks && ancestors.contains(identity) { continue }
+                    let child = SnapshotDirectory(parent: directory, name: entries[index].name)
+                    entries[index].directory = child
+                    let childPath = relativePath.appendingComponent(entries[index].name)
+                    let opened = withCString(entries[index].name) {
+                        Syscalls.openDirectory($0, relativeTo: directoryDescriptor, followSymlinks: scanner.followsSymlinks)
+                    }
+                    switch opened {
+                    case .success(let childDescriptor):
+                        if scanner.followsSymlinks { ancestors.insert(identity) }
+                        list(childDescriptor, into: child, relativePath: childPath, depth: depth + 1)
+                        if scanner.followsSymlinks { ancestors.remove(identity) }
+                    case .failure(let errno):
+                        if errno == .noSuchFileOrDirectory || errno == .notDirectory || errno == .tooManySymbolicLinkLevels {
+                            continue  // replaced or removed since it was examined; the next scan sees the truth
+                        }
+                        child.isUnreadable = true
+                        unreadable.append((childPath, errno))
+                    }
+                }
+            }
+            directory.entries = entries
+        }
+    }
+}
+
+/// Calls `body` with `bytes` as a NUL-terminated C string.
+@inline(__always)
+package func withCString<R>(_ bytes: [UInt8], _ body: (UnsafePointer<CChar>) -> R) -> R {
+    var terminated = bytes
+    terminated.append(0)
+    return terminated.withUnsafeBufferPointer { buffer in
+        buffer.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) }
+    }
+}
+
+@inline(__always)
+private func Glibc_errno() -> CInt { errno }

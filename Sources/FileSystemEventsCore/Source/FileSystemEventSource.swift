@@ -1,0 +1,36 @@
+/// A way of finding out what changed on disk. Host apps program against this protocol and pick
+/// an implementation by name at run time (see `FileSystemEventBackend` in `FileSystemEvents`).
+///
+/// ## Implementing a source
+///
+/// A source is a value built from ``WatchOptions``; calling ``updates()`` starts one watch and
+/// returns its ``FileSystemEventStream``. To write a backend:
+///
+/// 1. Create the stream with ``FileSystemEventStream/init(bufferLimit:producer:)``. The producer
+///    runs on a thread of its own, so it may block in `poll`, `read` or a directory scan
+///    without starving Swift's cooperative pool.
+/// 2. Send ``FileSystemWatchUpdate/scanStarted(roots:)``, establish the initial state (for
+///    kernel watches: add the watch *before* listing a directory, or a file created between
+///    the listing and the watch is lost), then send ``FileSystemWatchUpdate/ready(roots:)``.
+/// 3. Send batches of events. Each batch must keep the replay invariant documented on
+///    ``FileSystemEvent``: whatever the kernel did not report (the contents of a directory that
+///    appeared, everything after an overflow) is found by scanning and sent as synthetic events.
+/// 4. Include ``FileSystemEventChannel/wakeupDescriptor`` in every blocking wait, and return
+///    promptly once ``FileSystemEventChannel/isTerminated`` is true, closing every descriptor you
+///    opened. That is how cancellation and ``FileSystemEventStream/stop()`` reach you.
+/// 5. When ``FileSystemEventChannel/send(_:)`` reports the buffer full, stop reading until
+///    ``FileSystemEventChannel/hasRoom`` (the wakeup descriptor fires when it changes). A kernel
+///    queue will overflow meanwhile; recover with a rescan rather than buffering without bound.
+/// 6. Fail with a ``FileSystemEventsError`` that tells the user what to do.
+///
+/// Then run the conformance suite (`FileSystemEventsConformance`) against your source: it is the
+/// definition of "works".
+public protocol FileSystemEventSource: Sendable {
+    /// The backend's name as configuration spells it (`polling`, `inotify`, ...).
+    var backendName: String { get }
+    var options: WatchOptions { get }
+    var capabilities: FileSystemEventSourceCapabilities { get }
+
+    /// Starts a watch. Each call is an independent watch with its own descriptors.
+    func updates() -> FileSystemEventStream
+}

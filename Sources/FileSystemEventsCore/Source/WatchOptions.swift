@@ -1,0 +1,78 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+public import Logging
+public import SystemPackage
+
+/// What to watch and how. The same options mean the same thing to every backend.
+public struct WatchOptions: Sendable {
+    /// Files or directories to watch. Relative paths are resolved against the working directory
+    /// when the options are made, lexically, never through symlinks.
+    public var roots: [FilePath]
+    /// Watch whole subtrees (`true`) or only the roots' direct children.
+    public var isRecursive: Bool
+    /// Traverse symlinks to directories. Off by default: a symlink is an entry, and loops
+    /// cannot hang a scan either way.
+    public var followsSymlinks: Bool
+    public var filter: PathFilter
+    /// How long to gather events before delivering them. Zero delivers each kernel read (or
+    /// poll) as it comes; a longer window trades latency for fewer, coalesced batches.
+    public var latency: Duration
+    /// How often a polling backend rescans.
+    public var pollInterval: Duration
+    /// How many undelivered events a source buffers before it stops reading. A kernel-queue
+    /// backend then lets the kernel queue overflow and recovers with a rescan, so a slow
+    /// consumer costs memory in proportion to this limit, never without bound.
+    public var bufferLimit: Int
+    /// What a kernel-watch backend does when the kernel refuses more watches.
+    public var watchLimitPolicy: WatchLimitPolicy
+    /// Where backends log diagnostics (they are also delivered as updates).
+    public var logger: Logger?
+
+    public enum WatchLimitPolicy: String, Sendable, Hashable, CaseIterable {
+        /// Fail with ``FileSystemEventsError/watchLimitReached(path:currentLimit:)``.
+        case fail
+        /// Keep going, polling the subtrees that could not be watched.
+        case pollUnwatchedSubtrees
+    }
+
+    public init(
+        roots: [FilePath],
+        isRecursive: Bool = true,
+        followsSymlinks: Bool = false,
+        filter: PathFilter = .everything,
+        latency: Duration = .zero,
+        pollInterval: Duration = .seconds(1),
+        bufferLimit: Int = 65_536,
+        watchLimitPolicy: WatchLimitPolicy = .fail,
+        logger: Logger? = nil
+    ) {
+        self.roots = roots.map(Self.absolute)
+        self.isRecursive = isRecursive
+        self.followsSymlinks = followsSymlinks
+        self.filter = filter
+        self.latency = latency
+        self.pollInterval = pollInterval
+        self.bufferLimit = max(1, bufferLimit)
+        self.watchLimitPolicy = watchLimitPolicy
+        self.logger = logger
+    }
+
+    public init(root: FilePath) {
+        self.init(roots: [root])
+    }
+
+    /// The absolute form of `path` as the caller wrote it: the working directory is prepended
+    /// to a relative path, `.` and `..` are folded lexically, symlinks are left alone.
+    public static func absolute(_ path: FilePath) -> FilePath {
+        if path.isAbsolute { return path.lexicallyNormalized() }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return path.lexicallyNormalized() }
+        let cwd = buffer.withUnsafeBufferPointer { FilePath(platformString: $0.baseAddress!) }
+        return cwd.pushing(path).lexicallyNormalized()
+    }
+}

@@ -1,0 +1,131 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CFileSystemEventsShims
+package import SystemPackage
+
+/// Thin, typed wrappers over the descriptor calls the backends share.
+///
+/// Each one retries `EINTR` and reports failure as `Errno`, so a backend never inspects
+/// `errno` itself and never forgets the retry loop.
+package enum Syscalls {
+    /// Opens a directory relative to `directory` without following a final symlink, so a
+    /// symlink swapped in for a directory during a scan is reported, not traversed.
+    package static func openDirectory(
+        _ name: UnsafePointer<CChar>,
+        relativeTo directory: CInt,
+        followSymlinks: Bool = false
+    ) -> Result<CInt, Errno> {
+        var flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC
+        if !followSymlinks { flags |= O_NOFOLLOW }
+        return valueOrErrno(retryOnInterrupt: true) { openat(directory, name, flags) }
+    }
+
+    /// Opens a path for reading attributes only (used to pin a root while it is scanned).
+    package static func open(_ path: FilePath, flags: CInt) -> Result<CInt, Errno> {
+        path.withPlatformString { name in
+            valueOrErrno(retryOnInterrupt: true) { Glibc_open(name, flags) }
+        }
+    }
+
+    /// Closes a descriptor. `EINTR` is not retried: on Linux the descriptor is gone either way.
+    @discardableResult
+    package static func close(_ descriptor: CInt) -> Result<Void, Errno> {
+        valueOrErrno(
+            {
+                #if canImport(Glibc)
+                Glibc.close(descriptor)
+                #elseif canImport(Musl)
+                Musl.close(descriptor)
+                #else
+                Darwin.close(descriptor)
+                #endif
+            }()
+        ).map { _ in () }
+    }
+
+    /// `read(2)` into `buffer`; `.wouldBlock` means the descriptor is drained.
+    package static func read(
+        _ descriptor: CInt,
+        into buffer: UnsafeMutableRawBufferPointer
+    ) -> Result<Int, Errno> {
+        valueOrErrno(retryOnInterrupt: true) {
+            #if canImport(Glibc)
+            Glibc.read(descriptor, buffer.baseAddress, buffer.count)
+            #elseif canImport(Musl)
+            Musl.read(descriptor, buffer.baseAddress, buffer.count)
+            #else
+            Darwin.read(descriptor, buffer.baseAddress, buffer.count)
+            #endif
+        }
+    }
+
+    /// `write(2)` of a whole (small) buffer.
+    package static func write(
+        _ descriptor: CInt,
+        _ buffer: UnsafeRawBufferPointer
+    ) -> Result<Int, Errno> {
+        valueOrErrno(retryOnInterrupt: true) {
+            #if canImport(Glibc)
+            Glibc.write(descriptor, buffer.baseAddress, buffer.count)
+            #elseif canImport(Musl)
+            Musl.write(descriptor, buffer.baseAddress, buffer.count)
+            #else
+            Darwin.write(descriptor, buffer.baseAddress, buffer.count)
+            #endif
+        }
+    }
+
+    /// Waits for any of `descriptors` to become readable.
+    ///
+    /// - Parameter timeoutMilliseconds: -1 waits forever.
+    /// - Returns: the `revents` of each descriptor, in order.
+    package static func pollReadable(
+        _ descriptors: [CInt],
+        timeoutMilliseconds: CInt
+    ) -> Result<[Int16], Errno> {
+        var fds = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        let count = nfds_t(fds.count)
+        return valueOrErrno(retryOnInterrupt: true) { poll(&fds, count, timeoutMilliseconds) }
+            .map { _ in fds.map(\.revents) }
+    }
+
+    /// A close-on-exec, non-blocking pipe: `(read, write)`.
+    package static func pipe() -> Result<(read: CInt, write: CInt), Errno> {
+        var fds: [CInt] = [-1, -1]
+        return valueOrErrno(retryOnInterrupt: true) { cfse_pipe_cloexec_nonblock(&fds) }
+            .map { _ in (fds[0], fds[1]) }
+    }
+
+    /// `statx`/`fstatat` relative to `directory` without following a final symlink (unless asked).
+    package static func status(
+        _ name: UnsafePointer<CChar>,
+        relativeTo directory: CInt,
+        followSymlinks: Bool = false
+    ) -> Result<FileStatus, Errno> {
+        var raw = cfse_status()
+        return valueOrErrno(retryOnInterrupt: true) {
+            cfse_status_at(directory, name, followSymlinks ? 1 : 0, &raw)
+        }.map { _ in FileStatus(raw) }
+    }
+
+    /// Status of an absolute or working-directory-relative path.
+    package static func status(_ path: FilePath, followSymlinks: Bool = false) -> Result<FileStatus, Errno> {
+        path.withPlatformString { status($0, relativeTo: AT_FDCWD, followSymlinks: followSymlinks) }
+    }
+}
+
+#if canImport(Glibc)
+@inline(__always)
+private func Glibc_open(_ name: UnsafePointer<CChar>, _ flags: CInt) -> CInt { Glibc.open(name, flags) }
+#elseif canImport(Musl)
+@inline(__always)
+private func Glibc_open(_ name: UnsafePointer<CChar>, _ flags: CInt) -> CInt { Musl.open(name, flags) }
+#else
+@inline(__always)
+private func Glibc_open(_ name: UnsafePointer<CChar>, _ flags: CInt) -> CInt { Darwin.open(name, flags) }
+#endif

@@ -1,0 +1,45 @@
+public import FileSystemEventsCore
+
+/// Finds changes by comparing stat snapshots of the tree, every ``WatchOptions/pollInterval``.
+///
+/// It needs nothing from the kernel but `statx`, so it is the backend that works everywhere:
+/// network and FUSE file systems (where inotify hears nothing of other hosts' writes),
+/// containers out of inotify watches, and file systems that do not support inotify at all.
+/// The price is latency (up to one interval) and a scan's CPU per interval.
+///
+/// What a diff can and cannot see: moves are recovered from identity (device, inode, birth
+/// time), so renames, moves across levels and whole-directory moves are `renamed`, and a swap
+/// or rotation of names is ordered so replay never overwrites a pending source. Changes are
+/// found by nanosecond mtime and ctime, size, mode, owner and link count, so a second write in
+/// the same second is seen. What happens *and is undone* within one interval (a temp file
+/// created and deleted) is, correctly, not reported.
+public struct PollingEventSource: FileSystemEventSource {
+    public let options: WatchOptions
+
+    public init(options: WatchOptions) {
+        self.options = options
+    }
+
+    public var backendName: String { Self.name }
+
+    public static let name = "polling"
+
+    public static let capabilities = FileSystemEventSourceCapabilities(
+        isEventDriven: false,
+        pairsRenames: true,
+        needsPollInterval: true,
+        canOverflow: false,
+        usesPerDirectoryWatches: false,
+        seesRemoteChanges: true
+    )
+
+    public var capabilities: FileSystemEventSourceCapabilities { Self.capabilities }
+
+    public func updates() -> FileSystemEventStream {
+        let options = self.options
+        return FileSystemEventStream(bufferLimit: options.bufferLimit) { channel in
+            var watch = PollingWatch(options: options, channel: channel)
+            watch.run()
+        }
+    }
+}

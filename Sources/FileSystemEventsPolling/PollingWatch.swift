@@ -1,0 +1,165 @@
+import FileSystemEventsCore
+import SystemPackage
+
+/// One running polling watch: the producer loop behind ``PollingEventSource``.
+struct PollingWatch {
+    private let options: WatchOptions
+    private let channel: FileSystemEventChannel
+    private let scanner: SnapshotScanner
+    private var roots: [WatchedRoot] = []
+    private var batcher: EventBatcher
+
+    private struct WatchedRoot {
+        let paths: PathBuilder
+        var snapshot: RootSnapshot
+        /// Directories reported unreadable, so each is reported once until it recovers.
+        var reportedUnreadable: Set<[UInt8]> = []
+    }
+
+    init(options: WatchOptions, channel: FileSystemEventChannel) {
+        self.options = options
+        self.channel = channel
+        self.scanner = SnapshotScanner(options: options)
+        self.batcher = EventBatcher(latency: options.latency)
+    }
+
+    mutating func run() {
+        channel.send(.scanStarted(roots: options.roots))
+        for root in options.roots {
+            do {
+                let result = try scanner.scan(root: root)
+                var watched = WatchedRoot(paths: PathBuilder(root: root), snapshot: result.snapshot)
+                report(unreadable: result.unreadable, for: &watched)
+                roots.append(watched)
+            } catch {
+                channel.finish(throwing: error)
+                return
+            }
+        }
+        guard channel.send(.ready(roots: options.roots)) != .terminated else { return }
+
+        let interval = nanoseconds(options.pollInterval)
+        var nextScan = MonotonicClock.nanoseconds() &+ interval
+        while !channel.isTerminated {
+            let now = MonotonicClock.nanoseconds()
+            if !channel.hasRoom {
+                // The consumer is behind: scanning now would only pile up more. Differences
+                // accumulate in the file system itself and the next diff reports them all.
+                if !channel.requestWakeupWhenRoom() {
+                    _ = Syscalls.pollReadable([channel.wakeupDescriptor], timeoutMilliseconds: -1)
+                    channel.drainWakeups()
+                    continue
+                }
+            }
+            var timeout = nextScan > now ? CInt(min((nextScan - now + 999_999) / 1_000_000, UInt64(Int32.max))) : 0
+            let batchDue = batcher.millisecondsUntilDue(now: now)
+            if batchDue >= 0 { timeout = min(timeout, batchDue) }
+            if timeout > 0 {
+                _ = Syscalls.pollReadable([channel.wakeupDescriptor], timeoutMilliseconds: timeout)
+                channel.drainWakeups()
+                if channel.isTerminated { return }
+            }
+            let afterWait = MonotonicClock.nanoseconds()
+            if afterWait >= nextScan {
+                scanAll(now: afterWait)
+                nextScan = MonotonicClock.nanoseconds() &+ interval
+            }
+            if let batch = batcher.takeIfDue(now: MonotonicClock.nanoseconds()) {
+                if channel.send(.events(batch)) == .terminated { return }
+            }
+            if roots.isEmpty {
+                if !batcher.isEmpty { channel.send(.events(batcher.takeAll())) }
+                channel.finish()
+                return
+            }
+        }
+    }
+
+    private mutating func scanAll(now: UInt64) {
+        var remaining: [WatchedRoot] = []
+        for var root in roots {
+            let timestamp = FileSystemEvent.Timestamp.now()
+            let result: SnapshotScanner.Result
+            do {
+                result = try scanner.scan(root: root.paths.root)
+            } catch {
+                if case .rootNotFound = error {
+                    batcher.add([rootRemoved(root, timestamp: timestamp)], now: now)
+                    continue
+                }
+                send(diagnostic: FileSystemWatchDiagnostic(problem: .unreadableDirectory, path: root.paths.root, message: error.description))
+                remaining.append(root)
+                continue
+            }
+            let old = root.snapshot
+            let new = result.snapshot
+            switch (old.tree, new.tree) {
+            case (let oldTree?, let newTree?):
+                guard SnapshotDiff.isSameItem(old.status, new.status, atSamePath: true) else {
+                    // Another directory now stands where the root was: the watched one is gone.
+                    batcher.add([rootRemoved(root, timestamp: timestamp)], now: now)
+                    continue
+                }
+                var events: [FileSystemEvent] = []
+                if old.status.permissions != new.status.permissions || old.status.userID != new.status.userID
+                    || old.status.groupID != new.status.groupID
+                {
+                    events.append(
+                        FileSystemEvent(kind: .attributesChanged, path: root.paths.root, itemType: .directory, isSynthetic: true, identity: new.status.identity, timestamp: timestamp)
+                    )
+                }
+                events += SnapshotDiff.events(from: oldTree, to: newTree, root: root.paths, timestamp: timestamp)
+                batcher.add(events, now: now)
+            case (nil, nil):
+                batcher.add(SnapshotDiff.events(fromFile: old.status, to: new.status, path: root.paths.root, timestamp: timestamp), now: now)
+            default:
+                // A watched file became a directory or the reverse: the watched item is gone.
+                batcher.add([rootRemoved(root, timestamp: timestamp)], now: now)
+                continue
+            }
+            root.snapshot = new
+            report(unreadable: result.unreadable, for: &root)
+            remaining.append(root)
+        }
+        roots = remaining
+    }
+
+    private func rootRemoved(_ root: WatchedRoot, timestamp: FileSystemEvent.Timestamp) -> FileSystemEvent {
+        FileSystemEvent(
+            kind: .rootRemoved,
+            path: root.paths.root,
+            itemType: root.snapshot.status.itemType,
+            isSynthetic: true,
+            identity: root.snapshot.status.identity,
+            timestamp: timestamp
+        )
+    }
+
+    private func report(unreadable: [(relativePath: [UInt8], errno: Errno)], for root: inout WatchedRoot) {
+        var current: Set<[UInt8]> = []
+        for (relativePath, errno) in unreadable {
+            current.insert(relativePath)
+            if root.reportedUnreadable.contains(relativePath) { continue }
+            let path = root.paths.path(relativePath)
+            send(
+                diagnostic: FileSystemWatchDiagnostic(
+                    problem: .unreadableDirectory,
+                    path: path,
+                    errno: errno,
+                    message: "cannot list \(path) (\(errno)); its contents are not watched until it becomes readable"
+                )
+            )
+        }
+        root.reportedUnreadable = current
+    }
+
+    private func send(diagnostic: FileSystemWatchDiagnostic) {
+        options.logger?.warning("\(diagnostic.message)")
+        channel.send(.diagnostic(diagnostic))
+    }
+
+    private func nanoseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        return UInt64(max(0, seconds)) &* 1_000_000_000 &+ UInt64(max(0, attoseconds) / 1_000_000_000)
+    }
+}
