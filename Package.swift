@@ -61,6 +61,7 @@ let package = Package(
         .target(
             name: "FileSystemEvents",
             dependencies: [
+                "CFileSystemEventsShims",
                 "FileSystemEventsCore",
                 "FileSystemEventsPolling",
                 .product(name: "Configuration", package: "swift-configuration"),

@@ -5,6 +5,9 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/vfs.h>
+#endif
 
 int cfse_status_at(int directory_fd, const char *name, int follow, cfse_status *out) {
 #if defined(__linux__)
@@ -80,6 +83,19 @@ int cfse_pipe_cloexec_nonblock(int fds[2]) {
             return -1;
         }
     }
+    return 0;
+#endif
+}
+
+int64_t cfse_file_system_magic(const char *path) {
+#if defined(__linux__)
+    struct statfs info;
+    if (statfs(path, &info) != 0) {
+        return -1;
+    }
+    return (int64_t)(uint32_t)info.f_type;
+#else
+    (void)path;
     return 0;
 #endif
 }

@@ -1,1 +1,15 @@
-public enum ConformanceSuite {}
+/// The scenarios that define "works" for a ``FileSystemEventSource``.
+///
+/// Every scenario asserts the replay invariant (start from the tree at `ready`, apply the
+/// events in order, get the tree on disk) and, where the contract is specific, the exact
+/// events. None of them sleeps: each waits for a marker file's event, or for a condition with
+/// a deadline.
+public enum ConformanceSuite {
+    public static let scenarios: [ConformanceScenario] =
+        basicScenarios + structureScenarios + renameScenarios + linkScenarios + rootScenarios
+        + nameScenarios + burstScenarios + lifecycleScenarios
+
+    public static func scenario(_ number: Int) -> ConformanceScenario? {
+        scenarios.first { $0.number == number }
+    }
+}

@@ -30,6 +30,10 @@ int cfse_status_at(int directory_fd, const char *name, int follow, cfse_status *
 /// `pipe2(O_CLOEXEC | O_NONBLOCK)`, emulated with fcntl where pipe2 does not exist.
 int cfse_pipe_cloexec_nonblock(int fds[2]);
 
+/// `statfs(2)`'s `f_type` (the file system's magic number) for `path`, or -1 with errno set.
+/// Zero where the platform has no such number.
+int64_t cfse_file_system_magic(const char *path);
+
 /// The name of a directory entry (Swift imports `d_name` as a tuple).
 static inline const char *cfse_dirent_name(const struct dirent *entry) {
     return entry->d_name;

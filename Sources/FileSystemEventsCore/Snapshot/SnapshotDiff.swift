@@ -42,14 +42,18 @@ package struct SnapshotDiff {
         }
     }
 
+    /// Identity for pairing moves. Birth time is part of it: inode numbers are reused at once,
+    /// so two atomic saves in one interval can give the second file the first one's inode.
     private struct MatchKey: Hashable {
         let device: UInt64
         let inode: UInt64
+        let birthTime: Int64
         let type: FileItemType
 
         init(_ status: FileStatus) {
             device = status.device
             inode = status.inode
+            birthTime = status.birthTime
             type = status.itemType
         }
     }
@@ -259,9 +263,11 @@ package struct SnapshotDiff {
     // MARK: Phase 4: removals
 
     private mutating func removeIfStillPresent(_ slot: Slot) {
+        // Only the very entry that was recorded: anything placed here since has another status,
+        // even when it reuses the old inode number.
         guard let parentPath = slot.parent.relativePath(),
             let current = slot.parent.entry(named: slot.name),
-            MatchKey(current.status) == MatchKey(slot.status),
+            current.status == slot.status,
             current.directory === slot.directory
         else { return }
         appendRemovals(of: current, path: parentPath.appendingComponent(slot.name))

@@ -1,0 +1,3 @@
+// Host apps import one module: the contract and every built-in backend.
+@_exported public import FileSystemEventsCore
+@_exported public import FileSystemEventsPolling

@@ -1,0 +1,32 @@
+import FileSystemEventsCore
+
+/// Glue between the backend enum and the raw inotify backend, kept apart so the enum reads
+/// the same on platforms without inotify.
+enum InotifyBackendSupport {
+    static var availability: FileSystemEventBackend.Availability {
+        .unavailable(reason: "the raw inotify backend is not built yet", remedy: "use the polling backend")
+    }
+
+    static var capabilities: FileSystemEventSourceCapabilities? { nil }
+
+    static func makeSource(options: WatchOptions) throws(FileSystemEventsError) -> any FileSystemEventSource {
+        throw .backendUnavailable(name: "inotify", reason: "not built yet", remedy: "use the polling backend")
+    }
+}
+
+/// Glue for the libinotifytools backend, compiled only with the `InotifyTools` trait.
+enum InotifyToolsBackendSupport {
+    static let remedy =
+        "enable the package trait InotifyTools (swift build --traits InotifyTools; host apps: traits: [\"InotifyTools\"]) "
+        + "and install Debian's libinotifytools0-dev; note that libinotifytools is GPL-2"
+
+    static var availability: FileSystemEventBackend.Availability {
+        .unavailable(reason: "this build does not include the libinotifytools backend", remedy: remedy)
+    }
+
+    static var capabilities: FileSystemEventSourceCapabilities? { nil }
+
+    static func makeSource(options: WatchOptions) throws(FileSystemEventsError) -> any FileSystemEventSource {
+        throw .backendUnavailable(name: "inotifytools", reason: "this build does not include the libinotifytools backend", remedy: remedy)
+    }
+}

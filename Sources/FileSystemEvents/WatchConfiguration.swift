@@ -1,0 +1,226 @@
+public import Configuration
+public import FileSystemEventsCore
+public import SystemPackage
+
+/// A backend and its options, read through swift-configuration so the same keys work from
+/// code, the environment, a JSON file and the CLI.
+///
+/// | key | environment | JSON (`{"filewatch": {...}}`) | value |
+/// |---|---|---|---|
+/// | `filewatch.backend` | `FILEWATCH_BACKEND` | `"backend"` | `auto`, `polling`, `inotify`, `inotifytools` |
+/// | `filewatch.latency` | `FILEWATCH_LATENCY` | `"latency"` | seconds, ≥ 0 |
+/// | `filewatch.pollInterval` | `FILEWATCH_POLL_INTERVAL` | `"pollInterval"` | seconds, > 0 |
+/// | `filewatch.recursive` | `FILEWATCH_RECURSIVE` | `"recursive"` | `true`/`false` |
+/// | `filewatch.followSymlinks` | `FILEWATCH_FOLLOW_SYMLINKS` | `"followSymlinks"` | `true`/`false` |
+/// | `filewatch.include` | `FILEWATCH_INCLUDE` (comma-separated) | `"include"` | globs |
+/// | `filewatch.exclude` | `FILEWATCH_EXCLUDE` (comma-separated) | `"exclude"` | globs |
+/// | `filewatch.bufferLimit` | `FILEWATCH_BUFFER_LIMIT` | `"bufferLimit"` | events, > 0 |
+/// | `filewatch.watchLimitPolicy` | `FILEWATCH_WATCH_LIMIT_POLICY` | `"watchLimitPolicy"` | `fail`, `pollUnwatchedSubtrees` |
+///
+/// Precedence: values set in code (or CLI flags) over the environment over the file.
+/// A value of the wrong type or out of range is a
+/// ``FileSystemEventsError/invalidConfiguration(key:value:expected:)`` naming the key, never
+/// a silent default.
+public struct WatchConfiguration: Sendable {
+    public var backend: FileSystemEventBackend
+    public var options: WatchOptions
+
+    public init(backend: FileSystemEventBackend, options: WatchOptions) {
+        self.backend = backend
+        self.options = options
+    }
+
+    /// The configuration keys, relative to the `filewatch` scope.
+    public enum Key: String, CaseIterable, Sendable {
+        case backend
+        case latency
+        case pollInterval
+        case recursive
+        case followSymlinks
+        case include
+        case exclude
+        case bufferLimit
+        case watchLimitPolicy
+
+        /// The full key, as users write it: `filewatch.pollInterval`.
+        public var fullName: String { "filewatch.\(rawValue)" }
+
+        /// The environment variable swift-configuration maps the key to.
+        public var environmentName: String {
+            var name = "FILEWATCH_"
+            for character in rawValue {
+                if character.isUppercase { name += "_" }
+                name += character.uppercased()
+            }
+            return name
+        }
+
+        var displayName: String { "\(fullName) (\(environmentName))" }
+    }
+
+    /// Reads the `filewatch` keys from `config`, on top of `defaults`.
+    public init(reading config: ConfigReader, roots: [FilePath]) throws(FileSystemEventsError) {
+        let scoped = config.scoped(to: "filewatch")
+        let reader = StrictReader(config: scoped)
+        var options = WatchOptions(roots: roots)
+
+        var backend = FileSystemEventBackend.auto
+        if let name = try reader.string(.backend) {
+            do {
+                backend = try FileSystemEventBackend(name: name)
+            } catch {
+                throw .invalidConfiguration(key: Key.backend.displayName, value: name,
+                                            expected: "one of \(FileSystemEventBackend.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+        }
+        if let seconds = try reader.double(.latency) {
+            guard seconds >= 0, seconds.isFinite else {
+                throw .invalidConfiguration(key: Key.latency.displayName, value: "\(seconds)", expected: "a number of seconds, 0 or more")
+            }
+            options.latency = .nanoseconds(Int64(seconds * 1e9))
+        }
+        if let seconds = try reader.double(.pollInterval) {
+            guard seconds > 0, seconds.isFinite else {
+                throw .invalidConfiguration(key: Key.pollInterval.displayName, value: "\(seconds)", expected: "a number of seconds above 0")
+            }
+            options.pollInterval = .nanoseconds(Int64(seconds * 1e9))
+        }
+        if let recursive = try reader.bool(.recursive) { options.isRecursive = recursive }
+        if let follow = try reader.bool(.followSymlinks) { options.followsSymlinks = follow }
+        if let include = try reader.strings(.include) { options.filter.include = include.map(PathGlob.init) }
+        if let exclude = try reader.strings(.exclude) { options.filter.exclude = exclude.map(PathGlob.init) }
+        if let limit = try reader.int(.bufferLimit) {
+            guard limit > 0 else {
+                throw .invalidConfiguration(key: Key.bufferLimit.displayName, value: "\(limit)", expected: "a whole number above 0")
+            }
+            options.bufferLimit = limit
+        }
+        if let policy = try reader.string(.watchLimitPolicy) {
+            guard let parsed = WatchOptions.WatchLimitPolicy(rawValue: policy) else {
+                throw .invalidConfiguration(key: Key.watchLimitPolicy.displayName, value: policy,
+                                            expected: WatchOptions.WatchLimitPolicy.allCases.map(\.rawValue).joined(separator: " or "))
+            }
+            options.watchLimitPolicy = parsed
+        }
+        self.init(backend: backend, options: options)
+    }
+
+    /// Values given in code or on a command line, which take precedence over everything else.
+    public struct Overrides: Sendable {
+        public var backend: String?
+        public var latency: Double?
+        public var pollInterval: Double?
+        public var recursive: Bool?
+        public var followSymlinks: Bool?
+        public var include: [String]?
+        public var exclude: [String]?
+        public var bufferLimit: Int?
+        public var watchLimitPolicy: String?
+
+        public init() {}
+
+        var values: [AbsoluteConfigKey: ConfigValue] {
+            var values: [AbsoluteConfigKey: ConfigValue] = [:]
+            func set(_ key: Key, _ content: ConfigContent?) {
+                if let content { values[AbsoluteConfigKey(["filewatch", key.rawValue])] = ConfigValue(content, isSecret: false) }
+            }
+            set(.backend, backend.map { .string($0) })
+            set(.latency, latency.map { .double($0) })
+            set(.pollInterval, pollInterval.map { .double($0) })
+            set(.recursive, recursive.map { .bool($0) })
+            set(.followSymlinks, followSymlinks.map { .bool($0) })
+            set(.include, include.map { .stringArray($0) })
+            set(.exclude, exclude.map { .stringArray($0) })
+            set(.bufferLimit, bufferLimit.map { .int($0) })
+            set(.watchLimitPolicy, watchLimitPolicy.map { .string($0) })
+            return values
+        }
+    }
+
+    /// The usual hierarchy: `overrides`, then the environment, then the JSON file at
+    /// `configFile` (if any).
+    ///
+    /// - Parameter environment: the variables to read; the process environment by default.
+    public static func load(
+        roots: [FilePath],
+        overrides: Overrides = Overrides(),
+        configFile: FilePath? = nil,
+        environment: [String: String]? = nil
+    ) async throws(FileSystemEventsError) -> WatchConfiguration {
+        var providers: [any ConfigProvider] = [InMemoryProvider(name: "overrides", values: overrides.values)]
+        if let environment {
+            providers.append(EnvironmentVariablesProvider(environmentVariables: environment))
+        } else {
+            providers.append(EnvironmentVariablesProvider())
+        }
+        if let configFile {
+            do {
+                providers.append(try await FileProvider<JSONSnapshot>(filePath: configFile))
+            } catch {
+                throw .unreadableConfigurationFile(configFile, reason: String(describing: error))
+            }
+        }
+        return try WatchConfiguration(reading: ConfigReader(providers: providers), roots: roots)
+    }
+
+    /// Makes the configured source.
+    public func makeSource() throws(FileSystemEventsError) -> any FileSystemEventSource {
+        try backend.makeSource(options: options)
+    }
+}
+
+/// Reads typed values and turns "present but unusable" into an error naming the key, where
+/// `ConfigReader`'s plain getters would quietly return `nil`.
+private struct StrictReader {
+    let config: ConfigReader
+
+    func string(_ key: WatchConfiguration.Key) throws(FileSystemEventsError) -> String? {
+        if let value = config.string(forKey: ConfigKey(key.rawValue)) { return value }
+        return try absentOrInvalid(key, expected: "a string")
+    }
+
+    func double(_ key: WatchConfiguration.Key) throws(FileSystemEventsError) -> Double? {
+        if let value = config.double(forKey: ConfigKey(key.rawValue)) { return value }
+        if let value = config.int(forKey: ConfigKey(key.rawValue)) { return Double(value) }
+        return try absentOrInvalid(key, expected: "a number of seconds")
+    }
+
+    func int(_ key: WatchConfiguration.Key) throws(FileSystemEventsError) -> Int? {
+        if let value = config.int(forKey: ConfigKey(key.rawValue)) { return value }
+        return try absentOrInvalid(key, expected: "a whole number")
+    }
+
+    func bool(_ key: WatchConfiguration.Key) throws(FileSystemEventsError) -> Bool? {
+        if let value = config.bool(forKey: ConfigKey(key.rawValue)) { return value }
+        return try absentOrInvalid(key, expected: "true or false")
+    }
+
+    func strings(_ key: WatchConfiguration.Key) throws(FileSystemEventsError) -> [String]? {
+        if let value = config.stringArray(forKey: ConfigKey(key.rawValue)) { return value.filter { !$0.isEmpty } }
+        if let value = config.string(forKey: ConfigKey(key.rawValue)) {
+            return value.split(separator: ",").map { String($0).trimmingSpaces() }.filter { !$0.isEmpty }
+        }
+        return try absentOrInvalid(key, expected: "a list of glob patterns")
+    }
+
+    private func absentOrInvalid<T>(_ key: WatchConfiguration.Key, expected: String) throws(FileSystemEventsError) -> T? {
+        let configKey = ConfigKey(key.rawValue)
+        let present: String? =
+            config.string(forKey: configKey)
+            ?? config.double(forKey: configKey).map { "\($0)" }
+            ?? config.int(forKey: configKey).map { "\($0)" }
+            ?? config.bool(forKey: configKey).map { "\($0)" }
+            ?? config.stringArray(forKey: configKey).map { $0.joined(separator: ",") }
+        guard let present else { return nil }
+        throw .invalidConfiguration(key: key.displayName, value: present, expected: expected)
+    }
+}
+
+extension String {
+    fileprivate func trimmingSpaces() -> String {
+        var slice = Substring(self)
+        while slice.first == " " { slice.removeFirst() }
+        while slice.last == " " { slice.removeLast() }
+        return String(slice)
+    }
+}

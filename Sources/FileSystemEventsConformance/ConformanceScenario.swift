@@ -1,0 +1,61 @@
+public import FileSystemEventsCore
+import Synchronization
+
+/// One behaviour every backend must show, runnable against any ``ConformanceBackend``.
+public struct ConformanceScenario: Sendable, CustomStringConvertible, Hashable {
+    public let number: Int
+    public let name: String
+    let body: @Sendable (ConformanceContext) async throws -> Void
+
+    init(_ number: Int, _ name: String, _ body: @escaping @Sendable (ConformanceContext) async throws -> Void) {
+        self.number = number
+        self.name = name
+        self.body = body
+    }
+
+    public var description: String { "\(number). \(name)" }
+
+    /// Runs the scenario in a fresh scratch tree; every watch it started is stopped afterwards,
+    /// whether it passed or not. Throws ``ConformanceFailure`` or ``ConformanceSkip``.
+    public func run(against backend: ConformanceBackend) async throws {
+        let tree = try ScratchTree()
+        let context = ConformanceContext(backend: backend, tree: tree)
+        do {
+            try await body(context)
+        } catch {
+            await context.stopAll()
+            throw error
+        }
+        await context.stopAll()
+    }
+
+    public static func == (lhs: ConformanceScenario, rhs: ConformanceScenario) -> Bool { lhs.number == rhs.number }
+    public func hash(into hasher: inout Hasher) { hasher.combine(number) }
+}
+
+/// What a scenario works with: the backend, a scratch tree, and watches on it.
+public final class ConformanceContext: Sendable {
+    public let backend: ConformanceBackend
+    public let tree: ScratchTree
+    private let sessions = Mutex<[WatchSession]>([])
+
+    init(backend: ConformanceBackend, tree: ScratchTree) {
+        self.backend = backend
+        self.tree = tree
+    }
+
+    /// Starts a watch on the scratch root (or as `configure` says) and waits for `ready`.
+    public func watch(_ configure: (inout WatchOptions) -> Void = { _ in }) async throws -> WatchSession {
+        var options = WatchOptions(roots: [tree.root])
+        configure(&options)
+        let session = try await WatchSession.start(tree: tree, options: options, backend: backend)
+        sessions.withLock { $0.append(session) }
+        return session
+    }
+
+    func stopAll() async {
+        for session in sessions.withLock({ $0 }) {
+            await session.stop()
+        }
+    }
+}

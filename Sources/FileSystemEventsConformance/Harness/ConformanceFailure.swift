@@ -1,0 +1,27 @@
+/// A scenario's verdict when a backend breaks the contract. The message says what was
+/// expected, what arrived, and (for replay failures) where the trees differ.
+public struct ConformanceFailure: Error, CustomStringConvertible, Sendable {
+    public var message: String
+
+    public init(_ message: String) {
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// Thrown by a scenario that cannot run for a backend because the kernel or the environment
+/// makes it impossible; the reason is part of the test output.
+public struct ConformanceSkip: Error, CustomStringConvertible, Sendable {
+    public var reason: String
+
+    public init(_ reason: String) {
+        self.reason = reason
+    }
+
+    public var description: String { "skipped: \(reason)" }
+}
+
+func check(_ condition: Bool, _ message: @autoclosure () -> String) throws(ConformanceFailure) {
+    if !condition { throw ConformanceFailure(message()) }
+}

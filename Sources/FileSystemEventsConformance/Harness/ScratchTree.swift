@@ -1,0 +1,205 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+public import SystemPackage
+
+/// A private temporary directory holding the watched root and, beside it, an `outside`
+/// directory to move items into and out of the watched tree.
+///
+/// Every operation is one system call on raw bytes (no Foundation), so names that are not
+/// valid UTF-8 work, and the test performs exactly the operation its name says: `rename` is
+/// one `rename(2)`, never a copy and delete.
+public final class ScratchTree: Sendable {
+    /// The temporary directory that holds `root` and `outside`.
+    public let base: FilePath
+    /// The watched root, `base/root`.
+    public let root: FilePath
+    /// A sibling of the root that is not watched.
+    public let outside: FilePath
+
+    public enum Area: Sendable {
+        case root
+        case outside
+    }
+
+    public init() throws {
+        let template = Array((Self.temporaryDirectory() + "/filewatch-conformance-XXXXXX").utf8CString)
+        var buffer = template
+        guard let made = mkdtemp(&buffer) else {
+            throw ConformanceFailure("mkdtemp failed: \(Errno(rawValue: errno))")
+        }
+        base = FilePath(platformString: made)
+        root = base.appending("root")
+        outside = base.appending("outside")
+        try Self.call("mkdir root") { mkdir(rootBytesPath(base, "root"), 0o755) }
+        try Self.call("mkdir outside") { mkdir(rootBytesPath(base, "outside"), 0o755) }
+    }
+
+    deinit {
+        try? Self.removeTree(absolute: bytes(of: base))
+    }
+
+    /// The absolute path of `path` in `area`.
+    public func path(_ path: RelativePath, in area: Area = .root) -> FilePath {
+        withC(absolute(path, in: area)) { FilePath(platformString: $0) }
+    }
+
+    // MARK: Operations
+
+    public func write(_ path: RelativePath, _ content: String = "", in area: Area = .root) throws {
+        try writeBytes(path, Array(content.utf8), flags: O_WRONLY | O_CREAT | O_TRUNC, in: area)
+    }
+
+    public func append(_ path: RelativePath, _ content: String, in area: Area = .root) throws {
+        try writeBytes(path, Array(content.utf8), flags: O_WRONLY | O_APPEND, in: area)
+    }
+
+    public func makeDirectory(_ path: RelativePath, in area: Area = .root) throws {
+        let target = absolute(path, in: area)
+        try Self.call("mkdir \(path)") { withC(target) { mkdir($0, 0o755) } }
+    }
+
+    /// `mkdir -p`.
+    public func makeDirectories(_ path: RelativePath, in area: Area = .root) throws {
+        var prefix = RelativePath.root
+        for component in path.bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+            prefix = prefix / RelativePath(bytes: Array(component))
+            let target = absolute(prefix, in: area)
+            let result = withC(target) { mkdir($0, 0o755) }
+            if result != 0 && errno != EEXIST {
+                throw ConformanceFailure("mkdir -p \(path): \(Errno(rawValue: errno))")
+            }
+        }
+    }
+
+    public func rename(_ from: RelativePath, to: RelativePath, from fromArea: Area = .root, to toArea: Area = .root) throws {
+        let source = absolute(from, in: fromArea)
+        let destination = absolute(to, in: toArea)
+        try Self.call("rename \(from) -> \(to)") {
+            withC(source) { s in withC(destination) { d in Glibc_rename(s, d) } }
+        }
+    }
+
+    public func remove(_ path: RelativePath, in area: Area = .root) throws {
+        let target = absolute(path, in: area)
+        try Self.call("unlink \(path)") { withC(target) { unlink($0) } }
+    }
+
+    public func removeDirectory(_ path: RelativePath, in area: Area = .root) throws {
+        let target = absolute(path, in: area)
+        try Self.call("rmdir \(path)") { withC(target) { rmdir($0) } }
+    }
+
+    /// `rm -rf`.
+    public func removeTree(_ path: RelativePath, in area: Area = .root) throws {
+        try Self.removeTree(absolute: absolute(path, in: area))
+    }
+
+    public func changeMode(_ path: RelativePath, to mode: UInt32, in area: Area = .root) throws {
+        let target = absolute(path, in: area)
+        try Self.call("chmod \(path)") { withC(target) { chmod($0, mode_t(mode)) } }
+    }
+
+    public func symlink(_ path: RelativePath, pointingTo target: String, in area: Area = .root) throws {
+        let link = absolute(path, in: area)
+        try Self.call("symlink \(path)") { withC(link) { l in Glibc_symlink(target, l) } }
+    }
+
+    public func hardLink(_ path: RelativePath, to existing: RelativePath, in area: Area = .root) throws {
+        let source = absolute(existing, in: area)
+        let link = absolute(path, in: area)
+        try Self.call("link \(path)") { withC(source) { s in withC(link) { l in Glibc_link(s, l) } } }
+    }
+
+    public func exists(_ path: RelativePath, in area: Area = .root) -> Bool {
+        var info = stat()
+        return withC(absolute(path, in: area)) { lstat($0, &info) } == 0
+    }
+
+    /// The content of a file, for checks.
+    public func read(_ path: RelativePath, in area: Area = .root) throws -> [UInt8] {
+        let fd = withC(absolute(path, in: area)) { open($0, O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else { throw ConformanceFailure("open \(path): \(Errno(rawValue: errno))") }
+        defer { close(fd) }
+        return DiskTree.readAll(fd)
+    }
+
+    // MARK: Helpers
+
+    package func absolute(_ path: RelativePath, in area: Area) -> [UInt8] {
+        var bytes = self.bytes(of: area == .root ? root : outside)
+        if !path.bytes.isEmpty {
+            bytes.append(UInt8(ascii: "/"))
+            bytes.append(contentsOf: path.bytes)
+        }
+        return bytes
+    }
+
+    func bytes(of path: FilePath) -> [UInt8] {
+        path.withPlatformString { pointer in
+            Array(UnsafeRawBufferPointer(start: pointer, count: strlen(pointer)))
+        }
+    }
+
+    private func writeBytes(_ path: RelativePath, _ content: [UInt8], flags: CInt, in area: Area) throws {
+        let target = absolute(path, in: area)
+        let fd = withC(target) { open($0, flags | O_CLOEXEC, 0o644) }
+        guard fd >= 0 else { throw ConformanceFailure("open \(path): \(Errno(rawValue: errno))") }
+        defer { close(fd) }
+        var written = 0
+        while written < content.count {
+            let result = content[written...].withUnsafeBytes { Glibc_write(fd, $0.baseAddress, $0.count) }
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw ConformanceFailure("write \(path): \(Errno(rawValue: errno))")
+            }
+            written += result
+        }
+    }
+
+    private static func call(_ what: @autoclosure () -> String, _ body: () -> CInt) throws {
+        if body() != 0 { throw ConformanceFailure("\(what()): \(Errno(rawValue: errno))") }
+    }
+
+    static func removeTree(absolute path: [UInt8]) throws {
+        var info = stat()
+        guard withC(path, { lstat($0, &info) }) == 0 else { return }
+        if (info.st_mode & S_IFMT) == S_IFDIR {
+            // Make sure we may list and empty it, even if a scenario made it unreadable.
+            _ = withC(path) { chmod($0, 0o700) }
+            for name in DiskTree.names(in: path) {
+                try removeTree(absolute: path + [UInt8(ascii: "/")] + name)
+            }
+            try call("rmdir") { withC(path) { rmdir($0) } }
+        } else {
+            try call("unlink") { withC(path) { unlink($0) } }
+        }
+    }
+
+    private static func temporaryDirectory() -> String {
+        if let value = getenv("TMPDIR"), value.pointee != 0 { return String(cString: value) }
+        return "/tmp"
+    }
+}
+
+private func rootBytesPath(_ base: FilePath, _ name: String) -> String {
+    base.appending(name).string
+}
+
+/// Calls `body` with `bytes` as a NUL-terminated C string.
+func withC<R>(_ bytes: [UInt8], _ body: (UnsafePointer<CChar>) -> R) -> R {
+    var terminated = bytes
+    terminated.append(0)
+    return terminated.withUnsafeBufferPointer { buffer in
+        buffer.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) }
+    }
+}
+
+private func Glibc_rename(_ from: UnsafePointer<CChar>, _ to: UnsafePointer<CChar>) -> CInt { rename(from, to) }
+private func Glibc_symlink(_ target: String, _ link: UnsafePointer<CChar>) -> CInt { symlink(target, link) }
+private func Glibc_link(_ source: UnsafePointer<CChar>, _ destination: UnsafePointer<CChar>) -> CInt { link(source, destination) }
+private func Glibc_write(_ fd: CInt, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { write(fd, buffer, count) }

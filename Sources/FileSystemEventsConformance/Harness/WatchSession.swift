@@ -1,0 +1,285 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+public import FileSystemEventsCore
+import SystemPackage
+import Synchronization
+
+/// One running watch under test: consumes the source's updates in a task of its own, records
+/// them, and lets a scenario wait for conditions on them with a deadline (never a sleep).
+public final class WatchSession: Sendable {
+    public let tree: ScratchTree
+    public let options: WatchOptions
+    public let source: any FileSystemEventSource
+    let stream: FileSystemEventStream
+    private let state: Mutex<Recorder>
+    private let consumer: Mutex<Task<Void, Never>?> = Mutex(nil)
+    private let markerCount = Atomic<Int>(0)
+    /// The tree on disk when the source said `ready`: the replay's starting point.
+    let initialTree: Mutex<DiskTree?> = Mutex(nil)
+
+    /// How long any single wait may take before the scenario fails. Generous: a loaded
+    /// two-core CI machine is slow, and a correct backend always gets there.
+    public static let deadline: Duration = .seconds(90)
+
+    /// What has been recorded so far; conditions are evaluated against it.
+    public struct Recorded: Sendable {
+        public var events: [FileSystemEvent] = []
+        public var diagnostics: [FileSystemWatchDiagnostic] = []
+        public var isReady = false
+        public var isFinished = false
+    }
+
+    struct Waiter {
+        let condition: @Sendable (Recorded) -> Bool
+        let continuation: CheckedContinuation<Bool, Never>
+    }
+
+    struct Recorder: ~Copyable {
+        var recorded = Recorded()
+        var eventsBeforeReady: [FileSystemEvent] = []
+        var sawScanStarted = false
+        var error: FileSystemEventsError?
+        var waiters: [Int: Waiter] = [:]
+        var nextWaiter = 0
+        var isPaused = false
+        var resume: CheckedContinuation<Void, Never>?
+    }
+
+    init(tree: ScratchTree, options: WatchOptions, source: any FileSystemEventSource) {
+        self.tree = tree
+        self.options = options
+        self.source = source
+        self.stream = source.updates()
+        self.state = Mutex(Recorder())
+    }
+
+    /// Starts consuming and returns once the source is ready (or fails).
+    static func start(tree: ScratchTree, options: WatchOptions, backend: ConformanceBackend) async throws -> WatchSession {
+        let source = try backend.makeSource(options)
+        let session = WatchSession(tree: tree, options: options, source: source)
+        let stream = session.stream
+        let task = Task { [session] in
+            do {
+                for try await update in stream {
+                    session.record(update)
+                    await session.waitWhilePaused()
+                }
+                session.finish(nil)
+            } catch {
+                session.finish(error)
+            }
+        }
+        session.consumer.withLock { $0 = task }
+        try await session.waitUntil("the source to become ready") { $0.isReady || $0.isFinished }
+        if let error = session.state.withLock({ $0.error }) {
+            throw error
+        }
+        try check(session.state.withLock { $0.recorded.isReady }, "the stream ended before ready")
+        session.initialTree.withLock { $0 = session.readDisk() }
+        return session
+    }
+
+    // MARK: Recording
+
+    private func record(_ update: FileSystemWatchUpdate) {
+        let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            switch update {
+            case .scanStarted: state.sawScanStarted = true
+            case .ready: state.recorded.isReady = true
+            case .events(let events):
+                if state.recorded.isReady { state.recorded.events += events } else { state.eventsBeforeReady += events }
+            case .diagnostic(let diagnostic): state.recorded.diagnostics.append(diagnostic)
+            }
+            return Self.satisfiedWaiters(&state)
+        }
+        for continuation in ready { continuation.resume(returning: true) }
+    }
+
+    private func finish(_ error: (any Error)?) {
+        let waiters = state.withLock { state -> [(CheckedContinuation<Bool, Never>, Bool)] in
+            state.recorded.isFinished = true
+            state.error = error as? FileSystemEventsError
+            var all: [(CheckedContinuation<Bool, Never>, Bool)] = []
+            for (_, waiter) in state.waiters {
+                all.append((waiter.continuation, waiter.condition(state.recorded)))
+            }
+            state.waiters = [:]
+            return all
+        }
+        for (continuation, value) in waiters { continuation.resume(returning: value) }
+    }
+
+    private static func satisfiedWaiters(_ state: inout Recorder) -> [CheckedContinuation<Bool, Never>] {
+        guard !state.waiters.isEmpty else { return [] }
+        var ready: [CheckedContinuation<Bool, Never>] = []
+        for (id, waiter) in state.waiters where waiter.condition(state.recorded) {
+            ready.append(waiter.continuation)
+            state.waiters[id] = nil
+        }
+        return ready
+    }
+
+    // MARK: Waiting
+
+    /// Waits until `condition` holds for what has been recorded, failing after ``deadline``
+    /// or when the stream ends without it.
+    public func waitUntil(
+        _ what: @autoclosure () -> String,
+        timeout: Duration = WatchSession.deadline,
+        _ condition: @escaping @Sendable (Recorded) -> Bool
+    ) async throws {
+        let id = state.withLock { state -> Int in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        let timer = Task { [self] in
+            try? await Task.sleep(for: timeout)
+            if Task.isCancelled { return }
+            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.continuation.resume(returning: false)
+        }
+        let satisfied = await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> Bool? in
+                if condition(state.recorded) { return true }
+                if state.recorded.isFinished { return false }
+                state.waiters[id] = Waiter(condition: condition, continuation: continuation)
+                return nil
+            }
+            if let now { continuation.resume(returning: now) }
+        }
+        timer.cancel()
+        if !satisfied {
+            let (finished, tail) = state.withLock { state in
+                (state.recorded.isFinished, state.recorded.events.suffix(12).map(\.description).joined(separator: "\n  "))
+            }
+            let reason = finished ? "the stream ended" : "timed out after \(timeout)"
+            throw ConformanceFailure("\(reason) waiting for \(what()); last events:\n  \(tail)")
+        }
+    }
+
+    /// Waits for an event matching `predicate`, among those recorded from `index` on.
+    public func waitForEvent(
+        _ what: @autoclosure () -> String,
+        from index: Int = 0,
+        _ predicate: @escaping @Sendable (FileSystemEvent) -> Bool
+    ) async throws {
+        try await waitUntil(what()) { state in
+            state.events[min(index, state.events.count)...].contains(where: predicate)
+        }
+    }
+
+    /// Creates a marker file in `directory` and waits for its `created` event. Every change
+    /// made before the marker has then been reported: kernel queues are ordered, and a scan
+    /// that lists the marker reads everything else after it.
+    public func sync(in directory: RelativePath = .root) async throws {
+        let number = markerCount.add(1, ordering: .relaxed).newValue
+        let marker = directory / RelativePath(Self.markerPrefix + String(number))
+        let markerPath = tree.path(marker)
+        let start = eventCount
+        try tree.write(marker, "sync \(number)")
+        try await waitForEvent("the marker \(marker)", from: start) { event in
+            event.path == markerPath && (event.kind == .created || event.kind == .modified)
+        }
+    }
+
+    public static let markerPrefix = ".filewatch-sync-"
+
+    // MARK: Consumer control
+
+    /// Stops consuming (the source's buffer fills, and a kernel queue overflows behind it).
+    public func pause() {
+        state.withLock { $0.isPaused = true }
+    }
+
+    public func resume() {
+        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.isPaused = false
+            let continuation = state.resume
+            state.resume = nil
+            return continuation
+        }
+        continuation?.resume()
+    }
+
+    private func waitWhilePaused() async {
+        await withCheckedContinuation { continuation in
+            let proceed = state.withLock { state -> Bool in
+                guard state.isPaused else { return true }
+                state.resume = continuation
+                return false
+            }
+            if proceed { continuation.resume() }
+        }
+    }
+
+    /// Ends the watch and waits until the source has closed its descriptors.
+    public func stop() async {
+        await stream.stop()
+        let task = consumer.withLock { $0 }
+        await task?.value
+    }
+
+    /// Waits for the stream to end by itself (after `rootRemoved`).
+    public func waitForEnd() async throws {
+        try await waitUntil("the stream to end") { $0.isFinished }
+    }
+
+    // MARK: Inspection
+
+    public var events: [FileSystemEvent] { state.withLock { $0.recorded.events } }
+    public var eventCount: Int { state.withLock { $0.recorded.events.count } }
+    public var diagnostics: [FileSystemWatchDiagnostic] { state.withLock { $0.recorded.diagnostics } }
+    public var isFinished: Bool { state.withLock { $0.recorded.isFinished } }
+    public var eventsBeforeReady: [FileSystemEvent] { state.withLock { $0.eventsBeforeReady } }
+
+    /// Events other than the harness's own markers, from `index` on.
+    public func scenarioEvents(from index: Int = 0) -> [FileSystemEvent] {
+        let all = events
+        return all[min(index, all.count)...].filter { !Self.isMarker($0.path) && !Self.isMarker($0.previousPath) }
+    }
+
+    static func isMarker(_ path: FilePath?) -> Bool {
+        guard let name = path?.lastComponent?.string else { return false }
+        return name.hasPrefix(markerPrefix)
+    }
+
+    /// The tree on disk as this watch should see it (recursion and filters applied).
+    public func readDisk() -> DiskTree {
+        let rootBytes = tree.bytes(of: options.roots[0])
+        let filter = options.filter
+        return DiskTree.read(root: rootBytes, recursive: options.isRecursive) { path, isDirectory in
+            filter.admits(relativePath: path.bytes, name: path.name.bytes, isDirectory: isDirectory)
+        }
+    }
+
+    /// Replays every event since `ready` on the initial tree and compares with the disk.
+    public func replay() throws -> ReplayModel {
+        guard let initial = initialTree.withLock({ $0 }) else { throw ConformanceFailure("no initial tree") }
+        var model = ReplayModel(initial: initial, root: options.roots[0])
+        for event in events { model.apply(event) }
+        return model
+    }
+
+    /// The replay invariant: fails with the first differences if replaying the events does
+    /// not give the tree on disk, or if any event could not be applied.
+    public func assertReplayMatchesDisk(_ context: @autoclosure () -> String = "") throws {
+        let before = eventsBeforeReady
+        try check(before.isEmpty, "events arrived before ready: \(before.prefix(5))")
+        let model = try replay()
+        let disk = readDisk()
+        var problems = model.anomalies.prefix(10).map { "anomaly: \($0)" }
+        problems += model.differences(from: disk).prefix(20)
+        if !problems.isEmpty {
+            let label = context()
+            throw ConformanceFailure(
+                "replay invariant broken\(label.isEmpty ? "" : " (\(label))") after \(eventCount) events:\n  "
+                    + problems.joined(separator: "\n  ")
+            )
+        }
+    }
+}

@@ -1,0 +1,76 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import FileSystemEventsCore
+
+extension ConformanceSuite {
+    static let burstScenarios: [ConformanceScenario] = [
+        ConformanceScenario(27, "10,000 files created across 10 directories in a burst") { context in
+            let watch = try await context.watch()
+            for directory in 0..<10 {
+                try context.tree.makeDirectory(RelativePath("burst\(directory)"))
+            }
+            for file in 0..<10_000 {
+                try context.tree.write(RelativePath("burst\(file % 10)/file\(file).dat"), "\(file)")
+            }
+            try await watch.sync()
+            let created = watch.scenarioEvents().filter { $0.kind == .created && $0.itemType == .file }.count
+            try check(created == 10_000, "expected 10000 created files, got \(created)")
+            try watch.assertReplayMatchesDisk()
+        },
+        ConformanceScenario(28, "a seeded random mix of every operation, 20 seeds") { context in
+            for seed in 1...20 {
+                let watch = try await context.watch()
+                var mix = RandomOperations(seed: UInt64(seed), tree: context.tree)
+                for _ in 0..<60 { try mix.step() }
+                try await watch.sync()
+                try watch.assertReplayMatchesDisk("seed \(seed), operations: \(mix.log.suffix(60).joined(separator: "; "))")
+                await watch.stop()
+            }
+        },
+        ConformanceScenario(32, "a stalled consumer and a burst beyond the kernel queue: nothing lost") { context in
+            let watch = try await context.watch { $0.bufferLimit = 64 }
+            watch.pause()
+            let count = Self.kernelQueueLimit() + 4_000
+            for directory in 0..<4 { try context.tree.makeDirectory(RelativePath("flood\(directory)")) }
+            for file in 0..<count {
+                try context.tree.write(RelativePath("flood\(file % 4)/f\(file)"), "")
+            }
+            try context.tree.removeTree("flood3")
+            try context.tree.rename("flood2", to: "flood2-renamed")
+            watch.resume()
+            try await watch.sync()
+            if watch.source.capabilities.canOverflow {
+                try check(watch.events.contains { $0.kind == .overflow },
+                          "\(count) events with a stalled consumer should overflow the kernel queue; no overflow was reported")
+            }
+            try watch.assertReplayMatchesDisk()
+            // And the watch keeps working afterwards.
+            try context.tree.write("flood2-renamed/after.txt", "a")
+            try await watch.sync()
+            try watch.expect(.created, "flood2-renamed/after.txt")
+            try watch.assertReplayMatchesDisk("after recovery")
+        },
+    ]
+
+    /// `fs.inotify.max_queued_events`, or its default where there is no such file.
+    static func kernelQueueLimit() -> Int {
+        guard let file = fopen("/proc/sys/fs/inotify/max_queued_events", "r") else { return 16_384 }
+        defer { fclose(file) }
+        var value: CLong = 0
+        return withUnsafeMutablePointer(to: &value) { pointer in
+            fscanf_long(file, pointer) == 1 ? Int(pointer.pointee) : 16_384
+        }
+    }
+}
+
+private func fscanf_long(_ file: UnsafeMutablePointer<FILE>, _ value: UnsafeMutablePointer<CLong>) -> CInt {
+    var buffer = [CChar](repeating: 0, count: 32)
+    guard fgets(&buffer, 32, file) != nil else { return 0 }
+    value.pointee = strtol(buffer, nil, 10)
+    return 1
+}

@@ -1,0 +1,55 @@
+import FileSystemEventsCore
+
+extension ConformanceSuite {
+    static let rootScenarios: [ConformanceScenario] = [
+        ConformanceScenario(22, "watching a single file: writes, an editor's atomic replace, deletion") { context in
+            try context.tree.write("single.txt", "one")
+            let file = context.tree.path("single.txt")
+            let watch = try await context.watch { $0.roots = [file] }
+            try context.tree.append("single.txt", " two")
+            try await watch.waitForEvent("modified single.txt") { $0.path == file && $0.kind == .modified }
+
+            // An editor's save: write a temporary file beside it, rename it over the original.
+            var index = watch.eventCount
+            try context.tree.write(".single.txt.tmp", "replaced content")
+            try context.tree.rename(".single.txt.tmp", to: "single.txt")
+            try await watch.waitForEvent("the replacement of single.txt", from: index) {
+                $0.path == file && ($0.kind == .created || $0.kind == .modified)
+            }
+            try watch.expectNothing(within: ".single.txt.tmp")
+
+            // The new file must still be watched.
+            index = watch.eventCount
+            try context.tree.append("single.txt", " and more")
+            try await watch.waitForEvent("modified single.txt after the replace", from: index) {
+                $0.path == file && $0.kind == .modified
+            }
+            index = watch.eventCount
+            try context.tree.remove("single.txt")
+            try await watch.waitForEvent("rootRemoved for single.txt", from: index) { $0.path == file && $0.kind == .rootRemoved }
+            try await watch.waitForEnd()
+        },
+        ConformanceScenario(23, "the root deleted: rootRemoved, and the sequence ends") { context in
+            try context.tree.makeDirectories("a/b")
+            try context.tree.write("a/b/c.txt", "x")
+            let watch = try await context.watch()
+            let root = context.tree.root
+            try context.tree.removeTree(.root)
+            try await watch.waitForEvent("rootRemoved") { $0.kind == .rootRemoved && $0.path == root }
+            try await watch.waitForEnd()
+            try check(watch.events.last?.kind == .rootRemoved, "events followed rootRemoved: \(watch.events.suffix(3))")
+            try watch.assertReplayMatchesDisk()
+        },
+        ConformanceScenario(24, "the root moved away: rootRemoved, and the sequence ends") { context in
+            try context.tree.write("inside.txt", "x")
+            let watch = try await context.watch()
+            let root = context.tree.root
+            try context.tree.rename(.root, to: "moved-root", to: .outside)
+            try await watch.waitForEvent("rootRemoved") { $0.kind == .rootRemoved && $0.path == root }
+            try await watch.waitForEnd()
+            // Changes in the moved tree are no longer ours.
+            try context.tree.write("moved-root/late.txt", "late", in: .outside)
+            try check(watch.events.last?.kind == .rootRemoved, "events followed rootRemoved: \(watch.events.suffix(3))")
+        },
+    ]
+}

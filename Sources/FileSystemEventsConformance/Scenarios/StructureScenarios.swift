@@ -1,0 +1,111 @@
+import FileSystemEventsCore
+
+extension ConformanceSuite {
+    static let structureScenarios: [ConformanceScenario] = [
+        ConformanceScenario(7, "mkdir -p eight levels deep plus a file at the bottom, 50 times, no pauses") { context in
+            let watch = try await context.watch()
+            let levels: [RelativePath] = (1...7).map { RelativePath("level\($0)") }
+            for round in 0..<50 {
+                var path = RelativePath("tree\(round)")
+                for level in levels { path = path / level }
+                try context.tree.makeDirectories(path)
+                try context.tree.write(path / "leaf.txt", "round \(round)")
+            }
+            try await watch.sync()
+            for round in [0, 17, 49] {
+                var path = RelativePath("tree\(round)")
+                try watch.expect(.created, path, type: .directory)
+                for level in levels {
+                    path = path / level
+                    try watch.expect(.created, path, type: .directory)
+                }
+                try watch.expect(.created, path / "leaf.txt", type: .file)
+            }
+            try watch.assertReplayMatchesDisk()
+        },
+        ConformanceScenario(16, "rm -rf a tree") { context in
+            for directory in ["doomed/a/b", "doomed/c"] { try context.tree.makeDirectories(RelativePath(directory)) }
+            for file in ["doomed/a/b/1.txt", "doomed/a/2.txt", "doomed/c/3.txt", "doomed/4.txt"] {
+                try context.tree.write(RelativePath(file), file)
+            }
+            let watch = try await context.watch()
+            try context.tree.removeTree("doomed")
+            try await watch.sync()
+            try watch.expect(.removed, "doomed", type: .directory)
+            try watch.assertReplayMatchesDisk()
+        },
+        ConformanceScenario(17, "create and delete the same subdirectory 30 times") { context in
+            let watch = try await context.watch()
+            for _ in 0..<30 {
+                try context.tree.makeDirectory("flicker")
+                try context.tree.write("flicker/inside.txt", "x")
+                try context.tree.removeTree("flicker")
+            }
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk()
+            try context.tree.makeDirectory("flicker")
+            try await watch.sync()
+            try watch.expect(.created, "flicker", type: .directory)
+            try watch.assertReplayMatchesDisk()
+        },
+        ConformanceScenario(18, "replace a directory with a file of the same name, and back") { context in
+            try context.tree.makeDirectories("shape/inner")
+            try context.tree.write("shape/inner/file.txt", "x")
+            let watch = try await context.watch()
+            try context.tree.removeTree("shape")
+            try context.tree.write("shape", "now a file")
+            try await watch.sync()
+            try watch.expect(.created, "shape", type: .file)
+            try watch.assertReplayMatchesDisk("directory became a file")
+            let index = watch.eventCount
+            try context.tree.remove("shape")
+            try context.tree.makeDirectory("shape")
+            try context.tree.write("shape/again.txt", "y")
+            try await watch.sync()
+            try watch.expect(.created, "shape", type: .directory, since: index)
+            try watch.expect(.created, "shape/again.txt", type: .file, since: index)
+            try watch.assertReplayMatchesDisk("file became a directory")
+        },
+        ConformanceScenario(21, "non-recursive mode reports only the root's children") { context in
+            try context.tree.makeDirectories("nested/deeper")
+            let watch = try await context.watch { $0.isRecursive = false }
+            try context.tree.write("nested/hidden.txt", "x")
+            try context.tree.write("nested/deeper/hidden.txt", "x")
+            try context.tree.write("top.txt", "y")
+            try context.tree.makeDirectory("second")
+            try context.tree.write("second/child.txt", "z")
+            try await watch.sync()
+            try watch.expect(.created, "top.txt", type: .file)
+            try watch.expect(.created, "second", type: .directory)
+            try watch.expectNothing(within: "nested")
+            try watch.expectNothing(within: "second/child.txt")
+            try watch.assertReplayMatchesDisk()
+        },
+        ConformanceScenario(31, "include and exclude filters") { context in
+            try context.tree.makeDirectories("build/obj")
+            let watch = try await context.watch { options in
+                options.filter = PathFilter(
+                    include: [PathGlob("*.txt"), PathGlob(WatchSession.markerPrefix + "*")],
+                    exclude: [PathGlob("*.tmp"), PathGlob("build")]
+                )
+            }
+            try context.tree.write("keep.txt", "k")
+            try context.tree.write("skip.log", "s")
+            try context.tree.write("scratch.tmp", "t")
+            try context.tree.write("build/out.txt", "b")
+            try context.tree.write("build/obj/x.txt", "b")
+            try context.tree.makeDirectory("src")
+            try context.tree.write("src/code.txt", "c")
+            try context.tree.write("src/code.tmp", "c")
+            try await watch.sync()
+            try watch.expect(.created, "keep.txt")
+            try watch.expect(.created, "src", type: .directory)
+            try watch.expect(.created, "src/code.txt")
+            try watch.expectNothing(within: "skip.log")
+            try watch.expectNothing(within: "scratch.tmp")
+            try watch.expectNothing(within: "src/code.tmp")
+            try watch.expectNothing(within: "build")
+            try watch.assertReplayMatchesDisk()
+        },
+    ]
+}

@@ -1,0 +1,60 @@
+import FileSystemEventsConformance
+import FileSystemEventsCore
+import Testing
+
+/// The diff against the replay invariant, without any backend timing in the way: scan,
+/// apply a seeded burst of random operations, scan again, and replay the diff's events on
+/// the first tree. Every seed and burst size is deterministic, so a failure reproduces.
+@Suite struct SnapshotDiffFuzzTests {
+    @Test("replaying the diff reproduces the new tree", arguments: [1, 3, 8, 25], [true, false])
+    func replayMatches(operationsPerScan: Int, withBirthTimes: Bool) throws {
+        for seed in 1...40 {
+            let tree = try ScratchTree()
+            let scanner = SnapshotScanner()
+            var operations = RandomOperations(seed: UInt64(seed), tree: tree)
+            var before = try scan(scanner, tree, withBirthTimes)
+            var disk = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
+            for round in 0..<6 {
+                for _ in 0..<operationsPerScan { try operations.step() }
+                let after = try scan(scanner, tree, withBirthTimes)
+                guard let oldTree = before.tree, let newTree = after.tree else {
+                    Issue.record("root is not a directory")
+                    return
+                }
+                let events = SnapshotDiff.events(from: oldTree, to: newTree, root: PathBuilder(root: tree.root))
+                var model = ReplayModel(initial: disk, root: tree.root)
+                for event in events { model.apply(event) }
+                disk = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
+                let problems = model.anomalies + model.differences(from: disk)
+                if !problems.isEmpty {
+                    Issue.record(
+                        """
+                        seed \(seed), round \(round), \(operationsPerScan) operations per scan, birth times \(withBirthTimes):
+                          \(problems.prefix(10).joined(separator: "\n  "))
+                        operations: \(operations.log.suffix(operationsPerScan).joined(separator: "; "))
+                        events:
+                          \(events.map(\.description).joined(separator: "\n  "))
+                        """
+                    )
+                    return
+                }
+                before = try scan(scanner, tree, withBirthTimes)
+            }
+        }
+    }
+
+    /// A scan, optionally without birth times, as on file systems that do not record them
+    /// (where the diff must fall back to mtime to refuse reused inodes as moves).
+    private func scan(_ scanner: SnapshotScanner, _ tree: ScratchTree, _ withBirthTimes: Bool) throws -> RootSnapshot {
+        let snapshot = try scanner.scan(root: tree.root).snapshot
+        if !withBirthTimes, let root = snapshot.tree { stripBirthTimes(root) }
+        return snapshot
+    }
+
+    private func stripBirthTimes(_ directory: SnapshotDirectory) {
+        for index in directory.entries.indices {
+            directory.entries[index].status.birthTime = 0
+            if let child = directory.entries[index].directory { stripBirthTimes(child) }
+        }
+    }
+}
