@@ -97,7 +97,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FilewatchCLITests",
-            dependencies: ["FileSystemEventsConformance"],
+            dependencies: ["filewatch", "FileSystemEventsConformance"],
             swiftSettings: strictSettings
         ),
     ]

@@ -1,3 +1,4 @@
 // Host apps import one module: the contract and every built-in backend.
 @_exported public import FileSystemEventsCore
 @_exported public import FileSystemEventsPolling
+@_exported public import SystemPackage

@@ -42,7 +42,7 @@ struct PollingWatch {
         var nextScan = MonotonicClock.nanoseconds() &+ interval
         while !channel.isTerminated {
             let now = MonotonicClock.nanoseconds()
-            if !channel.hasRoom {
+            if !channel.hasRoom && !channel.isFinishRequested {
                 // The consumer is behind: scanning now would only pile up more. Differences
                 // accumulate in the file system itself and the next diff reports them all.
                 if !channel.requestWakeupWhenRoom() {
@@ -51,6 +51,13 @@ struct PollingWatch {
                     continue
                 }
             }
+            if channel.isFinishRequested {
+                // One last look, so nothing that happened before the request is lost.
+                scanAll(now: now)
+                if !batcher.isEmpty { channel.send(.events(batcher.takeAll())) }
+                channel.finish()
+                return
+            }
             var timeout = nextScan > now ? CInt(min((nextScan - now + 999_999) / 1_000_000, UInt64(Int32.max))) : 0
             let batchDue = batcher.millisecondsUntilDue(now: now)
             if batchDue >= 0 { timeout = min(timeout, batchDue) }
@@ -58,6 +65,7 @@ struct PollingWatch {
                 _ = Syscalls.pollReadable([channel.wakeupDescriptor], timeoutMilliseconds: timeout)
                 channel.drainWakeups()
                 if channel.isTerminated { return }
+                if channel.isFinishRequested { continue }
             }
             let afterWait = MonotonicClock.nanoseconds()
             if afterWait >= nextScan {

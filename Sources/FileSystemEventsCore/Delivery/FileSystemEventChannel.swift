@@ -24,6 +24,7 @@ public final class FileSystemEventChannel: Sendable {
         var waiter: CheckedContinuation<Result<FileSystemWatchUpdate?, FileSystemEventsError>, Never>?
         var completion: Result<Void, FileSystemEventsError>?
         var isTerminated = false
+        var isFinishRequested = false
         var producerWantsRoom = false
         var producerHasExited = false
         var exitWaiters: [CheckedContinuation<Void, Never>] = []
@@ -105,6 +106,10 @@ public final class FileSystemEventChannel: Sendable {
     /// True once the consumer has gone away or asked the source to stop.
     public var isTerminated: Bool { state.withLock { $0.isTerminated } }
 
+    /// True once the consumer asked for a graceful end: deliver what has been observed
+    /// (flush the latency window; a polling source scans once more), then ``finish(throwing:)``.
+    public var isFinishRequested: Bool { state.withLock { $0.isFinishRequested } }
+
     /// True while the consumer keeps up (fewer buffered events than the limit).
     public var hasRoom: Bool { state.withLock { $0.bufferedEvents < bufferLimit } }
 
@@ -155,6 +160,15 @@ public final class FileSystemEventChannel: Sendable {
             }
         } onCancel: {
             terminate()
+        }
+    }
+
+    /// Asks the producer to deliver what it has observed and end the stream; idempotent.
+    package func requestFinish() {
+        state.withLock { state in
+            guard !state.isFinishRequested else { return }
+            state.isFinishRequested = true
+            Self.wake(&state)
         }
     }
 

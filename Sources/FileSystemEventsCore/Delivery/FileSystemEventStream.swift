@@ -47,7 +47,14 @@ public struct FileSystemEventStream: AsyncSequence, Sendable {
         storage = Storage(channel: channel, startupError: nil)
     }
 
-    /// Ends the watch and returns once its producer has closed every descriptor.
+    /// Ends the watch gracefully: the source delivers what it has already observed (a polling
+    /// source scans once more), then the sequence ends. For a clean exit on SIGINT.
+    public func finish() {
+        storage.channel?.requestFinish()
+    }
+
+    /// Ends the watch at once, dropping undelivered updates, and returns once its producer
+    /// has closed every descriptor.
     public func stop() async {
         guard let channel = storage.channel else { return }
         channel.terminate()

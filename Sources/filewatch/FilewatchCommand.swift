@@ -1,0 +1,92 @@
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `filewatch`: tells people and scripts what changes on disk.
+@main
+struct FilewatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "filewatch",
+        abstract: "Report changes to files and directories as they happen.",
+        discussion: """
+            Exit status: 0 after a clean stop (SIGINT, SIGTERM, or every root removed), 2 for bad \
+            input (a missing root, an unknown backend, an unreadable configuration file, a bad \
+            value), 1 when a watch fails after it started.
+            """,
+        subcommands: [WatchCommand.self, BackendsCommand.self],
+        defaultSubcommand: WatchCommand.self
+    )
+
+    /// Parses and runs, turning every failure into one line on stderr and exit status 2
+    /// (bad input) or 1 (a failure after the watch started).
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let exit as ExitCode {
+            Foundation_exit(exit.rawValue)
+        } catch let failure as CommandFailure {
+            StandardError.line("filewatch: error: \(failure.message)")
+            Foundation_exit(failure.exitCode)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                // --help, --version: ArgumentParser's own text.
+                exit(withError: error)
+            }
+            let message = FilewatchCommand.message(for: error)
+                .split(separator: "\n").first.map(String.init) ?? "invalid input"
+            StandardError.line("filewatch: error: \(message.replacingOccurrences(of: "Error: ", with: ""))")
+            Foundation_exit(2)
+        }
+    }
+}
+
+/// A failure with the exit status it deserves.
+struct CommandFailure: Error {
+    var message: String
+    var exitCode: Int32
+
+    static func badInput(_ message: String) -> CommandFailure { CommandFailure(message: message, exitCode: 2) }
+    static func failed(_ message: String) -> CommandFailure { CommandFailure(message: message, exitCode: 1) }
+}
+
+func Foundation_exit(_ code: Int32) -> Never {
+    exit(code)
+}
+
+extension String {
+    func replacingOccurrences(of target: String, with replacement: String) -> String {
+        guard !target.isEmpty else { return self }
+        var result = ""
+        var rest = Substring(self)
+        while let range = rest.range(of: target) {
+            result += rest[..<range.lowerBound]
+            result += replacement
+            rest = rest[range.upperBound...]
+        }
+        return result + rest
+    }
+}
+
+extension Substring {
+    func range(of target: String) -> Range<Substring.Index>? {
+        var index = startIndex
+        while index < endIndex {
+            if self[index...].hasPrefix(target) {
+                return index..<self.index(index, offsetBy: target.count)
+            }
+            index = self.index(after: index)
+        }
+        return nil
+    }
+}

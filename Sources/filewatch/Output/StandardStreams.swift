@@ -1,0 +1,37 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes whole batches straight to descriptor 1, so each batch reaches a pipe at once
+/// (stdio would hold it back in a block buffer). A closed pipe ends the program quietly, as
+/// `filewatch ... | head` expects.
+struct StandardOutput {
+    func write(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc_write(1, $0.baseAddress, $0.count) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                exit(errno == EPIPE ? 0 : 1)
+            }
+            offset += written
+        }
+    }
+}
+
+enum StandardError {
+    static func line(_ text: String) {
+        var bytes = Array(text.utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        _ = bytes.withUnsafeBytes { Glibc_write(2, $0.baseAddress, $0.count) }
+    }
+}
+
+private func Glibc_write(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
+    write(fd, buffer, count)
+}

@@ -1,0 +1,167 @@
+import FileSystemEventsConformance
+import Foundation
+import Testing
+
+/// The `filewatch` binary end to end: its exit codes, its one-line errors, and the JSON Lines
+/// contract of docs/cli-json.md, checked by parsing the output as a script would.
+@Suite(.serialized)
+struct FilewatchCLITests {
+    // MARK: Bad input: one line on stderr, exit status 2, before anything is watched
+
+    @Test("a root that does not exist")
+    func missingRoot() async throws {
+        let (status, output, error) = try await FilewatchProcess.run(["watch", "/nonexistent/filewatch-test"])
+        #expect(status == 2)
+        #expect(output.isEmpty)
+        #expect(error.split(separator: "\n").count == 1)
+        #expect(error.contains("does not exist"))
+    }
+
+    @Test("an unknown backend names the known ones")
+    func unknownBackend() async throws {
+        let tree = try ScratchTree()
+        let (status, _, error) = try await FilewatchProcess.run(["watch", "--backend", "nonsense", tree.root.string])
+        #expect(status == 2)
+        #expect(error.split(separator: "\n").count == 1)
+        #expect(error.contains("filewatch.backend"))
+        #expect(error.contains("polling"))
+    }
+
+    @Test("a bad environment value names its key")
+    func badEnvironmentValue() async throws {
+        let tree = try ScratchTree()
+        let (status, _, error) = try await FilewatchProcess.run(["watch", tree.root.string], environment: ["FILEWATCH_POLL_INTERVAL": "soon"])
+        #expect(status == 2)
+        #expect(error.split(separator: "\n").count == 1)
+        #expect(error.contains("FILEWATCH_POLL_INTERVAL"))
+    }
+
+    @Test("a bad value in the configuration file names its key")
+    func badConfigurationValue() async throws {
+        let tree = try ScratchTree()
+        try tree.write("config.json", #"{"filewatch": {"latency": "later"}}"#, in: .outside)
+        let (status, _, error) = try await FilewatchProcess.run(["watch", "--config", tree.path("config.json", in: .outside).string, tree.root.string])
+        #expect(status == 2)
+        #expect(error.split(separator: "\n").count == 1)
+        #expect(error.contains("filewatch.latency"))
+    }
+
+    @Test("an unreadable configuration file")
+    func unreadableConfigurationFile() async throws {
+        let tree = try ScratchTree()
+        let (status, _, error) = try await FilewatchProcess.run(["watch", "--config", tree.path("absent.json", in: .outside).string, tree.root.string])
+        #expect(status == 2)
+        #expect(error.split(separator: "\n").count == 1)
+        #expect(error.contains("configuration file"))
+    }
+
+    @Test("a negative latency")
+    func badFlag() async throws {
+        let tree = try ScratchTree()
+        let (status, _, error) = try await FilewatchProcess.run(["watch", "--latency=-2", tree.root.string])
+        #expect(status == 2)
+        #expect(error.split(separator: "\n").count == 1)
+        #expect(error.contains("--latency"))
+    }
+
+    @Test("an unavailable backend says which trait and package enable it")
+    func unavailableBackend() async throws {
+        let (status, lines, _) = try await FilewatchProcess.run(["backends", "--format", "json"])
+        #expect(status == 0)
+        let backends = try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] ?? [:] }
+        #expect(backends.compactMap { $0["name"] as? String } == ["auto", "polling", "inotify", "inotifytools"])
+        for backend in backends where backend["available"] as? Bool == false {
+            #expect((backend["remedy"] as? String)?.isEmpty == false, "no remedy for \(backend)")
+        }
+        if let tools = backends.first(where: { $0["name"] as? String == "inotifytools" }), tools["available"] as? Bool == false {
+            let tree = try ScratchTree()
+            let (watchStatus, _, error) = try await FilewatchProcess.run(["watch", "--backend", "inotifytools", tree.root.string])
+            #expect(watchStatus == 2)
+            #expect(error.contains("InotifyTools") && error.contains("libinotifytools0-dev"))
+        }
+    }
+
+    // MARK: The JSON Lines contract
+
+    @Test("JSON Lines: ready, events, lossless paths, SIGINT exits 0", arguments: ["polling", "auto"])
+    func jsonLines(backend: String) async throws {
+        let tree = try ScratchTree()
+        try tree.write("existing.txt", "before")
+        let watch = try FilewatchProcess(["watch", tree.root.string, "--format", "json", "--backend", backend, "--poll-interval", "0.05"])
+        let readyLine = try await watch.waitForLine("the ready line") { $0.contains(#""kind":"ready""#) }
+        let ready = try object(readyLine)
+        #expect(ready["backend"] as? String != nil && ready["backend"] as? String != "auto")
+        #expect(ready["roots"] as? [String] == [tree.root.string])
+
+        try tree.write("new.txt", "hello")
+        try tree.rename("existing.txt", to: "renamed.txt")
+        let odd = RelativePath(bytes: Array("bad".utf8) + [0xFF, 0xFE])
+        try tree.write(odd, "x")
+        try await watch.waitForLine("the odd name") { $0.contains("pathBytes") }
+        try await watch.waitForLine("new.txt") { $0.contains("new.txt") }
+        try await watch.waitForLine("the rename") { $0.contains(#""kind":"renamed""#) }
+        watch.signal(SIGINT)
+        #expect(try await watch.waitForExit() == 0)
+
+        let records = try watch.outputLines.map(object)
+        #expect(records.first?["kind"] as? String == "ready")
+        for record in records.dropFirst() {
+            #expect(record["time"] is String)
+            #expect(["created", "removed", "modified", "attributesChanged", "renamed", "overflow", "rootRemoved"].contains(record["kind"] as? String ?? ""))
+            #expect(["file", "directory", "symlink", "other", "unknown"].contains(record["type"] as? String ?? ""))
+        }
+        let created = try #require(records.first { $0["kind"] as? String == "created" && ($0["path"] as? String)?.hasSuffix("/new.txt") == true })
+        #expect(created["path"] as? String == tree.path("new.txt").string)
+        let renamed = try #require(records.first { $0["kind"] as? String == "renamed" })
+        #expect(renamed["previousPath"] as? String == tree.path("existing.txt").string)
+        #expect(renamed["path"] as? String == tree.path("renamed.txt").string)
+        let oddRecord = try #require(records.first { $0["pathBytes"] != nil })
+        let decoded = try #require(Data(base64Encoded: oddRecord["pathBytes"] as? String ?? ""))
+        #expect(Array(decoded) == Array(tree.root.string.utf8) + [UInt8(ascii: "/")] + odd.bytes)
+    }
+
+    @Test("SIGTERM flushes what is pending before exiting 0")
+    func sigtermFlushes() async throws {
+        let tree = try ScratchTree()
+        // A latency window and a poll interval far longer than the test: only the flush on
+        // SIGTERM can make the change appear.
+        let watch = try FilewatchProcess(["watch", tree.root.string, "--format", "json", "--backend", "polling",
+                                          "--poll-interval", "3600", "--latency", "3600"])
+        try await watch.waitForLine("the ready line") { $0.contains(#""kind":"ready""#) }
+        try tree.write("pending.txt", "p")
+        watch.signal(SIGTERM)
+        #expect(try await watch.waitForExit() == 0)
+        #expect(watch.outputLines.contains { $0.contains("pending.txt") && $0.contains(#""kind":"created""#) })
+    }
+
+    @Test("text output: aligned columns, relative paths, one line per event")
+    func textOutput() async throws {
+        let tree = try ScratchTree()
+        let watch = try FilewatchProcess(["watch", "--backend", "polling", "--poll-interval", "0.05", "."], directory: URL(fileURLWithPath: tree.root.string))
+        try await watch.waitForLine("the ready line") { $0.contains("ready") }
+        try tree.write("line\nbreak.txt", "x")
+        let line = try await watch.waitForLine("the created line") { $0.contains("created") }
+        watch.signal(SIGINT)
+        #expect(try await watch.waitForExit() == 0)
+        #expect(line.hasPrefix("+"))
+        #expect(line.contains("line\\nbreak.txt"))
+        #expect(!line.contains(tree.root.string))
+    }
+
+    @Test("the stream ends with exit status 0 when the root is removed")
+    func rootRemoved() async throws {
+        let tree = try ScratchTree()
+        let watch = try FilewatchProcess(["watch", tree.root.string, "--format", "json", "--backend", "polling", "--poll-interval", "0.05"])
+        try await watch.waitForLine("the ready line") { $0.contains(#""kind":"ready""#) }
+        try tree.removeTree(.root)
+        try await watch.waitForLine("rootRemoved") { $0.contains(#""kind":"rootRemoved""#) }
+        #expect(try await watch.waitForExit() == 0)
+    }
+
+    private func object(_ line: String) throws -> [String: Any] {
+        guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+            throw CLITestFailure("not a JSON object: \(line)")
+        }
+        return object
+    }
+}

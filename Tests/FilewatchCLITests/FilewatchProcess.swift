@@ -1,0 +1,159 @@
+import Foundation
+import Synchronization
+
+/// The built `filewatch` binary, run as a user would run it, with its output read line by
+/// line as it arrives. Waiting is for a line or for the exit, with a deadline; never a sleep.
+final class FilewatchProcess: Sendable {
+    static var binary: URL {
+        // The test bundle and the executable are built into the same directory.
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        return executable.deletingLastPathComponent().appendingPathComponent("filewatch")
+    }
+
+    private let process: Process
+    private let lines = Mutex<[String]>([])
+    private let errorText = Mutex<String>("")
+    /// Bumped on every output chunk and at end of file, so a waiter never misses a wakeup
+    /// that happened between its check and its wait.
+    private let changes = Mutex<(generation: Int, closedPipes: Int, waiters: [CheckedContinuation<Void, Never>])>((0, 0, []))
+
+    init(_ arguments: [String], environment: [String: String] = [:], directory: URL? = nil) throws {
+        process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for key in env.keys where key.hasPrefix("FILEWATCH_") { env[key] = nil }
+        env.merge(environment) { $1 }
+        process.environment = env
+        if let directory { process.currentDirectoryURL = directory }
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        read(output.fileHandleForReading) { [self] chunk in
+            lines.withLock { $0.append(contentsOf: chunk) }
+        }
+        read(error.fileHandleForReading) { [self] chunk in
+            errorText.withLock { $0 += chunk.joined(separator: "\n") + "\n" }
+        }
+    }
+
+    /// Reads a pipe on a thread of its own, splitting it into lines.
+    private func read(_ handle: FileHandle, _ deliver: @escaping @Sendable ([String]) -> Void) {
+        let thread = Thread { [self] in
+            var pending = Data()
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { break }
+                pending.append(data)
+                var complete: [String] = []
+                while let newline = pending.firstIndex(of: 0x0A) {
+                    complete.append(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
+                    pending.removeSubrange(pending.startIndex...newline)
+                }
+                if !complete.isEmpty {
+                    deliver(complete)
+                    notify()
+                }
+            }
+            if !pending.isEmpty { deliver([String(decoding: pending, as: UTF8.self)]) }
+            changes.withLock { $0.closedPipes += 1 }
+            notify()
+        }
+        thread.start()
+    }
+
+    private func notify() {
+        let waiters = changes.withLock { state in
+            state.generation += 1
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private var generation: Int { changes.withLock { $0.generation } }
+    private var outputClosed: Bool { changes.withLock { $0.closedPipes == 2 } }
+
+    var outputLines: [String] { lines.withLock { $0 } }
+    var standardError: String { errorText.withLock { $0 } }
+
+    /// Waits until some output line satisfies `predicate`; returns it.
+    @discardableResult
+    func waitForLine(
+        _ what: String,
+        timeout: Duration = .seconds(60),
+        where predicate: @escaping @Sendable (String) -> Bool
+    ) async throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let seen = generation
+            if let line = outputLines.first(where: predicate) { return line }
+            if outputClosed {
+                throw CLITestFailure("filewatch exited (\(process.terminationStatus)) before \(what); stderr: \(standardError)")
+            }
+            guard ContinuousClock.now < deadline else {
+                throw CLITestFailure("timed out waiting for \(what); output so far:\n\(outputLines.joined(separator: "\n"))")
+            }
+            await waitForChange(after: seen, until: deadline)
+        }
+    }
+
+    /// Returns when output arrives or a pipe closes (or at the deadline).
+    private func waitForChange(after seen: Int, until deadline: ContinuousClock.Instant) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [self] in
+                await withCheckedContinuation { continuation in
+                    let current = changes.withLock { state -> Bool in
+                        if state.generation != seen { return true }
+                        state.waiters.append(continuation)
+                        return false
+                    }
+                    if current { continuation.resume() }
+                }
+            }
+            group.addTask {
+                // The deadline of the wait; output or the process's exit ends it first.
+                try? await Task.sleep(until: deadline)
+            }
+            await group.next()
+            group.cancelAll()
+            self.notify()
+        }
+    }
+
+    func signal(_ number: Int32) {
+        kill(process.processIdentifier, number)
+    }
+
+    /// Waits for the process to exit and returns its status.
+    func waitForExit(timeout: Duration = .seconds(60)) async throws -> Int32 {
+        let deadline = ContinuousClock.now + timeout
+        // Both pipes close when the process exits (nothing else holds their write ends).
+        while !outputClosed {
+            let seen = generation
+            guard ContinuousClock.now < deadline else {
+                process.terminate()
+                throw CLITestFailure("filewatch did not exit; stderr: \(standardError)")
+            }
+            if outputClosed { break }
+            await waitForChange(after: seen, until: deadline)
+        }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Runs to completion: (status, stdout lines, stderr).
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> (Int32, [String], String) {
+        let process = try FilewatchProcess(arguments, environment: environment)
+        let status = try await process.waitForExit()
+        return (status, process.outputLines, process.standardError)
+    }
+}
+
+struct CLITestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
