@@ -1,5 +1,6 @@
 import FileSystemEvents
 import FileSystemEventsConformance
+import Foundation
 import Testing
 
 /// Every scenario against every backend. Serialized: scenario 29 counts the process's open
@@ -7,7 +8,17 @@ import Testing
 /// two cores.
 @Suite(.serialized)
 struct ConformanceTests {
-    @Test("polling backend", arguments: ConformanceSuite.scenarios)
+    /// All scenarios, or those listed in FILEWATCH_CONFORMANCE_ONLY (comma-separated numbers),
+    /// which scripts/test.sh uses to rerun one scenario as an unprivileged user.
+    static let scenarios: [ConformanceScenario] = {
+        guard let only = ProcessInfo.processInfo.environment["FILEWATCH_CONFORMANCE_ONLY"] else {
+            return ConformanceSuite.scenarios
+        }
+        let numbers = Set(only.split(separator: ",").compactMap { Int($0) })
+        return ConformanceSuite.scenarios.filter { numbers.contains($0.number) }
+    }()
+
+    @Test("polling backend", arguments: scenarios)
     func polling(_ scenario: ConformanceScenario) async throws {
         try await run(scenario, against: ConformanceBackends.polling)
     }
