@@ -57,6 +57,12 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        .target(
+            name: "FileSystemEventsInotify",
+            dependencies: ["FileSystemEventsCore", "CFileSystemEventsShims"],
+            swiftSettings: strictSettings
+        ),
+
         // The product host apps import: re-exports the core and picks a backend by name.
         .target(
             name: "FileSystemEvents",
@@ -64,6 +70,7 @@ let package = Package(
                 "CFileSystemEventsShims",
                 "FileSystemEventsCore",
                 "FileSystemEventsPolling",
+                .target(name: "FileSystemEventsInotify", condition: .when(platforms: [.linux])),
                 .product(name: "Configuration", package: "swift-configuration"),
             ],
             swiftSettings: strictSettings
@@ -93,6 +100,14 @@ let package = Package(
         .testTarget(
             name: "ConformanceTests",
             dependencies: ["FileSystemEvents", "FileSystemEventsConformance"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "InotifyBackendTests",
+            dependencies: [
+                .target(name: "FileSystemEventsInotify", condition: .when(platforms: [.linux])),
+                "FileSystemEventsConformance",
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

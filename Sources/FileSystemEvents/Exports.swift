@@ -2,3 +2,6 @@
 @_exported public import FileSystemEventsCore
 @_exported public import FileSystemEventsPolling
 @_exported public import SystemPackage
+#if os(Linux)
+@_exported public import FileSystemEventsInotify
+#endif

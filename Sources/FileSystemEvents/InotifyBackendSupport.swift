@@ -1,16 +1,33 @@
 import FileSystemEventsCore
+#if os(Linux)
+import FileSystemEventsInotify
+#endif
 
 /// Glue between the backend enum and the raw inotify backend, kept apart so the enum reads
 /// the same on platforms without inotify.
 enum InotifyBackendSupport {
     static var availability: FileSystemEventBackend.Availability {
-        .unavailable(reason: "the raw inotify backend is not built yet", remedy: "use the polling backend")
+        #if os(Linux)
+        return .available
+        #else
+        return .unavailable(reason: "inotify exists only on Linux", remedy: "use the polling backend")
+        #endif
     }
 
-    static var capabilities: FileSystemEventSourceCapabilities? { nil }
+    static var capabilities: FileSystemEventSourceCapabilities? {
+        #if os(Linux)
+        return InotifyEventSource.capabilities
+        #else
+        return nil
+        #endif
+    }
 
     static func makeSource(options: WatchOptions) throws(FileSystemEventsError) -> any FileSystemEventSource {
-        throw .backendUnavailable(name: "inotify", reason: "not built yet", remedy: "use the polling backend")
+        #if os(Linux)
+        return InotifyEventSource(options: options)
+        #else
+        throw .backendUnavailable(name: "inotify", reason: "inotify exists only on Linux", remedy: "use the polling backend")
+        #endif
     }
 }
 

@@ -22,6 +22,11 @@ struct ConformanceTests {
     func polling(_ scenario: ConformanceScenario) async throws {
         try await run(scenario, against: ConformanceBackends.polling)
     }
+
+    @Test("inotify backend", .enabled(if: FileSystemEventBackend.inotify.availability.isAvailable), arguments: scenarios)
+    func inotify(_ scenario: ConformanceScenario) async throws {
+        try await run(scenario, against: ConformanceBackends.named(.inotify))
+    }
 }
 
 func run(_ scenario: ConformanceScenario, against backend: ConformanceBackend) async throws {

@@ -279,6 +279,7 @@ public final class WatchSession: Sendable {
             throw ConformanceFailure(
                 "replay invariant broken\(label.isEmpty ? "" : " (\(label))") after \(eventCount) events:\n  "
                     + problems.joined(separator: "\n  ")
+                    + "\nlast events:\n  " + events.suffix(40).map(\.description).joined(separator: "\n  ")
             )
         }
     }

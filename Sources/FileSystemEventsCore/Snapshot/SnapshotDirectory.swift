@@ -5,9 +5,10 @@
 /// Entries are values, so the common case (a file) costs one array slot and its name.
 package final class SnapshotDirectory {
     package var entries: [SnapshotEntry]
-    /// The directory that holds this one, or `nil` for a root. Not retained: a parent always
-    /// outlives its children inside one snapshot, and the diff re-links it when it moves one.
-    package unowned(unsafe) var parent: SnapshotDirectory?
+    /// The directory that holds this one, or `nil` for a root (or once that parent is gone).
+    /// Weak, not unowned: the diff keeps references into subtrees it has detached, and must be
+    /// able to walk up from them safely.
+    package weak var parent: SnapshotDirectory?
     package var name: [UInt8]
     /// Set when the directory could not be listed. `entries` then holds what was known before,
     /// so an unreadable directory is not mistaken for an emptied one.

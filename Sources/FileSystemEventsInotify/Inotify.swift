@@ -1,0 +1,130 @@
+#if os(Linux)
+import Glibc
+import FileSystemEventsCore
+import Synchronization
+package import SystemPackage
+
+/// The inotify(7) system calls, wrapped once: `EINTR` retried, failures as `Errno`.
+///
+/// Glibc imports `struct inotify_event` without its flexible `name` member and does not import
+/// `IN_ALL_EVENTS`, so the masks are spelled out here and events are parsed from raw bytes.
+package enum Inotify {
+    package struct Mask: OptionSet, Sendable, Hashable {
+        package let rawValue: UInt32
+        package init(rawValue: UInt32) { self.rawValue = rawValue }
+
+        package static let access = Mask(rawValue: 0x0000_0001)
+        package static let modify = Mask(rawValue: 0x0000_0002)
+        package static let attrib = Mask(rawValue: 0x0000_0004)
+        package static let closeWrite = Mask(rawValue: 0x0000_0008)
+        package static let closeNoWrite = Mask(rawValue: 0x0000_0010)
+        package static let open = Mask(rawValue: 0x0000_0020)
+        package static let movedFrom = Mask(rawValue: 0x0000_0040)
+        package static let movedTo = Mask(rawValue: 0x0000_0080)
+        package static let create = Mask(rawValue: 0x0000_0100)
+        package static let delete = Mask(rawValue: 0x0000_0200)
+        package static let deleteSelf = Mask(rawValue: 0x0000_0400)
+        package static let moveSelf = Mask(rawValue: 0x0000_0800)
+        package static let unmount = Mask(rawValue: 0x0000_2000)
+        package static let queueOverflow = Mask(rawValue: 0x0000_4000)
+        package static let ignored = Mask(rawValue: 0x0000_8000)
+        package static let onlyDirectory = Mask(rawValue: 0x0100_0000)
+        package static let dontFollow = Mask(rawValue: 0x0200_0000)
+        package static let excludeUnlinked = Mask(rawValue: 0x0400_0000)
+        package static let maskAdd = Mask(rawValue: 0x2000_0000)
+        package static let isDirectory = Mask(rawValue: 0x4000_0000)
+
+        /// What the event model needs, and nothing else: no `IN_ACCESS`/`IN_OPEN` noise.
+        package static let eventModel: Mask = [
+            .modify, .attrib, .movedFrom, .movedTo, .create, .delete, .deleteSelf, .moveSelf,
+        ]
+    }
+
+    /// One parsed `struct inotify_event`.
+    package struct Event: Sendable {
+        package var watch: CInt
+        package var mask: Mask
+        package var cookie: UInt32
+        /// Empty for events about the watched item itself.
+        package var name: [UInt8]
+    }
+
+    package static let nonBlocking: CInt = 0o4000  // IN_NONBLOCK == O_NONBLOCK
+    package static let closeOnExec: CInt = 0o2000000  // IN_CLOEXEC == O_CLOEXEC
+
+    package static func initialize() -> Result<CInt, Errno> {
+        valueOrErrno(retryOnInterrupt: true) { inotify_init1(nonBlocking | closeOnExec) }
+    }
+
+    package static func addWatch(_ descriptor: CInt, path: [UInt8], mask: Mask) -> Result<CInt, Errno> {
+        if let injected = FaultInjection.shared.failure(forAddWatch: path) { return .failure(injected) }
+        return withCString(path) { pointer in
+            valueOrErrno(retryOnInterrupt: true) { inotify_add_watch(descriptor, pointer, mask.rawValue) }
+        }
+    }
+
+    @discardableResult
+    package static func removeWatch(_ descriptor: CInt, watch: CInt) -> Result<Void, Errno> {
+        valueOrErrno(retryOnInterrupt: true) { inotify_rm_watch(descriptor, watch) }.map { _ in () }
+    }
+
+    /// Parses every complete event in `buffer`.
+    package static func parse(_ buffer: UnsafeRawBufferPointer, into events: inout [Event]) {
+        let header = 16
+        var offset = 0
+        while offset + header <= buffer.count {
+            let watch = buffer.loadUnaligned(fromByteOffset: offset, as: Int32.self)
+            let mask = buffer.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
+            let cookie = buffer.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self)
+            let length = Int(buffer.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+            guard offset + header + length <= buffer.count else { break }
+            var name: [UInt8] = []
+            if length > 0 {
+                let bytes = UnsafeRawBufferPointer(rebasing: buffer[(offset + header)..<(offset + header + length)])
+                let end = bytes.firstIndex(of: 0) ?? bytes.count
+                name = Array(bytes[..<end])
+            }
+            events.append(Event(watch: watch, mask: Mask(rawValue: mask), cookie: cookie, name: name))
+            offset += header + length
+        }
+    }
+
+    /// Reads a number from /proc/sys/fs/inotify (for error messages that name the limit).
+    package static func limit(_ name: String) -> Int? {
+        guard let file = fopen("/proc/sys/fs/inotify/\(name)", "r") else { return nil }
+        defer { fclose(file) }
+        var buffer = [CChar](repeating: 0, count: 32)
+        guard fgets(&buffer, 32, file) != nil else { return nil }
+        let text = String(decoding: buffer.prefix { $0 != 0 && $0 != 10 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return Int(text)
+    }
+
+    /// Lets tests make `inotify_add_watch` fail the way a full system does, without lowering
+    /// a machine-wide sysctl under other processes' feet.
+    package final class FaultInjection: Sendable {
+        package static let shared = FaultInjection()
+        private let state = Mutex<(remaining: Int, error: Errno)?>(nil)
+
+        /// After `successes` more calls, every `inotify_add_watch` fails with `error`.
+        package func failAddWatch(after successes: Int, with error: Errno = .noSpace) {
+            state.withLock { $0 = (successes, error) }
+        }
+
+        package func reset() {
+            state.withLock { $0 = nil }
+        }
+
+        func failure(forAddWatch path: [UInt8]) -> Errno? {
+            state.withLock { state in
+                guard var current = state else { return nil }
+                if current.remaining > 0 {
+                    current.remaining -= 1
+                    state = current
+                    return nil
+                }
+                return current.error
+            }
+        }
+    }
+}
+#endif

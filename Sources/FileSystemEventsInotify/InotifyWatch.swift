@@ -1,0 +1,251 @@
+#if os(Linux)
+import Glibc
+import FileSystemEventsCore
+import SystemPackage
+
+/// One running inotify watch: the producer behind ``InotifyEventSource``.
+///
+/// One descriptor, drained until `EAGAIN` into a 256 KiB buffer whenever `poll` says it is
+/// readable; the channel's wakeup pipe is in the same `poll`, so a stop is seen at once. No
+/// timers: renames pair by cookie within the kernel's ordered queue, and the latency window
+/// closes through the `poll` timeout.
+struct InotifyWatch {
+    let options: WatchOptions
+    let channel: FileSystemEventChannel
+    var descriptor: CInt = -1
+    var roots: [WatchedRoot] = []
+    /// What each watch descriptor stands for.
+    var targets: [CInt: WatchTargets] = [:]
+    var batcher: EventBatcher
+    /// Events produced while handling the current kernel read, delivered through `batcher`.
+    var produced: [FileSystemEvent] = []
+    /// A `IN_MOVED_FROM` whose `IN_MOVED_TO` has not been read yet.
+    var pendingMoveFrom: Inotify.Event?
+    /// Wall-clock nanoseconds before the last read that found the queue empty: after an
+    /// overflow, anything changed since then may have gone unreported.
+    var drainedAt: Int64 = 0
+    /// Directories reported unreadable, reported once each.
+    var reportedUnreadable: Set<[UInt8]> = []
+    /// Paths of files known to share an inode (hard links), so a write through one reports all.
+    var hardLinks = HardLinkIndex()
+    /// Entries created while their path was stale (see ``verifyUnverified()``).
+    var unverified: [(WatchedDirectory, [UInt8])] = []
+    /// A failure found while handling events (the watch limit, say) that ends the watch.
+    var pendingFailure: FileSystemEventsError?
+
+    static let readBufferSize = 256 * 1024
+
+    var watchMask: Inotify.Mask {
+        var mask = Inotify.Mask.eventModel.union([.onlyDirectory, .excludeUnlinked])
+        if !options.followsSymlinks { mask.insert(.dontFollow) }
+        return mask
+    }
+
+    struct WatchedRoot {
+        let path: FilePath
+        let paths: PathBuilder
+        let bytes: [UInt8]
+        /// The root's device: inotify reports no identities, the model knows inode numbers.
+        let device: UInt64
+        var kind: Kind
+        var isRemoved = false
+
+        enum Kind {
+            case directory(WatchedDirectory)
+            /// A single file, watched through its parent directory.
+            case file(parentWatch: CInt, name: [UInt8], type: FileItemType, inode: UInt64)
+        }
+    }
+
+    struct WatchTargets {
+        var directories: [WatchedDirectory] = []
+        var fileRoots: [Int] = []
+        var isEmpty: Bool { directories.isEmpty && fileRoots.isEmpty }
+    }
+
+    init(options: WatchOptions, channel: FileSystemEventChannel) {
+        self.options = options
+        self.channel = channel
+        self.batcher = EventBatcher(latency: options.latency)
+    }
+
+    // MARK: Run loop
+
+    mutating func run() {
+        defer {
+            if descriptor >= 0 { Syscalls.close(descriptor) }
+        }
+        switch Inotify.initialize() {
+        case .success(let fd): descriptor = fd
+        case .failure(let errno):
+            if errno == .tooManyOpenFiles {
+                channel.finish(throwing: .instanceLimitReached(currentLimit: Inotify.limit("max_user_instances")))
+            } else {
+                channel.finish(throwing: .systemCallFailed(call: "inotify_init1", path: nil, errno: errno))
+            }
+            return
+        }
+        channel.send(.scanStarted(roots: options.roots))
+        drainedAt = FileSystemEvent.Timestamp.now().nanosecondsSinceEpoch
+        do {
+            for (index, root) in options.roots.enumerated() {
+                try addRoot(root, index: index)
+            }
+        } catch {
+            channel.finish(throwing: error)
+            return
+        }
+        flushDiagnostics()
+        guard channel.send(.ready(roots: options.roots)) != .terminated else { return }
+
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readBufferSize, alignment: 8)
+        defer { buffer.deallocate() }
+        var parsed: [Inotify.Event] = []
+        parsed.reserveCapacity(4096)
+
+        while !channel.isTerminated {
+            if channel.isFinishRequested {
+                _ = readAvailable(buffer, &parsed)
+                deliver(all: true)
+                channel.finish()
+                return
+            }
+            if !channel.hasRoom {
+                // The consumer is behind. Stop reading: the kernel queue absorbs what it can,
+                // then overflows, and the rescan after IN_Q_OVERFLOW reconciles. Memory stays
+                // bounded by the buffer limit.
+                if !channel.requestWakeupWhenRoom() {
+                    _ = Syscalls.pollReadable([channel.wakeupDescriptor], timeoutMilliseconds: -1)
+                    channel.drainWakeups()
+                    continue
+                }
+            }
+            let timeout = batcher.millisecondsUntilDue(now: MonotonicClock.nanoseconds())
+            let ready: [Int16]
+            switch Syscalls.pollReadable([descriptor, channel.wakeupDescriptor], timeoutMilliseconds: timeout) {
+            case .success(let revents): ready = revents
+            case .failure(let errno):
+                channel.finish(throwing: .systemCallFailed(call: "poll", path: nil, errno: errno))
+                return
+            }
+            if ready[1] != 0 { channel.drainWakeups() }
+            if ready[0] != 0 {
+                if let error = readAvailable(buffer, &parsed) ?? pendingFailure {
+                    deliver(all: true)
+                    channel.finish(throwing: error)
+                    return
+                }
+            }
+            deliver(all: false)
+            if roots.allSatisfy(\.isRemoved) {
+                deliver(all: true)
+                channel.finish()
+                return
+            }
+        }
+    }
+
+    /// Hands finished work to the batcher and due batches to the consumer.
+    private mutating func deliver(all: Bool) {
+        if !produced.isEmpty {
+            batcher.add(produced, now: MonotonicClock.nanoseconds())
+            produced.removeAll(keepingCapacity: true)
+        }
+        flushDiagnostics()
+        let batch = all ? (batcher.isEmpty ? nil : batcher.takeAll()) : batcher.takeIfDue(now: MonotonicClock.nanoseconds())
+        if let batch, !batch.isEmpty {
+            channel.send(.events(batch))
+        }
+    }
+
+    /// Reads until the queue is empty (or a generous number of reads, so a flood cannot
+    /// starve delivery), handling every event.
+    private mutating func readAvailable(
+        _ buffer: UnsafeMutableRawBufferPointer,
+        _ parsed: inout [Inotify.Event]
+    ) -> FileSystemEventsError? {
+        for _ in 0..<64 {
+            let before = WallClock.wallNanoseconds()
+            switch Syscalls.read(descriptor, into: buffer) {
+            case .success(let count):
+                guard count > 0 else { return nil }
+                parsed.removeAll(keepingCapacity: true)
+                Inotify.parse(UnsafeRawBufferPointer(rebasing: buffer[..<count]), into: &parsed)
+                handle(parsed)
+                if !unverified.isEmpty && pendingMoveFrom == nil { verifyUnverified() }
+                if produced.count >= options.bufferLimit || !channel.hasRoom {
+                    // Enough for the consumer for now; what stays in the kernel queue waits
+                    // (and overflows into a rescan if the consumer stays behind).
+                    return nil
+                }
+            case .failure(.resourceTemporarilyUnavailable):
+                drainedAt = before
+                if let pending = pendingMoveFrom {
+                    // The kernel queues both halves of a rename together; with the queue
+                    // empty and no IN_MOVED_TO, the item left the watched tree.
+                    pendingMoveFrom = nil
+                    handleMoveOut(pending)
+                }
+                if !unverified.isEmpty { verifyUnverified() }
+                return nil
+            case .failure(let errno):
+                return .systemCallFailed(call: "read (inotify)", path: nil, errno: errno)
+            }
+        }
+        return nil
+    }
+
+    // MARK: Diagnostics
+
+    var pendingDiagnostics: [FileSystemWatchDiagnostic] = []
+
+    mutating func diagnose(_ problem: FileSystemWatchDiagnostic.Problem, _ path: [UInt8], errno: Errno?, _ message: String) {
+        if problem == .unreadableDirectory {
+            guard reportedUnreadable.insert(path).inserted else { return }
+        }
+        let diagnostic = FileSystemWatchDiagnostic(problem: problem, path: FilePath(bytes: path), errno: errno, message: message)
+        options.logger?.warning("\(message)")
+        pendingDiagnostics.append(diagnostic)
+    }
+
+    private mutating func flushDiagnostics() {
+        for diagnostic in pendingDiagnostics { channel.send(.diagnostic(diagnostic)) }
+        pendingDiagnostics.removeAll()
+    }
+
+    // MARK: Event construction
+
+    func makeEvent(
+        _ kind: FileSystemEvent.Kind,
+        root: Int,
+        relative: [UInt8],
+        previous: [UInt8]? = nil,
+        type: FileItemType,
+        inode: UInt64?,
+        synthetic: Bool
+    ) -> FileSystemEvent {
+        let paths = roots[root].paths
+        return FileSystemEvent(
+            kind: kind,
+            path: paths.path(relative),
+            previousPath: previous.map(paths.path),
+            itemType: type,
+            isSynthetic: synthetic,
+            identity: inode.map { FileIdentity(device: roots[root].device, inode: $0) }
+        )
+    }
+}
+
+/// Wall-clock nanoseconds, for comparing with file ctimes after an overflow.
+enum WallClock {
+    static func wallNanoseconds() -> Int64 {
+        FileSystemEvent.Timestamp.now().nanosecondsSinceEpoch
+    }
+}
+
+extension FilePath {
+    init(bytes: [UInt8]) {
+        self = FileSystemEventsCore.withCString(bytes) { FilePath(platformString: $0) }
+    }
+}
+#endif

@@ -1,0 +1,92 @@
+#if os(Linux)
+import FileSystemEventsCore
+
+/// A directory of the watched tree, as the consumer knows it.
+///
+/// The node, not a path, is what a watch descriptor maps to: when a directory is renamed the
+/// node is re-linked under its new parent, and the paths of everything below it (derived by
+/// walking up) change at once. That is how descendants of a renamed directory report their
+/// new paths immediately, where watchers that key on path strings keep stale ones.
+final class WatchedDirectory {
+    /// The inotify watch on this directory, or -1 while it has none.
+    var watch: CInt = -1
+    weak var parent: WatchedDirectory?
+    var name: [UInt8]
+    var children: [[UInt8]: WatchedEntry] = [:]
+    /// Which root (index into the watch's roots) this directory belongs to.
+    let root: Int
+
+    init(parent: WatchedDirectory?, name: [UInt8], root: Int) {
+        self.parent = parent
+        self.name = name
+        self.root = root
+    }
+
+    /// The path below the root, `/`-separated.
+    var relativePath: [UInt8] {
+        var components: [[UInt8]] = []
+        var current: WatchedDirectory? = self
+        while let directory = current, let parent = directory.parent {
+            components.append(directory.name)
+            current = parent
+        }
+        var path: [UInt8] = []
+        for component in components.reversed() {
+            if !path.isEmpty { path.append(UInt8(ascii: "/")) }
+            path.append(contentsOf: component)
+        }
+        return path
+    }
+
+    /// Every directory in this subtree, this one first.
+    func forEachDirectory(_ body: (WatchedDirectory) -> Void) {
+        body(self)
+        for entry in children.values {
+            entry.directory?.forEachDirectory(body)
+        }
+    }
+
+    /// The subtree as a snapshot (identity and type only), for diffing against a rescan.
+    func snapshot(device: UInt64) -> SnapshotDirectory {
+        let result = SnapshotDirectory(parent: nil, name: name)
+        var entries: [SnapshotEntry] = []
+        entries.reserveCapacity(children.count)
+        for (name, entry) in children {
+            var snapshotEntry = SnapshotEntry(name: name, status: entry.status(device: device))
+            if let directory = entry.directory {
+                let child = directory.snapshot(device: device)
+                child.parent = result
+                snapshotEntry.directory = child
+            }
+            entries.append(snapshotEntry)
+        }
+        entries.sort { compareBytes($0.name, $1.name) < 0 }
+        result.entries = entries
+        return result
+    }
+}
+
+/// One item of a watched directory.
+struct WatchedEntry {
+    var type: FileItemType
+    var inode: UInt64
+    /// Set for a directory of the recursive tree.
+    var directory: WatchedDirectory?
+
+    /// A status reduced to identity and type: what a rescan diff compares structure by.
+    func status(device: UInt64) -> FileStatus {
+        FileStatus(device: device, inode: inode, mode: type.modeBits)
+    }
+}
+
+extension FileItemType {
+    var modeBits: UInt32 {
+        switch self {
+        case .file: return 0o100000
+        case .directory: return 0o040000
+        case .symlink: return 0o120000
+        case .other, .unknown: return 0o010000
+        }
+    }
+}
+#endif

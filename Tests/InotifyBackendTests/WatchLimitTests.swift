@@ -1,0 +1,64 @@
+#if os(Linux)
+import FileSystemEventsConformance
+import FileSystemEventsCore
+import FileSystemEventsInotify
+import Testing
+
+/// `fs.inotify.max_user_watches` exhausted, simulated by making `inotify_add_watch` fail with
+/// `ENOSPC` through the syscall layer (lowering the real sysctl would disturb every other
+/// watcher on the machine). The watch must fail loudly and say how to fix it, never carry on
+/// with a subtree silently unwatched.
+@Suite(.serialized)
+struct WatchLimitTests {
+    @Test("ENOSPC during the initial crawl is a typed error naming the sysctl")
+    func limitAtStartup() async throws {
+        let tree = try ScratchTree()
+        for index in 0..<5 { try tree.makeDirectories(RelativePath("d\(index)/inner")) }
+        Inotify.FaultInjection.shared.failAddWatch(after: 3)
+        defer { Inotify.FaultInjection.shared.reset() }
+
+        let source = InotifyEventSource(options: WatchOptions(roots: [tree.root]))
+        var caught: FileSystemEventsError?
+        var sawReady = false
+        do {
+            for try await update in source.updates() {
+                if case .ready = update { sawReady = true }
+            }
+        } catch {
+            caught = error
+        }
+        #expect(!sawReady, "a partial watch must not become ready")
+        guard case .watchLimitReached(_, let limit) = caught else {
+            Issue.record("expected watchLimitReached, got \(String(describing: caught))")
+            return
+        }
+        #expect(limit == Inotify.limit("max_user_watches"))
+        #expect(caught?.description.contains("fs.inotify.max_user_watches") == true)
+    }
+
+    @Test("ENOSPC for a directory created later ends the watch with the same error")
+    func limitAtRuntime() async throws {
+        let tree = try ScratchTree()
+        let source = InotifyEventSource(options: WatchOptions(roots: [tree.root]))
+        let stream = source.updates()
+        var iterator = stream.makeAsyncIterator()
+        while let update = try await iterator.next() {
+            if case .ready = update { break }
+        }
+        Inotify.FaultInjection.shared.failAddWatch(after: 0)
+        defer { Inotify.FaultInjection.shared.reset() }
+        try tree.makeDirectory("new")
+
+        var caught: FileSystemEventsError?
+        do {
+            while try await iterator.next() != nil {}
+        } catch {
+            caught = error
+        }
+        guard case .watchLimitReached = caught else {
+            Issue.record("expected watchLimitReached, got \(String(describing: caught))")
+            return
+        }
+    }
+}
+#endif
