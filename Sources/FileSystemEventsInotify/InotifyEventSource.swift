@@ -42,8 +42,8 @@ public struct InotifyEventSource: FileSystemEventSource {
     public func updates() -> FileSystemEventStream {
         let options = self.options
         return FileSystemEventStream(bufferLimit: options.bufferLimit) { channel in
-            var watch = InotifyWatch(options: options, channel: channel)
-            watch.run()
+            var watch = InotifyWatch<RawInotifyKernel>(options: options, channel: channel)
+            watch.run { () throws(FileSystemEventsError) in try RawInotifyKernel() }
         }
     }
 }

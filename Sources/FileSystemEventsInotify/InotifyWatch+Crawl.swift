@@ -30,7 +30,8 @@ extension InotifyWatch {
             let parent = path.removingLastComponent()
             let name = path.lastComponent.map { PathText.bytes(FilePath(root: nil, [$0])) } ?? []
             let watch: CInt
-            switch Inotify.addWatch(descriptor, path: PathText.bytes(parent), mask: watchMask) {
+            let mask = watchMask
+            switch kernel?.addWatch(path: PathText.bytes(parent), mask: mask) ?? .failure(.badFileDescriptor) {
             case .success(let found): watch = found
             case .failure(let errno): throw watchFailure(errno, path: PathText.bytes(parent))
             }
@@ -77,13 +78,17 @@ extension InotifyWatch {
             if absolute.last != UInt8(ascii: "/") { absolute.append(UInt8(ascii: "/")) }
             absolute += relative
         }
-        switch Inotify.addWatch(descriptor, path: absolute, mask: watchMask) {
+        let mask = watchMask
+        switch kernel?.addWatch(path: absolute, mask: mask) ?? .failure(.badFileDescriptor) {
         case .success(let watch):
             register(directory, watch: watch)
         case .failure(let errno):
             switch errno {
             case .noSuchFileOrDirectory, .notDirectory:
-                return  // Removed or replaced since it was seen; its parent's events say so.
+                // Not at this path any more: deleted (its removal follows in the queue), or
+                // renamed by an event not read yet. Look again at its current path later.
+                if let parent = directory.parent { unverified.append((parent, directory.name)) }
+                return
             case .permissionDenied:
                 diagnose(.unreadableDirectory, absolute, errno: errno,
                          "cannot watch \(FilePath(bytes: absolute)) (\(errno)); its contents are not reported")
@@ -101,9 +106,12 @@ extension InotifyWatch {
             if errno != .noSuchFileOrDirectory && errno != .notDirectory {
                 diagnose(.unreadableDirectory, absolute, errno: errno,
                          "cannot list \(FilePath(bytes: absolute)) (\(errno)); its contents are not reported")
+            } else if let parent = directory.parent {
+                unverified.append((parent, directory.name))
             }
             return
         }
+        directory.isListed = true
         for item in listing {
             let path = relative.appendingComponent(item.name)
             var type = item.type

@@ -85,13 +85,18 @@ extension InotifyWatch {
         let pending = unverified
         unverified.removeAll()
         for (directory, name) in pending {
-            guard directory.isAttached, !roots[directory.root].isRemoved, var entry = directory.children[name], entry.inode == 0 else { continue }
+            guard directory.isAttached, !roots[directory.root].isRemoved, var entry = directory.children[name],
+                entry.inode == 0 || entry.directory?.isListed == false
+            else { continue }
             let path = directory.relativePath.appendingComponent(name)
             guard case .success(let status) = Syscalls.status(roots[directory.root].paths.path(path), followSymlinks: false) else {
-                continue  // Really gone: the kernel's removal event is still to be read.
+                // Not there yet: its removal or rename is still in the queue. Keep it pending;
+                // that event re-keys it (rename) or drops it (removal).
+                unverified.append((directory, name))
+                continue
             }
-            entry.inode = status.inode
-            if status.itemType != entry.type {
+            if entry.inode == 0 { entry.inode = status.inode }
+            if status.itemType != entry.type && status.inode == entry.inode {
                 if let child = entry.directory { unwatch(child) }
                 entry = WatchedEntry(type: status.itemType, inode: status.inode)
                 produced.append(makeEvent(.created, root: directory.root, relative: path, type: status.itemType, inode: status.inode, synthetic: true))
@@ -100,7 +105,7 @@ extension InotifyWatch {
                 }
             }
             directory.children[name] = entry
-            if let child = entry.directory, child.watch < 0 {
+            if let child = entry.directory, !child.isListed {
                 crawl(child, emitting: true)
             }
         }
@@ -195,11 +200,9 @@ extension InotifyWatch {
             child.name = destination.name
         }
         hardLinks.move(inode: entry.inode, from: sourceDirectory, source.name, to: destinationDirectory, destination.name)
-        if entry.inode == 0 {
-            // Still to be verified: the verification must look for it under its new name.
-            for index in unverified.indices where unverified[index].0 === sourceDirectory && unverified[index].1 == source.name {
-                unverified[index] = (destinationDirectory, destination.name)
-            }
+        // Still to be verified or listed: the verification must look for it under its new name.
+        for index in unverified.indices where unverified[index].0 === sourceDirectory && unverified[index].1 == source.name {
+            unverified[index] = (destinationDirectory, destination.name)
         }
         produced.append(
             makeEvent(.renamed, root: sourceDirectory.root, relative: newPath, previous: oldPath, type: entry.type, inode: entry.inode, synthetic: false)
@@ -278,7 +281,7 @@ extension InotifyWatch {
     mutating func releaseIfUnused(_ watch: CInt) {
         guard let target = targets[watch], target.isEmpty else { return }
         targets[watch] = nil
-        Inotify.removeWatch(descriptor, watch: watch)
+        kernel?.removeWatch(watch)
     }
 
     private mutating func forgetWatch(_ watch: CInt) {

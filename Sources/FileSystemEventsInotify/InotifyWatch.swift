@@ -1,6 +1,6 @@
 #if os(Linux)
 import Glibc
-import FileSystemEventsCore
+package import FileSystemEventsCore
 import SystemPackage
 
 /// One running inotify watch: the producer behind ``InotifyEventSource``.
@@ -9,10 +9,10 @@ import SystemPackage
 /// readable; the channel's wakeup pipe is in the same `poll`, so a stop is seen at once. No
 /// timers: renames pair by cookie within the kernel's ordered queue, and the latency window
 /// closes through the `poll` timeout.
-struct InotifyWatch {
+package struct InotifyWatch<Kernel: InotifyKernel> {
     let options: WatchOptions
     let channel: FileSystemEventChannel
-    var descriptor: CInt = -1
+    var kernel: Kernel?
     var roots: [WatchedRoot] = []
     /// What each watch descriptor stands for.
     var targets: [CInt: WatchTargets] = [:]
@@ -32,8 +32,6 @@ struct InotifyWatch {
     var unverified: [(WatchedDirectory, [UInt8])] = []
     /// A failure found while handling events (the watch limit, say) that ends the watch.
     var pendingFailure: FileSystemEventsError?
-
-    static let readBufferSize = 256 * 1024
 
     var watchMask: Inotify.Mask {
         var mask = Inotify.Mask.eventModel.union([.onlyDirectory, .excludeUnlinked])
@@ -63,7 +61,8 @@ struct InotifyWatch {
         var isEmpty: Bool { directories.isEmpty && fileRoots.isEmpty }
     }
 
-    init(options: WatchOptions, channel: FileSystemEventChannel) {
+    /// - Parameter makeKernel: opens the kernel interface, on the watch's own thread.
+    package init(options: WatchOptions, channel: FileSystemEventChannel) {
         self.options = options
         self.channel = channel
         self.batcher = EventBatcher(latency: options.latency)
@@ -71,20 +70,15 @@ struct InotifyWatch {
 
     // MARK: Run loop
 
-    mutating func run() {
-        defer {
-            if descriptor >= 0 { Syscalls.close(descriptor) }
-        }
-        switch Inotify.initialize() {
-        case .success(let fd): descriptor = fd
-        case .failure(let errno):
-            if errno == .tooManyOpenFiles {
-                channel.finish(throwing: .instanceLimitReached(currentLimit: Inotify.limit("max_user_instances")))
-            } else {
-                channel.finish(throwing: .systemCallFailed(call: "inotify_init1", path: nil, errno: errno))
-            }
+    /// Runs the watch until the consumer goes away, the roots are gone, or it fails.
+    package mutating func run(makeKernel: () throws(FileSystemEventsError) -> Kernel) {
+        do {
+            kernel = try makeKernel()
+        } catch {
+            channel.finish(throwing: error)
             return
         }
+        defer { kernel?.close() }
         channel.send(.scanStarted(roots: options.roots))
         drainedAt = FileSystemEvent.Timestamp.now().nanosecondsSinceEpoch
         do {
@@ -98,14 +92,13 @@ struct InotifyWatch {
         flushDiagnostics()
         guard channel.send(.ready(roots: options.roots)) != .terminated else { return }
 
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readBufferSize, alignment: 8)
-        defer { buffer.deallocate() }
         var parsed: [Inotify.Event] = []
         parsed.reserveCapacity(4096)
+        let readiness = kernel?.readinessDescriptor ?? -1
 
         while !channel.isTerminated {
             if channel.isFinishRequested {
-                _ = readAvailable(buffer, &parsed)
+                _ = readAvailable(&parsed)
                 deliver(all: true)
                 channel.finish()
                 return
@@ -122,7 +115,7 @@ struct InotifyWatch {
             }
             let timeout = batcher.millisecondsUntilDue(now: MonotonicClock.nanoseconds())
             let ready: [Int16]
-            switch Syscalls.pollReadable([descriptor, channel.wakeupDescriptor], timeoutMilliseconds: timeout) {
+            switch Syscalls.pollReadable([readiness, channel.wakeupDescriptor], timeoutMilliseconds: timeout) {
             case .success(let revents): ready = revents
             case .failure(let errno):
                 channel.finish(throwing: .systemCallFailed(call: "poll", path: nil, errno: errno))
@@ -130,7 +123,7 @@ struct InotifyWatch {
             }
             if ready[1] != 0 { channel.drainWakeups() }
             if ready[0] != 0 {
-                if let error = readAvailable(buffer, &parsed) ?? pendingFailure {
+                if let error = readAvailable(&parsed) ?? pendingFailure {
                     deliver(all: true)
                     channel.finish(throwing: error)
                     return
@@ -160,17 +153,12 @@ struct InotifyWatch {
 
     /// Reads until the queue is empty (or a generous number of reads, so a flood cannot
     /// starve delivery), handling every event.
-    private mutating func readAvailable(
-        _ buffer: UnsafeMutableRawBufferPointer,
-        _ parsed: inout [Inotify.Event]
-    ) -> FileSystemEventsError? {
+    private mutating func readAvailable(_ parsed: inout [Inotify.Event]) -> FileSystemEventsError? {
         for _ in 0..<64 {
             let before = WallClock.wallNanoseconds()
-            switch Syscalls.read(descriptor, into: buffer) {
-            case .success(let count):
-                guard count > 0 else { return nil }
-                parsed.removeAll(keepingCapacity: true)
-                Inotify.parse(UnsafeRawBufferPointer(rebasing: buffer[..<count]), into: &parsed)
+            parsed.removeAll(keepingCapacity: true)
+            switch kernel?.read(into: &parsed) ?? .failure(.badFileDescriptor) {
+            case .success:
                 handle(parsed)
                 if !unverified.isEmpty && pendingMoveFrom == nil { verifyUnverified() }
                 if produced.count >= options.bufferLimit || !channel.hasRoom {

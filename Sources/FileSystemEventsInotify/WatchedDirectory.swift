@@ -15,6 +15,9 @@ final class WatchedDirectory {
     var children: [[UInt8]: WatchedEntry] = [:]
     /// Which root (index into the watch's roots) this directory belongs to.
     let root: Int
+    /// Set once the directory has been watched and listed; until then its contents may be
+    /// unknown (it was renamed before its own event was read) and it is crawled again.
+    var isListed = false
 
     init(parent: WatchedDirectory?, name: [UInt8], root: Int) {
         self.parent = parent

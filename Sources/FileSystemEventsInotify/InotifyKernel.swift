@@ -1,0 +1,70 @@
+#if os(Linux)
+package import FileSystemEventsCore
+package import SystemPackage
+
+/// Where an inotify watch gets its kernel events from: direct system calls
+/// (``RawInotifyKernel``), or a library that owns the inotify descriptor (libinotifytools).
+///
+/// ``InotifyWatch`` holds all the logic that makes a watch lose nothing (watch-then-list,
+/// cookie pairing, overflow reconciliation); a kernel only adds and removes watches and hands
+/// over events, in the kernel's order.
+package protocol InotifyKernel {
+    /// Becomes readable when events may be waiting; the watch `poll`s it with its wakeup pipe.
+    var readinessDescriptor: CInt { get }
+    mutating func addWatch(path: [UInt8], mask: Inotify.Mask) -> Result<CInt, Errno>
+    mutating func removeWatch(_ watch: CInt)
+    /// Appends the events that are waiting. `.failure(.resourceTemporarilyUnavailable)` means
+    /// none were (the queue is drained).
+    mutating func read(into events: inout [Inotify.Event]) -> Result<Void, Errno>
+    /// Releases every descriptor and watch.
+    mutating func close()
+}
+
+/// inotify through direct system calls: one descriptor per watch, read into a 256 KiB buffer.
+package struct RawInotifyKernel: InotifyKernel {
+    package let readinessDescriptor: CInt
+    private let buffer: UnsafeMutableRawBufferPointer
+    private var isClosed = false
+
+    package static let readBufferSize = 256 * 1024
+
+    /// Creates the inotify instance; the errors name the sysctl to raise.
+    package init() throws(FileSystemEventsError) {
+        switch Inotify.initialize() {
+        case .success(let fd): readinessDescriptor = fd
+        case .failure(let errno):
+            if errno == .tooManyOpenFiles {
+                throw .instanceLimitReached(currentLimit: Inotify.limit("max_user_instances"))
+            }
+            throw .systemCallFailed(call: "inotify_init1", path: nil, errno: errno)
+        }
+        buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readBufferSize, alignment: 8)
+    }
+
+    package mutating func addWatch(path: [UInt8], mask: Inotify.Mask) -> Result<CInt, Errno> {
+        Inotify.addWatch(readinessDescriptor, path: path, mask: mask)
+    }
+
+    package mutating func removeWatch(_ watch: CInt) {
+        Inotify.removeWatch(readinessDescriptor, watch: watch)
+    }
+
+    package mutating func read(into events: inout [Inotify.Event]) -> Result<Void, Errno> {
+        switch Syscalls.read(readinessDescriptor, into: buffer) {
+        case .success(let count):
+            guard count > 0 else { return .failure(.resourceTemporarilyUnavailable) }
+            Inotify.parse(UnsafeRawBufferPointer(rebasing: buffer[..<count]), into: &events)
+            return .success(())
+        case .failure(let errno):
+            return .failure(errno)
+        }
+    }
+
+    package mutating func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        Syscalls.close(readinessDescriptor)
+        buffer.deallocate()
+    }
+}
+#endif
