@@ -63,6 +63,17 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // libinotifytools (GPL-2), compiled only with the InotifyTools trait.
+        .systemLibrary(
+            name: "CInotifyTools",
+            providers: [.apt(["libinotifytools0-dev"])]
+        ),
+        .target(
+            name: "FileSystemEventsInotifyTools",
+            dependencies: ["FileSystemEventsCore", "FileSystemEventsInotify", "CInotifyTools"],
+            swiftSettings: strictSettings
+        ),
+
         // The product host apps import: re-exports the core and picks a backend by name.
         .target(
             name: "FileSystemEvents",
@@ -71,6 +82,10 @@ let package = Package(
                 "FileSystemEventsCore",
                 "FileSystemEventsPolling",
                 .target(name: "FileSystemEventsInotify", condition: .when(platforms: [.linux])),
+                .target(
+                    name: "FileSystemEventsInotifyTools",
+                    condition: .when(platforms: [.linux], traits: [inotifyToolsTrait])
+                ),
                 .product(name: "Configuration", package: "swift-configuration"),
             ],
             swiftSettings: strictSettings

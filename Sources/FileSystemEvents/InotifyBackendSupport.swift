@@ -2,6 +2,9 @@ import FileSystemEventsCore
 #if os(Linux)
 import FileSystemEventsInotify
 #endif
+#if InotifyTools && os(Linux)
+import FileSystemEventsInotifyTools
+#endif
 
 /// Glue between the backend enum and the raw inotify backend, kept apart so the enum reads
 /// the same on platforms without inotify.
@@ -38,12 +41,26 @@ enum InotifyToolsBackendSupport {
         + "and install Debian's libinotifytools0-dev; note that libinotifytools is GPL-2"
 
     static var availability: FileSystemEventBackend.Availability {
-        .unavailable(reason: "this build does not include the libinotifytools backend", remedy: remedy)
+        #if InotifyTools && os(Linux)
+        return .available
+        #else
+        return .unavailable(reason: "this build does not include the libinotifytools backend", remedy: remedy)
+        #endif
     }
 
-    static var capabilities: FileSystemEventSourceCapabilities? { nil }
+    static var capabilities: FileSystemEventSourceCapabilities? {
+        #if InotifyTools && os(Linux)
+        return InotifyToolsEventSource.capabilities
+        #else
+        return nil
+        #endif
+    }
 
     static func makeSource(options: WatchOptions) throws(FileSystemEventsError) -> any FileSystemEventSource {
+        #if InotifyTools && os(Linux)
+        return InotifyToolsEventSource(options: options)
+        #else
         throw .backendUnavailable(name: "inotifytools", reason: "this build does not include the libinotifytools backend", remedy: remedy)
+        #endif
     }
 }

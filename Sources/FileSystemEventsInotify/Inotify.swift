@@ -47,6 +47,13 @@ package enum Inotify {
         package var cookie: UInt32
         /// Empty for events about the watched item itself.
         package var name: [UInt8]
+
+        package init(watch: CInt, mask: Mask, cookie: UInt32, name: [UInt8]) {
+            self.watch = watch
+            self.mask = mask
+            self.cookie = cookie
+            self.name = name
+        }
     }
 
     package static let nonBlocking: CInt = 0o4000  // IN_NONBLOCK == O_NONBLOCK

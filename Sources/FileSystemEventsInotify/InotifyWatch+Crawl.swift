@@ -16,6 +16,9 @@ extension InotifyWatch {
         if status.itemType == .directory {
             let tree = WatchedDirectory(parent: nil, name: [], root: index)
             roots.append(WatchedRoot(path: path, paths: PathBuilder(root: path), bytes: bytes, device: status.device, kind: .directory(tree)))
+            if case .failure(let errno) = prewatch(bytes), errno != .noSuchFileOrDirectory {
+                throw watchFailure(errno, path: bytes)
+            }
             var crawlState = CrawlState()
             crawlState.ancestors.insert(status.inode)
             crawl(tree, emitting: false, state: &crawlState)
@@ -57,7 +60,23 @@ extension InotifyWatch {
         var ancestors: Set<UInt64> = []
     }
 
+    /// Gives a library backend the chance to watch a new subtree with its own crawl first
+    /// (the raw kernel does nothing). Not with excludes or symlink following, which the
+    /// library's crawl would not honour.
+    mutating func prewatch(_ path: [UInt8]) -> Result<Void, Errno> {
+        guard options.isRecursive, options.filter.exclude.isEmpty, !options.followsSymlinks else { return .success(()) }
+        let mask = watchMask
+        return kernel?.watchRecursively(path: path, mask: mask) ?? .success(())
+    }
+
     mutating func crawl(_ directory: WatchedDirectory, emitting: Bool) {
+        let root = directory.root
+        let relative = directory.relativePath
+        let absolute = relative.isEmpty ? roots[root].bytes : roots[root].bytes + [UInt8(ascii: "/")] + relative
+        if case .failure(let errno) = prewatch(absolute), errno == .noSpace {
+            pendingFailure = watchFailure(errno, path: absolute)
+            return
+        }
         var state = CrawlState()
         crawl(directory, emitting: emitting, state: &state)
         if let failure = state.failure, failure != pendingFailure {

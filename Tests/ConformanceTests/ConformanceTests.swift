@@ -27,6 +27,13 @@ struct ConformanceTests {
     func inotify(_ scenario: ConformanceScenario) async throws {
         try await run(scenario, against: ConformanceBackends.named(.inotify))
     }
+
+    /// Runs when the package is built with the InotifyTools trait (scripts/test.sh does so
+    /// whenever libinotifytools0-dev is installed or installable).
+    @Test("inotifytools backend", .enabled(if: FileSystemEventBackend.inotifytools.availability.isAvailable), arguments: scenarios)
+    func inotifytools(_ scenario: ConformanceScenario) async throws {
+        try await run(scenario, against: ConformanceBackends.named(.inotifytools))
+    }
 }
 
 func run(_ scenario: ConformanceScenario, against backend: ConformanceBackend) async throws {

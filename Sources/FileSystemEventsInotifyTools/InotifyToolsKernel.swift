@@ -1,0 +1,40 @@
+#if os(Linux)
+import FileSystemEventsCore
+import FileSystemEventsInotify
+import SystemPackage
+
+/// The ``InotifyKernel`` of the libinotifytools backend: every call goes through the
+/// process-wide ``InotifyToolsOwner``; events arrive through this source's own queue.
+struct InotifyToolsKernel: InotifyKernel {
+    private let subscription: InotifyToolsOwner.Subscription
+    private var isClosed = false
+
+    init() throws(FileSystemEventsError) {
+        subscription = try InotifyToolsOwner.shared.subscribe()
+    }
+
+    var readinessDescriptor: CInt { subscription.readable }
+
+    mutating func watchRecursively(path: [UInt8], mask: Inotify.Mask) -> Result<Void, Errno> {
+        InotifyToolsOwner.shared.watchRecursively(path, mask: mask)
+    }
+
+    mutating func addWatch(path: [UInt8], mask: Inotify.Mask) -> Result<CInt, Errno> {
+        InotifyToolsOwner.shared.addWatch(path, mask: mask, for: subscription)
+    }
+
+    mutating func removeWatch(_ watch: CInt) {
+        InotifyToolsOwner.shared.removeWatch(watch, for: subscription)
+    }
+
+    mutating func read(into events: inout [Inotify.Event]) -> Result<Void, Errno> {
+        subscription.take(into: &events) ? .success(()) : .failure(.resourceTemporarilyUnavailable)
+    }
+
+    mutating func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        InotifyToolsOwner.shared.unsubscribe(subscription)
+    }
+}
+#endif

@@ -1,0 +1,334 @@
+#if os(Linux)
+import CInotifyTools
+import Dispatch
+import FileSystemEventsCore
+import FileSystemEventsInotify
+import Glibc
+import Synchronization
+import SystemPackage
+
+/// The one owner of libinotifytools in this process.
+///
+/// The library keeps a single global inotify instance, is not thread-safe, and returns events
+/// in a static buffer. So every call into it runs on this owner's thread, several sources
+/// share the instance (each sees only the watches it asked for), and the owner copies each
+/// event out before handing it on.
+///
+/// The owner blocks in the library's own `inotifytools_next_event`, whose timeout is in whole
+/// seconds (and whose 0 means "forever" in 3.22). To be woken at once, for a new request or
+/// a stop, it also watches a private *sentinel* directory: touching it makes an `IN_ATTRIB`
+/// that ends the library's wait, and the owner filters it out. When the last source leaves,
+/// the library is cleaned up, the sentinel removed and the thread ends, so a stopped watch
+/// leaves no descriptor behind.
+final class InotifyToolsOwner: Sendable {
+    static let shared = InotifyToolsOwner()
+
+    /// A source's connection: its event queue and the pipe that says the queue is not empty.
+    ///
+    /// The queue is bounded like a kernel queue (at `fs.inotify.max_queued_events`): the owner
+    /// reads the shared instance for every source, so one stalled source must not hold the
+    /// others back or grow without bound. Past the limit it gets its own `IN_Q_OVERFLOW` and
+    /// reconciles with a rescan, exactly as after a kernel overflow.
+    final class Subscription: Sendable {
+        let readable: CInt
+        fileprivate let writable: CInt
+        fileprivate let queue = Mutex<[Inotify.Event]>([])
+        private let limit = Inotify.limit("max_queued_events") ?? 16_384
+
+        fileprivate init(readable: CInt, writable: CInt) {
+            self.readable = readable
+            self.writable = writable
+        }
+
+        func take(into events: inout [Inotify.Event]) -> Bool {
+            var scratch = [UInt8](repeating: 0, count: 64)
+            scratch.withUnsafeMutableBytes { buffer in
+                while case .success(let count) = Syscalls.read(readable, into: buffer), count > 0 {}
+            }
+            let taken = queue.withLock { queue in
+                defer { queue.removeAll(keepingCapacity: true) }
+                return queue
+            }
+            events.append(contentsOf: taken)
+            return !taken.isEmpty
+        }
+
+        fileprivate func deliver(_ event: Inotify.Event) {
+            queue.withLock { queue in
+                if queue.count < limit {
+                    queue.append(event)
+                } else if queue.last?.mask.contains(.queueOverflow) != true {
+                    queue.append(Inotify.Event(watch: -1, mask: .queueOverflow, cookie: 0, name: []))
+                }
+            }
+            var byte: UInt8 = 1
+            _ = withUnsafeBytes(of: &byte) { Syscalls.write(writable, $0) }
+        }
+    }
+
+    private struct State: ~Copyable {
+        var isRunning = false
+        var requests: [@Sendable () -> Void] = []
+        /// The sentinel directory of the running owner thread, touched to wake it.
+        var sentinel: [UInt8]?
+        var subscriptions: [ObjectIdentifier: Subscription] = [:]
+        /// Which subscriptions asked for each watch (the kernel gives one watch per inode).
+        var holders: [CInt: Set<ObjectIdentifier>] = [:]
+        var initializationError: FileSystemEventsError?
+    }
+
+    private let state = Mutex(State())
+
+    // MARK: Subscriptions
+
+    func subscribe() throws(FileSystemEventsError) -> Subscription {
+        let pipe: (read: CInt, write: CInt)
+        switch Syscalls.pipe() {
+        case .success(let fds): pipe = fds
+        case .failure(let errno): throw .systemCallFailed(call: "pipe", path: nil, errno: errno)
+        }
+        let subscription = Subscription(readable: pipe.read, writable: pipe.write)
+        state.withLock { $0.subscriptions[ObjectIdentifier(subscription)] = subscription }
+        do {
+            try startIfNeeded()
+        } catch {
+            state.withLock { $0.subscriptions[ObjectIdentifier(subscription)] = nil }
+            Syscalls.close(pipe.read)
+            Syscalls.close(pipe.write)
+            throw error
+        }
+        let failure: FileSystemEventsError? = perform { [self] in
+            state.withLock { $0.initializationError }
+        }
+        if let failure {
+            unsubscribe(subscription)
+            throw failure
+        }
+        return subscription
+    }
+
+    func unsubscribe(_ subscription: Subscription) {
+        let id = ObjectIdentifier(subscription)
+        perform { [self] in
+            let unused = state.withLock { state -> [CInt] in
+                state.subscriptions[id] = nil
+                var unused: [CInt] = []
+                for (watch, holders) in state.holders where holders.contains(id) {
+                    var remaining = holders
+                    remaining.remove(id)
+                    state.holders[watch] = remaining.isEmpty ? nil : remaining
+                    if remaining.isEmpty { unused.append(watch) }
+                }
+                return unused
+            }
+            for watch in unused { inotifytools_remove_watch_by_wd(watch) }
+        }
+        Syscalls.close(subscription.readable)
+        Syscalls.close(subscription.writable)
+        // The owner notices it has no subscriptions left and shuts the library down.
+        wake()
+    }
+
+    // MARK: Library calls (all on the owner thread)
+
+    /// Watches `path` with `inotifytools_watch_recursively`, the library's own crawl, which
+    /// stops at the first failure and leaves a partial set of watches: its errno is returned
+    /// so the caller can fail with the same typed error as the raw backend.
+    func watchRecursively(_ path: [UInt8], mask: Inotify.Mask) -> Result<Void, Errno> {
+        perform {
+            let ok = withCString(path) { inotifytools_watch_recursively($0, Int32(bitPattern: mask.rawValue)) }
+            return ok == 1 ? .success(()) : .failure(Errno(rawValue: inotifytools_error()))
+        }
+    }
+
+    func addWatch(_ path: [UInt8], mask: Inotify.Mask, for subscription: Subscription) -> Result<CInt, Errno> {
+        let id = ObjectIdentifier(subscription)
+        return perform { [self] in
+            // The library records directories with a trailing slash; a directory its recursive
+            // crawl already watched costs no system call here.
+            let key = path + [UInt8(ascii: "/")]
+            var watch = withCString(key) { inotifytools_wd_from_filename($0) }
+            if watch < 0 {
+                let ok = withCString(path) { inotifytools_watch_file($0, Int32(bitPattern: mask.rawValue)) }
+                guard ok == 1 else { return .failure(Errno(rawValue: inotifytools_error())) }
+                watch = withCString(key) { inotifytools_wd_from_filename($0) }
+                if watch < 0 { watch = withCString(path) { inotifytools_wd_from_filename($0) } }
+                guard watch >= 0 else { return .failure(.noSuchFileOrDirectory) }
+            }
+            state.withLock { _ = $0.holders[watch, default: []].insert(id) }
+            return .success(watch)
+        }
+    }
+
+    func removeWatch(_ watch: CInt, for subscription: Subscription) {
+        let id = ObjectIdentifier(subscription)
+        perform { [self] in
+            let unused = state.withLock { state -> Bool in
+                guard var holders = state.holders[watch] else { return false }
+                holders.remove(id)
+                state.holders[watch] = holders.isEmpty ? nil : holders
+                return holders.isEmpty
+            }
+            if unused { inotifytools_remove_watch_by_wd(watch) }
+        }
+    }
+
+    // MARK: The owner thread
+
+    /// Held by an owner thread from `inotifytools_initialize` to `inotifytools_cleanup`, so a
+    /// thread started for a new source never calls into the library while the previous one
+    /// is still shutting it down.
+    private let libraryLifetime = Mutex<Void>(())
+
+    private func startIfNeeded() throws(FileSystemEventsError) {
+        let mustStart = state.withLock { state -> Bool in
+            guard !state.isRunning else { return false }
+            state.isRunning = true
+            state.initializationError = nil
+            return true
+        }
+        guard mustStart else { return }
+        let ready = DispatchSemaphore(value: 0)
+        let started = ProducerThread.start { [self] in
+            libraryLifetime.withLock { _ in
+                run(ready: ready)
+            }
+        }
+        if !started {
+            state.withLock { $0.isRunning = false }
+            throw .systemCallFailed(call: "pthread_create", path: nil, errno: .resourceTemporarilyUnavailable)
+        }
+        // Requests may only be queued once the owner can be woken.
+        ready.wait()
+    }
+
+    private func run(ready: DispatchSemaphore) {
+        var sentinelWatch: CInt = -1
+        var sentinel: [UInt8]?
+        if inotifytools_initialize() == 0 {
+            let errno = Errno(rawValue: inotifytools_error())
+            let error: FileSystemEventsError = errno == .tooManyOpenFiles
+                ? .instanceLimitReached(currentLimit: Inotify.limit("max_user_instances"))
+                : .systemCallFailed(call: "inotifytools_initialize", path: nil, errno: errno)
+            state.withLock { $0.initializationError = error }
+        } else if let directory = Self.makeSentinelDirectory() {
+            let watched = withCString(directory) { inotifytools_watch_file($0, Int32(bitPattern: Inotify.Mask.attrib.rawValue)) }
+            // The library records directories with a trailing slash.
+            sentinelWatch = withCString(directory + [UInt8(ascii: "/")]) { inotifytools_wd_from_filename($0) }
+            if watched == 1 && sentinelWatch >= 0 {
+                sentinel = directory
+            } else {
+                let errno = Errno(rawValue: inotifytools_error())
+                state.withLock { $0.initializationError = .systemCallFailed(call: "inotifytools_watch_file", path: nil, errno: errno) }
+                _ = withCString(directory) { rmdir($0) }
+            }
+        } else {
+            state.withLock { $0.initializationError = .systemCallFailed(call: "mkdtemp", path: nil, errno: Errno(rawValue: errno)) }
+        }
+        let initialized = sentinel != nil
+        state.withLock { $0.sentinel = sentinel }
+        ready.signal()
+
+        while true {
+            // Leaving is decided under the same lock that subscribe() uses to decide whether
+            // to start a thread, so a source arriving now gets a thread of its own.
+            let (requests, done) = state.withLock { state -> ([@Sendable () -> Void], Bool) in
+                let requests = state.requests
+                state.requests = []
+                if requests.isEmpty && state.subscriptions.isEmpty {
+                    state.isRunning = false
+                    state.sentinel = nil
+                    return ([], true)
+                }
+                return (requests, false)
+            }
+            if done { break }
+            for request in requests { request() }
+            if !requests.isEmpty { continue }
+            guard initialized else {
+                // Only failing subscribers to serve: wait for their requests.
+                waitForRequests()
+                continue
+            }
+            dispatchEvents(until: sentinelWatch)
+        }
+        if initialized { inotifytools_cleanup() }
+        if let sentinel { _ = withCString(sentinel) { rmdir($0) } }
+    }
+
+    private let idle = DispatchSemaphore(value: 0)
+
+    private func waitForRequests() {
+        _ = idle.wait(timeout: .now() + .milliseconds(100))
+    }
+
+    /// Blocks in the library until an event arrives, and hands each real event to the sources
+    /// holding its watch (all of them for an overflow). Returns when the sentinel fires, so
+    /// requests are served.
+    private func dispatchEvents(until sentinelWatch: CInt) {
+        while let pointer = inotifytools_next_event(0) {
+            let raw = UnsafeRawPointer(pointer)
+            let watch = raw.loadUnaligned(fromByteOffset: 0, as: Int32.self)
+            if watch == sentinelWatch { return }
+            let mask = raw.loadUnaligned(fromByteOffset: 4, as: UInt32.self)
+            let cookie = raw.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
+            let length = Int(raw.loadUnaligned(fromByteOffset: 12, as: UInt32.self))
+            var name: [UInt8] = []
+            if length > 0 {
+                let bytes = UnsafeRawBufferPointer(start: raw + 16, count: length)
+                name = Array(bytes[..<(bytes.firstIndex(of: 0) ?? length)])
+            }
+            let event = Inotify.Event(watch: watch, mask: Inotify.Mask(rawValue: mask), cookie: cookie, name: name)
+            let (receivers, pending) = state.withLock { state -> ([Subscription], Bool) in
+                let pending = !state.requests.isEmpty
+                if event.mask.contains(.queueOverflow) { return (Array(state.subscriptions.values), pending) }
+                let holders = state.holders[watch] ?? []
+                if event.mask.contains(.ignored) { state.holders[watch] = nil }
+                return (holders.compactMap { state.subscriptions[$0] }, pending)
+            }
+            for receiver in receivers { receiver.deliver(event) }
+            if pending { return }
+        }
+    }
+
+    /// Runs `body` on the owner thread and waits for its result.
+    @discardableResult
+    private func perform<T>(_ body: @escaping @Sendable () -> T) -> T {
+        let slot = ResultSlot<T>()
+        let done = DispatchSemaphore(value: 0)
+        state.withLock { state in
+            state.requests.append {
+                slot.value = body()
+                done.signal()
+            }
+        }
+        wake()
+        done.wait()
+        // The semaphore orders the owner's write before this read.
+        return slot.value!
+    }
+
+    /// Touches the sentinel, ending the owner's wait in the library.
+    private func wake() {
+        idle.signal()
+        state.withLock { state in
+            guard let sentinel = state.sentinel else { return }
+            _ = withCString(sentinel) { utimensat(AT_FDCWD, $0, nil, 0) }
+        }
+    }
+
+    private static func makeSentinelDirectory() -> [UInt8]? {
+        let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+        var template = Array((base + "/filewatch-inotifytools-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { return nil }
+        return [UInt8](UnsafeRawBufferPointer(start: made, count: strlen(made)))
+    }
+
+}
+
+/// The result of one request, written by the owner thread before it signals the semaphore
+/// the caller waits on (that hand-off is what makes the unchecked access safe).
+private final class ResultSlot<T>: @unchecked Sendable {
+    var value: T?
+}
+#endif
