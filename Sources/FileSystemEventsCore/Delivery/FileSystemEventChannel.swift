@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import DequeModule
+import Dispatch
 import SystemPackage
 import Synchronization
 
@@ -22,6 +23,8 @@ public final class FileSystemEventChannel: Sendable {
         var buffer = Deque<FileSystemWatchUpdate>()
         var bufferedEvents = 0
         var waiter: CheckedContinuation<Result<FileSystemWatchUpdate?, FileSystemEventsError>, Never>?
+        /// A thread blocked in ``nextBlocking()``.
+        var blockedReader: DispatchSemaphore?
         var completion: Result<Void, FileSystemEventsError>?
         var isTerminated = false
         var isFinishRequested = false
@@ -82,6 +85,8 @@ public final class FileSystemEventChannel: Sendable {
             }
             state.buffer.append(update)
             state.bufferedEvents += Self.weight(of: update)
+            state.blockedReader?.signal()
+            state.blockedReader = nil
             return (.enqueued(hasRoom: state.bufferedEvents < bufferLimit), nil)
         }
         waiter?.resume(returning: .success(update))
@@ -93,6 +98,8 @@ public final class FileSystemEventChannel: Sendable {
         let waiter = state.withLock { state -> CheckedContinuation<Result<FileSystemWatchUpdate?, FileSystemEventsError>, Never>? in
             guard state.completion == nil else { return nil }
             state.completion = error.map { .failure($0) } ?? .success(())
+            state.blockedReader?.signal()
+            state.blockedReader = nil
             guard state.buffer.isEmpty, let waiter = state.waiter else { return nil }
             state.waiter = nil
             return waiter
@@ -172,6 +179,36 @@ public final class FileSystemEventChannel: Sendable {
         }
     }
 
+    /// The blocking counterpart of ``next()``, for threads outside Swift concurrency.
+    package func nextBlocking() -> Result<FileSystemWatchUpdate?, FileSystemEventsError> {
+        while true {
+            let semaphore = DispatchSemaphore(value: 0)
+            let immediate = state.withLock { state -> Result<FileSystemWatchUpdate?, FileSystemEventsError>? in
+                if state.isTerminated { return .success(nil) }
+                if let update = state.buffer.popFirst() {
+                    state.bufferedEvents -= Self.weight(of: update)
+                    if state.producerWantsRoom && state.bufferedEvents <= bufferLimit / 2 {
+                        state.producerWantsRoom = false
+                        Self.wake(&state)
+                    }
+                    return .success(update)
+                }
+                switch state.completion {
+                case .some(.success): return .success(nil)
+                case .some(.failure(let error)):
+                    state.completion = .success(())
+                    return .failure(error)
+                case .none:
+                    if state.producerHasExited { return .success(nil) }
+                    state.blockedReader = semaphore
+                    return nil
+                }
+            }
+            if let immediate { return immediate }
+            semaphore.wait()
+        }
+    }
+
     /// Tells the producer nobody listens any more; idempotent.
     package func terminate() {
         let waiter = state.withLock { state -> CheckedContinuation<Result<FileSystemWatchUpdate?, FileSystemEventsError>, Never>? in
@@ -182,6 +219,8 @@ public final class FileSystemEventChannel: Sendable {
             Self.wake(&state)
             let waiter = state.waiter
             state.waiter = nil
+            state.blockedReader?.signal()
+            state.blockedReader = nil
             return waiter
         }
         waiter?.resume(returning: .success(nil))
@@ -196,6 +235,8 @@ public final class FileSystemEventChannel: Sendable {
             let waiters = state.exitWaiters
             state.exitWaiters = []
             var consumer: CheckedContinuation<Result<FileSystemWatchUpdate?, FileSystemEventsError>, Never>?
+            state.blockedReader?.signal()
+            state.blockedReader = nil
             if state.buffer.isEmpty {
                 consumer = state.waiter
                 state.waiter = nil

@@ -61,6 +61,30 @@ public struct FileSystemEventStream: AsyncSequence, Sendable {
         await channel.waitForProducerExit()
     }
 
+    /// An iterator that blocks the calling thread, for code outside Swift concurrency (a plain
+    /// thread, a C host, a benchmark harness). Never use it from async code: it would hold a
+    /// thread of the cooperative pool.
+    public func makeBlockingIterator() -> BlockingIterator {
+        BlockingIterator(storage: storage)
+    }
+
+    public struct BlockingIterator {
+        let storage: Storage
+        var reportedStartupError = false
+
+        /// The next update, blocking until there is one; `nil` once the watch has ended.
+        public mutating func next() throws(FileSystemEventsError) -> FileSystemWatchUpdate? {
+            guard let channel = storage.channel else {
+                if let error = storage.startupError, !reportedStartupError {
+                    reportedStartupError = true
+                    throw error
+                }
+                return nil
+            }
+            return try channel.nextBlocking().get()
+        }
+    }
+
     public func makeAsyncIterator() -> Iterator {
         Iterator(storage: storage)
     }

@@ -1,0 +1,96 @@
+public import SystemPackage
+
+/// The state of a tree at one moment, and the events between two such moments.
+///
+/// This is the polling backend's engine, public because it is useful on its own: scan a tree
+/// at shutdown, scan it again at launch, and ``events(from:to:)`` says what changed while the
+/// app was not running, as events that obey the same replay invariant as a live watch.
+public struct FileTreeSnapshot: Sendable {
+    /// The root as given (made absolute).
+    public let root: FilePath
+    private var storage: Storage
+    private let scanner: SnapshotScanner
+
+    /// Shared, immutable once made; copied before a diff if anyone else still holds it.
+    private final class Storage: @unchecked Sendable {
+        var snapshot: RootSnapshot
+        init(_ snapshot: RootSnapshot) { self.snapshot = snapshot }
+    }
+
+    /// Scans `root` (a directory or a single file) with the given filters.
+    public static func scan(
+        _ root: FilePath,
+        isRecursive: Bool = true,
+        followsSymlinks: Bool = false,
+        filter: PathFilter = .everything
+    ) throws(FileSystemEventsError) -> FileTreeSnapshot {
+        let absolute = WatchOptions.absolute(root)
+        let scanner = SnapshotScanner(isRecursive: isRecursive, followsSymlinks: followsSymlinks, filter: filter)
+        let result = try scanner.scan(root: absolute)
+        return FileTreeSnapshot(root: absolute, storage: Storage(result.snapshot), scanner: scanner)
+    }
+
+    private init(root: FilePath, storage: Storage, scanner: SnapshotScanner) {
+        self.root = root
+        self.storage = storage
+        self.scanner = scanner
+    }
+
+    /// Rescans the tree and returns what changed since this snapshot, which then describes
+    /// the tree as it is now: one polling cycle. Nothing is copied when this snapshot is the
+    /// only holder of its tree.
+    public mutating func update() throws(FileSystemEventsError) -> [FileSystemEvent] {
+        let newer = try scanner.scan(root: root).snapshot
+        let older = storage.snapshot
+        let isShared = !isKnownUniquelyReferenced(&storage)
+        defer { storage = Storage(newer) }
+        switch (older.tree, newer.tree) {
+        case (let oldTree?, let newTree?):
+            guard SnapshotDiff.isSameItem(older.status, newer.status, atSamePath: true) else {
+                return [FileSystemEvent(kind: .rootRemoved, path: root, itemType: .directory, isSynthetic: true)]
+            }
+            let base = isShared ? oldTree.deepCopy(parent: nil) : oldTree
+            return SnapshotDiff.events(from: base, to: newTree, root: PathBuilder(root: root))
+        case (nil, nil):
+            return SnapshotDiff.events(fromFile: older.status, to: newer.status, path: root)
+        default:
+            return [FileSystemEvent(kind: .rootRemoved, path: root, itemType: older.status.itemType, isSynthetic: true)]
+        }
+    }
+
+    /// Items below the root.
+    public var entryCount: Int { storage.snapshot.entryCount }
+
+    /// The events that turn `old` into `new` (same root), in replay order.
+    public static func events(from old: FileTreeSnapshot, to new: FileTreeSnapshot) -> [FileSystemEvent] {
+        let paths = PathBuilder(root: new.root)
+        let before = old.storage.snapshot
+        let after = new.storage.snapshot
+        switch (before.tree, after.tree) {
+        case (let oldTree?, let newTree?):
+            guard SnapshotDiff.isSameItem(before.status, after.status, atSamePath: true) else {
+                return [FileSystemEvent(kind: .rootRemoved, path: new.root, itemType: .directory, isSynthetic: true)]
+            }
+            // The diff consumes the old tree and re-links the new one's unreadable listings:
+            // work on private copies so both snapshots stay valid for their holders.
+            return SnapshotDiff.events(from: oldTree.deepCopy(parent: nil), to: newTree.deepCopy(parent: nil), root: paths)
+        case (nil, nil):
+            return SnapshotDiff.events(fromFile: before.status, to: after.status, path: new.root)
+        default:
+            return [FileSystemEvent(kind: .rootRemoved, path: new.root, itemType: before.status.itemType, isSynthetic: true)]
+        }
+    }
+}
+
+extension SnapshotDirectory {
+    /// An independent copy of this subtree.
+    package func deepCopy(parent: SnapshotDirectory?) -> SnapshotDirectory {
+        let copy = SnapshotDirectory(parent: parent, name: name, isUnreadable: isUnreadable)
+        copy.entries = entries.map { entry in
+            var entry = entry
+            entry.directory = entry.directory?.deepCopy(parent: copy)
+            return entry
+        }
+        return copy
+    }
+}

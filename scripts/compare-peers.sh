@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Side by side with the tools people use today: installs inotify-tools and fswatch (Debian)
+# and watchdog (PyPI, into a virtual environment of this script's own), builds filewatch and
+# the kernel-floor program, runs scripts/peers/compare.py, and regenerates docs/benchmarks.md
+# and its plots. Optionally includes the benchmark package's output (BENCHMARK_PACKAGE=1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq >/dev/null 2>&1 || true
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq inotify-tools fswatch >/dev/null 2>&1 \
+        || echo "warning: could not install inotify-tools/fswatch; they are left out" >&2
+fi
+venv=scripts/.venv
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/pip" install -q watchdog matplotlib
+
+scripts/install-test-dependencies.sh
+traits=()
+scripts/install-test-dependencies.sh --has-inotifytools && traits=(--traits InotifyTools)
+swift build -c release --product filewatch "${traits[@]}"
+bin=$(swift build -c release --show-bin-path "${traits[@]}")
+work=$(mktemp -d)
+gcc -O2 -pthread scripts/peers/floor.c -o "$work/floor"
+
+if [ "${BENCHMARK_PACKAGE:-0}" = 1 ]; then
+    (cd Benchmarks && swift package --disable-sandbox benchmark --no-progress \
+        --filter "${BENCHMARK_FILTER:-.*}") > docs/benchmark-package-output.txt 2>&1
+fi
+
+FLOOR_BIN="$work/floor" FILEWATCH_BIN="$bin/filewatch" VENV_PYTHON="$venv/bin/python" \
+    "$venv/bin/python" scripts/peers/compare.py
+rm -rf "$work"
+echo "wrote docs/benchmarks.md"

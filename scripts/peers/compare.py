@@ -1,0 +1,466 @@
+#!/usr/bin/env python3
+"""Side-by-side comparison of filewatch with the watchers people use today.
+
+Runs, in one run on the same trees: filewatch (each backend), inotifywait (inotify-tools),
+fswatch (inotify and poll monitors) and Python's watchdog (inotify and polling observers),
+next to a C program that measures the kernel floors. Reports medians over repeated runs and
+ratios to the floor, and replays each watcher's output after seeded bursts to check whether
+it reproduces the tree on disk (the replay invariant). Writes docs/benchmarks.md and plots.
+
+Invoked by scripts/compare-peers.sh, which installs the peers first.
+"""
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+WORK = tempfile.mkdtemp(prefix="filewatch-compare-")
+FLOOR = os.environ["FLOOR_BIN"]
+FILEWATCH = os.environ["FILEWATCH_BIN"]
+PYTHON = os.environ.get("VENV_PYTHON", sys.executable)
+LATENCY_SAMPLES = int(os.environ.get("LATENCY_SAMPLES", "200"))
+READY_RUNS = int(os.environ.get("READY_RUNS", "5"))
+SEEDS = int(os.environ.get("FIDELITY_SEEDS", "5"))
+
+
+class Watcher:
+    """One watcher process; each output line is kept with the time it was read."""
+
+    def __init__(self, name, command, ready_marker=None, ready_on_stderr=False, parse=None):
+        self.name, self.command, self.ready_marker = name, command, ready_marker
+        self.ready_on_stderr, self.parse = ready_on_stderr, parse
+        self.lines, self.lock, self.ready = [], threading.Lock(), threading.Event()
+        self.changed = threading.Condition(self.lock)
+
+    def start(self, root):
+        self.root = root
+        self.started = time.monotonic()
+        self.process = subprocess.Popen([a.replace("{root}", root) for a in self.command],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        threading.Thread(target=self._read, args=(self.process.stdout, False), daemon=True).start()
+        threading.Thread(target=self._read, args=(self.process.stderr, True), daemon=True).start()
+        if self.ready_marker is None:
+            self._probe_ready(root)
+        if not self.ready.wait(120):
+            raise RuntimeError(f"{self.name} never became ready")
+        self.ready_after = self.ready_time - self.started
+
+    def _read(self, stream, is_stderr):
+        for raw in iter(stream.readline, b""):
+            now = time.monotonic()
+            line = raw.decode("utf-8", "surrogateescape").rstrip("\n")
+            if self.ready_marker and not self.ready.is_set() and self.ready_marker in line and is_stderr == self.ready_on_stderr:
+                self.ready_time = now
+                self.ready.set()
+                continue
+            if is_stderr:
+                continue
+            with self.lock:
+                self.lines.append((now, line))
+                self.changed.notify_all()
+
+    def _probe_ready(self, root):
+        # No ready signal (fswatch): write probe files until one is reported.
+        for attempt in range(600):
+            probe = os.path.join(root, f".probe-{attempt}")
+            open(probe, "w").close()
+            if self.wait_for(lambda line: ".probe-" in line, timeout=0.2):
+                self.ready_time = time.monotonic()
+                self.ready.set()
+                return
+
+    def wait_for(self, predicate, start=0, timeout=30.0):
+        deadline = time.monotonic() + timeout
+        with self.lock:
+            while True:
+                for index in range(start, len(self.lines)):
+                    if predicate(self.lines[index][1]):
+                        return self.lines[index][0]
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                self.changed.wait(remaining)
+
+    def count(self):
+        with self.lock:
+            return len(self.lines)
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def filewatch(backend, poll="0.01"):
+    return Watcher(f"filewatch {backend}",
+                   [FILEWATCH, "watch", "{root}", "--format", "json", "--backend", backend, "--poll-interval", poll],
+                   ready_marker='"kind":"ready"', parse=parse_filewatch)
+
+
+WATCHDOG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "watchdog_watch.py")
+
+
+def peers():
+    found = [filewatch("inotify"), filewatch("polling")]
+    if "inotifytools" in subprocess.run([FILEWATCH, "backends"], capture_output=True, text=True).stdout.split("\n")[3] \
+            and "unavailable" not in subprocess.run([FILEWATCH, "backends"], capture_output=True, text=True).stdout.split("\n")[3]:
+        found.append(filewatch("inotifytools"))
+    if shutil.which("inotifywait"):
+        found.append(Watcher("inotifywait", ["inotifywait", "-m", "-r", "-q", "--format", "%e|%c|%w%f",
+                                             "-e", "create,delete,moved_from,moved_to,modify,attrib", "{root}"],
+                             ready_marker="Watches established", ready_on_stderr=True, parse=parse_inotifywait))
+        # -q hides "Watches established"; rebuild without -q for the ready signal.
+        found[-1].command.remove("-q")
+    if shutil.which("fswatch"):
+        for monitor in ["inotify_monitor", "poll_monitor"]:
+            found.append(Watcher(f"fswatch {monitor}", ["fswatch", "-r", "-x", "-m", monitor, "--event-flag-separator=,",
+                                                        "-l", "0.1", "{root}"], parse=parse_fswatch))
+    for observer in ["inotify", "polling"]:
+        found.append(Watcher(f"watchdog {observer}", [PYTHON, WATCHDOG, observer, "{root}"], ready_marker="READY",
+                             parse=parse_watchdog))
+    return found
+
+
+# MARK: Output parsers -> list of (kind, path, previous)
+
+def parse_filewatch(lines):
+    events = []
+    for _, line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if record.get("kind") in ("ready", None):
+            continue
+        events.append((record["kind"], record["path"], record.get("previousPath"), record.get("type")))
+    return events
+
+
+def parse_inotifywait(lines):
+    events, pending = [], {}
+    for _, line in lines:
+        parts = line.split("|", 2)
+        if len(parts) != 3:
+            continue
+        flags, cookie, path = parts[0].split(","), parts[1], parts[2]
+        is_dir = "ISDIR" in flags
+        if "CREATE" in flags:
+            events.append(("created", path, None, "directory" if is_dir else "file"))
+        elif "DELETE" in flags:
+            events.append(("removed", path, None, None))
+        elif "MOVED_FROM" in flags:
+            pending[cookie] = path
+            events.append(("moved_from", path, cookie, None))
+        elif "MOVED_TO" in flags:
+            source = pending.pop(cookie, None)
+            if source is not None:
+                events = [e for e in events if not (e[0] == "moved_from" and e[2] == cookie)]
+                events.append(("renamed", path, source, None))
+            else:
+                events.append(("created", path, None, "directory" if is_dir else "file"))
+    return [("removed", e[1], None, None) if e[0] == "moved_from" else e for e in events]
+
+
+def parse_fswatch(lines):
+    events = []
+    for _, line in lines:
+        path, _, flags = line.rpartition(" ")
+        flags = flags.split(",")
+        if ".probe-" in path:
+            continue
+        if "Renamed" in flags:
+            events.append(("toggle", path, None, "directory" if "IsDir" in flags else "file"))
+        elif "Removed" in flags:
+            events.append(("removed", path, None, None))
+        elif "Created" in flags:
+            events.append(("created", path, None, "directory" if "IsDir" in flags else "file"))
+    return events
+
+
+def parse_watchdog(lines):
+    events = []
+    for _, line in lines:
+        parts = line.split("\t")
+        if len(parts) < 3:
+            continue
+        kind, is_dir, path = parts[0], parts[1] == "1", parts[2]
+        if kind == "created":
+            events.append(("created", path, None, "directory" if is_dir else "file"))
+        elif kind == "deleted":
+            events.append(("removed", path, None, None))
+        elif kind == "moved" and len(parts) == 4:
+            events.append(("renamed", parts[3], path, None))
+    return events
+
+
+def replay(initial, events, root):
+    """Applies events to a set of paths, the way a consumer would."""
+    tree = set(initial)
+    for kind, path, previous, _ in events:
+        if not path.startswith(root + "/"):
+            continue
+        relative = path[len(root) + 1:]
+        if kind == "created":
+            tree.add(relative)
+        elif kind == "removed":
+            tree = {p for p in tree if p != relative and not p.startswith(relative + "/")}
+        elif kind == "renamed" and previous and previous.startswith(root + "/"):
+            old = previous[len(root) + 1:]
+            moved = {p for p in tree if p == old or p.startswith(old + "/")}
+            tree -= moved
+            tree = {p for p in tree if p != relative and not p.startswith(relative + "/")}
+            tree |= {relative + p[len(old):] for p in moved}
+        elif kind == "toggle":
+            # fswatch reports both ends of a rename as "Renamed": the path that exists now
+            # was added, the other removed.
+            if os.path.lexists(path):
+                tree.add(relative)
+            else:
+                tree = {p for p in tree if p != relative and not p.startswith(relative + "/")}
+    return tree
+
+
+def disk(root):
+    found = set()
+    for directory, dirs, files in os.walk(root):
+        for name in dirs + files:
+            full = os.path.join(directory, name)
+            found.add(os.path.relpath(full, root))
+    return {p for p in found if ".probe-" not in p and ".marker-" not in p}
+
+
+# MARK: Measurements
+
+def floor(*args):
+    return json.loads(subprocess.run([FLOOR, *args], capture_output=True, text=True, check=True).stdout)
+
+
+def measure_latency(watcher):
+    root = tempfile.mkdtemp(dir=WORK)
+    watcher.start(root)
+    samples = []
+    try:
+        for index in range(LATENCY_SAMPLES):
+            name = f"lat-{index}.txt"
+            start = watcher.count()
+            written = time.monotonic()
+            with open(os.path.join(root, name), "w"):
+                pass
+            written = (written + time.monotonic()) / 2 if False else time.monotonic()
+            seen = watcher.wait_for(lambda line, n=name: n in line, start=start, timeout=10)
+            if seen is not None:
+                samples.append(max(0.0, seen - written) * 1e6)
+    finally:
+        watcher.stop()
+    return samples
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))] if ordered else float("nan")
+
+
+def make_tree(root, directories, files_each):
+    made, queue = 0, [root]
+    while made < directories and queue:
+        parent = queue.pop(0)
+        for index in range(10):
+            if made >= directories:
+                break
+            directory = os.path.join(parent, f"d{index}")
+            os.mkdir(directory)
+            for file in range(files_each):
+                open(os.path.join(directory, f"f{file}"), "w").close()
+            queue.append(directory)
+            made += 1
+
+
+def measure_ready(factory, root):
+    times = []
+    for _ in range(READY_RUNS):
+        watcher = factory()
+        watcher.start(root)
+        times.append(watcher.ready_after)
+        watcher.stop()
+    return times
+
+
+def burst(root, seed, outside):
+    """Seeded bursts of creates, renames, mkdir -p trees, moves in and out, deletions."""
+    rng = random.Random(seed)
+    for step in range(120):
+        choice = rng.randrange(6)
+        entries = [os.path.join(d, n) for d, ds, fs in os.walk(root) for n in ds + fs if ".probe-" not in n]
+        dirs = [root] + [e for e in entries if os.path.isdir(e) and not os.path.islink(e)]
+        files = [e for e in entries if os.path.isfile(e)]
+        target = rng.choice(dirs)
+        if choice == 0:
+            open(os.path.join(target, f"s{seed}-f{step}"), "w").close()
+        elif choice == 1:
+            deep = os.path.join(target, f"s{seed}-p{step}", "a", "b", "c")
+            os.makedirs(deep)
+            open(os.path.join(deep, "leaf"), "w").close()
+        elif choice == 2 and files:
+            os.rename(rng.choice(files), os.path.join(target, f"s{seed}-r{step}"))
+        elif choice == 3 and len(dirs) > 1:
+            source = rng.choice(dirs[1:])
+            candidates = [d for d in dirs if not (d == source or d.startswith(source + "/"))]
+            os.rename(source, os.path.join(rng.choice(candidates), f"s{seed}-m{step}"))
+        elif choice == 4 and len(entries) > 0:
+            victim = rng.choice(entries)
+            if os.path.isdir(victim) and not os.path.islink(victim):
+                os.rename(victim, os.path.join(outside, f"s{seed}-out{step}"))
+            else:
+                os.remove(victim)
+        else:
+            staging = os.path.join(outside, f"s{seed}-in{step}")
+            os.makedirs(os.path.join(staging, "x", "y"))
+            open(os.path.join(staging, "x", "y", "z"), "w").close()
+            os.rename(staging, os.path.join(target, f"s{seed}-in{step}"))
+
+
+def measure_fidelity(watcher):
+    exact = 0
+    details = []
+    for seed in range(1, SEEDS + 1):
+        base = tempfile.mkdtemp(dir=WORK)
+        root, outside = os.path.join(base, "root"), os.path.join(base, "outside")
+        os.makedirs(root)
+        os.makedirs(outside)
+        make_tree(root, 20, 3)
+        watcher.lines = []
+        watcher.ready.clear()
+        watcher.start(root)
+        initial = disk(root)
+        start = watcher.count()
+        burst(root, seed, outside)
+        marker = os.path.join(root, f".marker-{seed}")
+        open(marker, "w").close()
+        watcher.wait_for(lambda line: f".marker-{seed}" in line, start=start, timeout=30)
+        # Let a slow (polling) watcher finish the rest of its report.
+        time.sleep(1.0)
+        watcher.stop()
+        events = watcher.parse(watcher.lines)
+        replayed = {p for p in replay(initial, events, root) if ".marker-" not in p and ".probe-" not in p}
+        actual = disk(root)
+        missing, extra = len(actual - replayed), len(replayed - actual)
+        if not missing and not extra:
+            exact += 1
+        details.append((missing, extra))
+        watcher.lines = []
+    return exact, details
+
+
+def main():
+    results = {"floor": {}, "latency": {}, "ready": {}, "fidelity": {}}
+    results["floor"]["latency"] = floor("latency", tempfile.mkdtemp(dir=WORK), str(LATENCY_SAMPLES))
+    big = os.path.join(WORK, "tree-10k-dirs")
+    os.makedirs(big)
+    make_tree(big, 10_000, 10)
+    results["floor"]["addwatch"] = floor("addwatch", big)
+    results["floor"]["walk"] = floor("walk", big)
+
+    for watcher in peers():
+        print(f"== {watcher.name}", file=sys.stderr)
+        samples = measure_latency(watcher)
+        results["latency"][watcher.name] = {
+            "p50_us": percentile(samples, 0.5), "p90_us": percentile(samples, 0.9),
+            "p99_us": percentile(samples, 0.99), "max_us": max(samples) if samples else float("nan"),
+            "received": len(samples), "sent": LATENCY_SAMPLES, "samples": samples,
+        }
+        name = watcher.name
+        if not name.startswith("fswatch") and "polling" not in name:
+            factory = {w.name: (lambda w=w: Watcher(w.name, list(w.command), w.ready_marker, w.ready_on_stderr, w.parse)) for w in peers()}[name]
+            results["ready"][name] = measure_ready(factory, big)
+        fresh = {w.name: w for w in peers()}[name]
+        exact, details = measure_fidelity(fresh)
+        results["fidelity"][name] = {"exact": exact, "seeds": SEEDS, "details": details}
+
+    with open(os.path.join(WORK, "results.json"), "w") as out:
+        json.dump(results, out)
+    write_report(results)
+    shutil.rmtree(WORK, ignore_errors=True)
+
+
+def write_report(results):
+    floor_latency = results["floor"]["latency"]["latency_p50_us"]
+    floor_p99 = results["floor"]["latency"]["latency_p99_us"]
+    machine = subprocess.run(["uname", "-srm"], capture_output=True, text=True).stdout.strip()
+    cpus = os.cpu_count()
+    lines = [
+        "# Benchmarks",
+        "",
+        "Generated by `scripts/compare-peers.sh` (do not edit by hand): every figure below was measured",
+        f"in one run on the same trees, on {machine} with {cpus} CPUs, on {time.strftime('%Y-%m-%d')}.",
+        "Absolute times drift on a shared machine; compare the ratios.",
+        "",
+        "## Kernel floors (scripts/peers/floor.c)",
+        "",
+        f"- write(2) to a blocked read(2) on an inotify descriptor: p50 {floor_latency:.0f} µs, p99 {floor_p99:.0f} µs",
+        f"- list and watch {results['floor']['addwatch']['directories']} directories: {results['floor']['addwatch']['list_and_watch_seconds']:.3f} s "
+        f"({results['floor']['addwatch']['addwatch_us_per_directory']:.1f} µs per directory)",
+        f"- getdents64 + fstatat walk: {results['floor']['walk']['entries_per_second']:,.0f} entries/s "
+        f"({results['floor']['walk']['entries']:,} entries)",
+        "",
+        "## Event latency (file create → event printed), one watcher process each",
+        "",
+        "| watcher | p50 | p90 | p99 | max | p50 / floor | p99 / floor | received |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, r in results["latency"].items():
+        lines.append(f"| {name} | {r['p50_us']:.0f} µs | {r['p90_us']:.0f} µs | {r['p99_us']:.0f} µs | {r['max_us']:.0f} µs | "
+                     f"{r['p50_us'] / floor_latency:.1f}× | {r['p99_us'] / floor_p99:.1f}× | {r['received']}/{r['sent']} |")
+    lines += ["", "Latency here includes the watcher printing a line and this script reading it from a pipe, for every",
+              "watcher alike; the library-level latency is in the benchmark package (below).", "",
+              f"## Start-up: `ready` on {results['floor']['addwatch']['directories']:,} directories × 10 files", "",
+              "| watcher | median | / floor (list and watch) |", "|---|---|---|"]
+    floor_ready = results["floor"]["addwatch"]["list_and_watch_seconds"]
+    for name, times in results["ready"].items():
+        lines.append(f"| {name} | {statistics.median(times):.3f} s | {statistics.median(times) / floor_ready:.1f}× |")
+    lines += ["", "fswatch prints no ready signal, and polling watchers are ready after one scan; they are left out.", "",
+              f"## Fidelity: does replaying the watcher's output reproduce the tree? ({SEEDS} seeded bursts)", "",
+              "Each burst: 120 seeded operations (creates, `mkdir -p` trees with a file at the bottom, renames of files",
+              "and directories, moves out of and into the tree, deletions) as fast as possible, then a marker file.",
+              "", "| watcher | exact replays | paths missing / extra per burst |", "|---|---|---|"]
+    for name, r in results["fidelity"].items():
+        lines.append(f"| {name} | {r['exact']}/{r['seeds']} | {', '.join(f'{m}/{e}' for m, e in r['details'])} |")
+    lines += ["", "![latency](images/latency.png)", ""]
+    bench = os.path.join(ROOT, "docs", "benchmark-package-output.txt")
+    if os.path.exists(bench):
+        lines += ["## The benchmark package", "", "Output of `swift package benchmark` in `Benchmarks/` (see the command in that file):",
+                  "", "```", open(bench).read().rstrip(), "```", ""]
+    with open(os.path.join(ROOT, "docs", "benchmarks.md"), "w") as out:
+        out.write("\n".join(lines) + "\n")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        os.makedirs(os.path.join(ROOT, "docs", "images"), exist_ok=True)
+        figure, axis = plt.subplots(figsize=(9, 5))
+        for name, r in results["latency"].items():
+            samples = sorted(r["samples"])
+            if samples:
+                axis.plot(samples, [i / len(samples) for i in range(len(samples))], label=name)
+        axis.axvline(floor_latency, color="black", linestyle=":", label="kernel floor p50")
+        axis.set_xscale("log")
+        axis.set_xlabel("latency, µs (log)")
+        axis.set_ylabel("fraction of events")
+        axis.set_title("File create → event, cumulative distribution")
+        axis.legend(fontsize=8)
+        figure.tight_layout()
+        figure.savefig(os.path.join(ROOT, "docs", "images", "latency.png"), dpi=110)
+    except ImportError:
+        print("matplotlib missing: no plots", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
