@@ -15,7 +15,6 @@ public import SystemPackage
 /// | `filewatch.include` | `FILEWATCH_INCLUDE` (comma-separated) | `"include"` | globs |
 /// | `filewatch.exclude` | `FILEWATCH_EXCLUDE` (comma-separated) | `"exclude"` | globs |
 /// | `filewatch.bufferLimit` | `FILEWATCH_BUFFER_LIMIT` | `"bufferLimit"` | events, > 0 |
-/// | `filewatch.watchLimitPolicy` | `FILEWATCH_WATCH_LIMIT_POLICY` | `"watchLimitPolicy"` | `fail`, `pollUnwatchedSubtrees` |
 ///
 /// Precedence: values set in code (or CLI flags) over the environment over the file.
 /// A value of the wrong type or out of range is a
@@ -40,7 +39,6 @@ public struct WatchConfiguration: Sendable {
         case include
         case exclude
         case bufferLimit
-        case watchLimitPolicy
 
         /// The full key, as users write it: `filewatch.pollInterval`.
         public var fullName: String { "filewatch.\(rawValue)" }
@@ -95,13 +93,6 @@ public struct WatchConfiguration: Sendable {
             }
             options.bufferLimit = limit
         }
-        if let policy = try reader.string(.watchLimitPolicy) {
-            guard let parsed = WatchOptions.WatchLimitPolicy(rawValue: policy) else {
-                throw .invalidConfiguration(key: Key.watchLimitPolicy.displayName, value: policy,
-                                            expected: WatchOptions.WatchLimitPolicy.allCases.map(\.rawValue).joined(separator: " or "))
-            }
-            options.watchLimitPolicy = parsed
-        }
         self.init(backend: backend, options: options)
     }
 
@@ -115,7 +106,6 @@ public struct WatchConfiguration: Sendable {
         public var include: [String]?
         public var exclude: [String]?
         public var bufferLimit: Int?
-        public var watchLimitPolicy: String?
 
         public init() {}
 
@@ -132,7 +122,6 @@ public struct WatchConfiguration: Sendable {
             set(.include, include.map { .stringArray($0) })
             set(.exclude, exclude.map { .stringArray($0) })
             set(.bufferLimit, bufferLimit.map { .int($0) })
-            set(.watchLimitPolicy, watchLimitPolicy.map { .string($0) })
             return values
         }
     }

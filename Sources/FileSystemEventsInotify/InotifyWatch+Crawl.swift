@@ -12,7 +12,7 @@ extension InotifyWatch {
         case .success(let found): status = found
         case .failure(let errno): throw .forRoot(path, call: "statx", errno: errno)
         }
-        let bytes = PathText.bytes(path)
+        let bytes = path.bytes
         if status.itemType == .directory {
             let tree = WatchedDirectory(parent: nil, name: [], root: index)
             roots.append(WatchedRoot(path: path, paths: PathBuilder(root: path), bytes: bytes, device: status.device, kind: .directory(tree)))
@@ -31,12 +31,12 @@ extension InotifyWatch {
             // A single file: watch its directory and pick out its name, so an editor that
             // renames a new file over it (a new inode) is followed.
             let parent = path.removingLastComponent()
-            let name = path.lastComponent.map { PathText.bytes(FilePath(root: nil, [$0])) } ?? []
+            let name = path.lastComponent.map { FilePath(root: nil, [$0]).bytes } ?? []
             let watch: CInt
             let mask = watchMask
-            switch kernel?.addWatch(path: PathText.bytes(parent), mask: mask) ?? .failure(.badFileDescriptor) {
+            switch kernel?.addWatch(path: parent.bytes, mask: mask) ?? .failure(.badFileDescriptor) {
             case .success(let found): watch = found
-            case .failure(let errno): throw watchFailure(errno, path: PathText.bytes(parent))
+            case .failure(let errno): throw watchFailure(errno, path: parent.bytes)
             }
             roots.append(
                 WatchedRoot(path: path, paths: PathBuilder(root: path), bytes: bytes, device: status.device,
@@ -265,14 +265,6 @@ enum DirectoryListing {
             entries.append(entry)
         }
         return .success(entries)
-    }
-}
-
-enum PathText {
-    static func bytes(_ path: FilePath) -> [UInt8] {
-        path.withPlatformString { pointer in
-            [UInt8](UnsafeRawBufferPointer(start: pointer, count: strlen(pointer)))
-        }
     }
 }
 #endif

@@ -33,12 +33,7 @@ final class WatchedDirectory {
             components.append(directory.name)
             current = parent
         }
-        var path: [UInt8] = []
-        for component in components.reversed() {
-            if !path.isEmpty { path.append(UInt8(ascii: "/")) }
-            path.append(contentsOf: component)
-        }
-        return path
+        return components.reversed().joinedAsPath()
     }
 
     /// Every directory in this subtree, this one first.

@@ -144,24 +144,9 @@ public final class FileSystemEventChannel: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let immediate = state.withLock { state -> Result<FileSystemWatchUpdate?, FileSystemEventsError>? in
-                    if state.isTerminated { return .success(nil) }
-                    if let update = state.buffer.popFirst() {
-                        state.bufferedEvents -= Self.weight(of: update)
-                        if state.producerWantsRoom && state.bufferedEvents <= bufferLimit / 2 {
-                            state.producerWantsRoom = false
-                            Self.wake(&state)
-                        }
-                        return .success(update)
-                    }
-                    switch state.completion {
-                    case .some(.success): return .success(nil)
-                    case .some(.failure(let error)):
-                        state.completion = .success(())
-                        return .failure(error)
-                    case .none:
-                        state.waiter = continuation
-                        return nil
-                    }
+                    if let ready = Self.takeNext(&state, bufferLimit: bufferLimit) { return ready }
+                    state.waiter = continuation
+                    return nil
                 }
                 if let immediate { continuation.resume(returning: immediate) }
             }
@@ -184,25 +169,10 @@ public final class FileSystemEventChannel: Sendable {
         while true {
             let semaphore = DispatchSemaphore(value: 0)
             let immediate = state.withLock { state -> Result<FileSystemWatchUpdate?, FileSystemEventsError>? in
-                if state.isTerminated { return .success(nil) }
-                if let update = state.buffer.popFirst() {
-                    state.bufferedEvents -= Self.weight(of: update)
-                    if state.producerWantsRoom && state.bufferedEvents <= bufferLimit / 2 {
-                        state.producerWantsRoom = false
-                        Self.wake(&state)
-                    }
-                    return .success(update)
-                }
-                switch state.completion {
-                case .some(.success): return .success(nil)
-                case .some(.failure(let error)):
-                    state.completion = .success(())
-                    return .failure(error)
-                case .none:
-                    if state.producerHasExited { return .success(nil) }
-                    state.blockedReader = semaphore
-                    return nil
-                }
+                if let ready = Self.takeNext(&state, bufferLimit: bufferLimit) { return ready }
+                if state.producerHasExited { return .success(nil) }
+                state.blockedReader = semaphore
+                return nil
             }
             if let immediate { return immediate }
             semaphore.wait()
@@ -260,6 +230,29 @@ public final class FileSystemEventChannel: Sendable {
     }
 
     // MARK: Helpers
+
+    /// What a consumer gets right now: the next buffered update, the end of the stream (or its
+    /// error, once), or `nil` when it has to wait. Wakes a producer waiting for room.
+    private static func takeNext(_ state: inout State, bufferLimit: Int) -> Result<FileSystemWatchUpdate?, FileSystemEventsError>? {
+        if state.isTerminated { return .success(nil) }
+        if let update = state.buffer.popFirst() {
+            state.bufferedEvents -= weight(of: update)
+            if state.producerWantsRoom && state.bufferedEvents <= bufferLimit / 2 {
+                state.producerWantsRoom = false
+                wake(&state)
+            }
+            return .success(update)
+        }
+        switch state.completion {
+        case .some(.success):
+            return .success(nil)
+        case .some(.failure(let error)):
+            state.completion = .success(())
+            return .failure(error)
+        case .none:
+            return nil
+        }
+    }
 
     private static func weight(of update: FileSystemWatchUpdate) -> Int {
         if case .events(let events) = update { return events.count }

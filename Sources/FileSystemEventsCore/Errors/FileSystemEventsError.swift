@@ -36,7 +36,7 @@ public enum FileSystemEventsError: Error, Sendable, Hashable, CustomStringConver
             let current = limit.map { "the limit is \($0)" } ?? "the limit is exhausted"
             return "cannot watch \(path): inotify watch limit reached (\(current)); raise it with "
                 + "`sysctl fs.inotify.max_user_watches=524288` (persist in /etc/sysctl.d), "
-                + "or set watch-limit fallback to polling"
+                + "or use the polling backend"
         case .instanceLimitReached(let limit):
             let current = limit.map { "the limit is \($0)" } ?? "the limit is exhausted"
             return "cannot create an inotify instance (\(current)); raise it with "

@@ -17,7 +17,7 @@ public enum FileSystemWatchUpdate: Sendable, Hashable {
 }
 
 /// A problem worth a log line that does not end the watch: an unreadable directory, a
-/// directory that vanished mid-scan, a subtree handed over to polling.
+/// directory that vanished mid-scan, a rescan after the kernel queue overflowed.
 public struct FileSystemWatchDiagnostic: Sendable, Hashable, CustomStringConvertible {
     public enum Problem: String, Sendable, Hashable {
         /// The directory could not be listed (permission denied, I/O error); it is skipped, and
@@ -25,8 +25,6 @@ public struct FileSystemWatchDiagnostic: Sendable, Hashable, CustomStringConvert
         case unreadableDirectory
         /// An item disappeared between being seen and being examined; harmless, noted for debugging.
         case vanishedDuringScan
-        /// A kernel watch could not be added, and the subtree is polled instead.
-        case pollingUnwatchableSubtree
         /// The kernel queue overflowed; the source rescanned to reconcile.
         case rescannedAfterOverflow
     }

@@ -8,15 +8,7 @@ package struct PathBuilder: Sendable {
 
     package init(root: FilePath) {
         self.root = root
-        self.rootBytes = root.withPlatformString { pointer in
-            var bytes: [CChar] = []
-            var cursor = pointer
-            while cursor.pointee != 0 {
-                bytes.append(cursor.pointee)
-                cursor += 1
-            }
-            return bytes
-        }
+        self.rootBytes = root.bytes.map { CChar(bitPattern: $0) }
     }
 
     /// The absolute path of a root-relative path (`/`-separated bytes, empty for the root).
@@ -32,20 +24,39 @@ package struct PathBuilder: Sendable {
 
     /// The root-relative bytes of `path`, or `nil` if it is not below the root.
     package func relative(_ path: FilePath) -> [UInt8]? {
-        let full = path.withPlatformString { pointer -> [CChar] in
-            var bytes: [CChar] = []
-            var cursor = pointer
-            while cursor.pointee != 0 {
-                bytes.append(cursor.pointee)
-                cursor += 1
-            }
-            return bytes
-        }
+        let full = path.bytes.map { CChar(bitPattern: $0) }
         if full == rootBytes { return [] }
         var prefix = rootBytes
         if prefix.last != CChar(bitPattern: UInt8(ascii: "/")) { prefix.append(CChar(bitPattern: UInt8(ascii: "/"))) }
         guard full.count > prefix.count, Array(full[..<prefix.count]) == prefix else { return nil }
         return full[prefix.count...].map { UInt8(bitPattern: $0) }
+    }
+}
+
+extension FilePath {
+    /// The path's bytes, exactly as the kernel sees them (no terminating NUL).
+    package var bytes: [UInt8] {
+        withPlatformString { pointer in
+            var bytes: [UInt8] = []
+            var cursor = pointer
+            while cursor.pointee != 0 {
+                bytes.append(UInt8(bitPattern: cursor.pointee))
+                cursor += 1
+            }
+            return bytes
+        }
+    }
+}
+
+extension Array where Element == [UInt8] {
+    /// Components joined with `/`: how a tree node's relative path is spelled.
+    package func joinedAsPath() -> [UInt8] {
+        var path: [UInt8] = []
+        for component in self {
+            if !path.isEmpty { path.append(UInt8(ascii: "/")) }
+            path.append(contentsOf: component)
+        }
+        return path
     }
 }
 

@@ -69,12 +69,7 @@ package final class SnapshotDirectory {
             components.append(directory.name)
             current = parent
         }
-        var path: [UInt8] = []
-        for component in components.reversed() {
-            if !path.isEmpty { path.append(UInt8(ascii: "/")) }
-            path.append(contentsOf: component)
-        }
-        return path
+        return components.reversed().joinedAsPath()
     }
 
     /// Number of entries below this directory, recursively.

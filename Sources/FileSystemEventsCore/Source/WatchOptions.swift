@@ -28,17 +28,8 @@ public struct WatchOptions: Sendable {
     /// backend then lets the kernel queue overflow and recovers with a rescan, so a slow
     /// consumer costs memory in proportion to this limit, never without bound.
     public var bufferLimit: Int
-    /// What a kernel-watch backend does when the kernel refuses more watches.
-    public var watchLimitPolicy: WatchLimitPolicy
     /// Where backends log diagnostics (they are also delivered as updates).
     public var logger: Logger?
-
-    public enum WatchLimitPolicy: String, Sendable, Hashable, CaseIterable {
-        /// Fail with ``FileSystemEventsError/watchLimitReached(path:currentLimit:)``.
-        case fail
-        /// Keep going, polling the subtrees that could not be watched.
-        case pollUnwatchedSubtrees
-    }
 
     public init(
         roots: [FilePath],
@@ -48,7 +39,6 @@ public struct WatchOptions: Sendable {
         latency: Duration = .zero,
         pollInterval: Duration = .seconds(1),
         bufferLimit: Int = 65_536,
-        watchLimitPolicy: WatchLimitPolicy = .fail,
         logger: Logger? = nil
     ) {
         self.roots = roots.map(Self.absolute)
@@ -58,7 +48,6 @@ public struct WatchOptions: Sendable {
         self.latency = latency
         self.pollInterval = pollInterval
         self.bufferLimit = max(1, bufferLimit)
-        self.watchLimitPolicy = watchLimitPolicy
         self.logger = logger
     }
 

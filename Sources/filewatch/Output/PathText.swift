@@ -3,15 +3,7 @@ import FileSystemEvents
 /// Paths as bytes, and the two lossless ways the CLI prints them.
 enum PathText {
     static func bytes(_ path: FilePath) -> [UInt8] {
-        path.withPlatformString { pointer in
-            var bytes: [UInt8] = []
-            var cursor = pointer
-            while cursor.pointee != 0 {
-                bytes.append(UInt8(bitPattern: cursor.pointee))
-                cursor += 1
-            }
-            return bytes
-        }
+        path.bytes
     }
 
     /// The path as a string when its bytes are valid UTF-8.
