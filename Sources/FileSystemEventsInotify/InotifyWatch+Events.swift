@@ -57,7 +57,8 @@ extension InotifyWatch {
         } else if mask.contains(.delete) {
             guard let entry = directory.children.removeValue(forKey: event.name) else { return }
             let path = directory.relativePath.appendingComponent(event.name)
-            if let child = entry.directory { unwatch(child) }
+            // Deleted: the kernel has dropped its watch already (IN_IGNORED follows).
+            if let child = entry.directory { unwatch(child, droppedByKernel: true) }
             hardLinks.remove(directory, event.name, inode: entry.inode)
             produced.append(makeEvent(.removed, root: directory.root, relative: path, type: entry.type, inode: entry.inode, synthetic: false))
         } else if mask.contains(.modify) || mask.contains(.attrib) {
@@ -268,20 +269,24 @@ extension InotifyWatch {
     // MARK: Watch bookkeeping
 
     /// Stops watching a subtree that left the tree (or was replaced).
-    mutating func unwatch(_ directory: WatchedDirectory) {
+    ///
+    /// - Parameter droppedByKernel: the directory was deleted, so the kernel removed its
+    ///   watch itself (and those of anything still recorded below it); asking again would
+    ///   only fail, and libinotifytools prints about it.
+    mutating func unwatch(_ directory: WatchedDirectory, droppedByKernel: Bool = false) {
         directory.forEachDirectory { node in
             let watch = node.watch
             guard watch >= 0 else { return }
             node.watch = -1
             targets[watch]?.directories.removeAll { $0 === node }
-            releaseIfUnused(watch)
+            releaseIfUnused(watch, droppedByKernel: droppedByKernel)
         }
     }
 
-    mutating func releaseIfUnused(_ watch: CInt) {
+    mutating func releaseIfUnused(_ watch: CInt, droppedByKernel: Bool = false) {
         guard let target = targets[watch], target.isEmpty else { return }
         targets[watch] = nil
-        kernel?.removeWatch(watch)
+        if !droppedByKernel { kernel?.removeWatch(watch) }
     }
 
     private mutating func forgetWatch(_ watch: CInt) {

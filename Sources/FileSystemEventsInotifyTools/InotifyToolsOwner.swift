@@ -53,12 +53,15 @@ final class InotifyToolsOwner: Sendable {
             return !taken.isEmpty
         }
 
-        fileprivate func deliver(_ event: Inotify.Event) {
+        /// Appends events in one step, so the two halves of a rename are never seen apart.
+        fileprivate func deliver(_ events: [Inotify.Event]) {
             queue.withLock { queue in
-                if queue.count < limit {
-                    queue.append(event)
-                } else if queue.last?.mask.contains(.queueOverflow) != true {
-                    queue.append(Inotify.Event(watch: -1, mask: .queueOverflow, cookie: 0, name: []))
+                for event in events {
+                    if queue.count < limit {
+                        queue.append(event)
+                    } else if queue.last?.mask.contains(.queueOverflow) != true {
+                        queue.append(Inotify.Event(watch: -1, mask: .queueOverflow, cookie: 0, name: []))
+                    }
                 }
             }
             var byte: UInt8 = 1
@@ -265,7 +268,14 @@ final class InotifyToolsOwner: Sendable {
     /// Blocks in the library until an event arrives, and hands each real event to the sources
     /// holding its watch (all of them for an overflow). Returns when the sentinel fires, so
     /// requests are served.
+    ///
+    /// An `IN_MOVED_FROM` is held until the next event is read: if that is its `IN_MOVED_TO`
+    /// both go out in one append, as the kernel queues them, so a source never mistakes the
+    /// first half for a move out of the tree. Touching the sentinel first guarantees the next
+    /// read returns: a matching `IN_MOVED_TO` is queued before the sentinel's event.
     private func dispatchEvents(until sentinelWatch: CInt) {
+        var held: Inotify.Event?
+        defer { if let held { route([held]) } }
         while let pointer = inotifytools_next_event(0) {
             let raw = UnsafeRawPointer(pointer)
             let watch = raw.loadUnaligned(fromByteOffset: 0, as: Int32.self)
@@ -279,16 +289,48 @@ final class InotifyToolsOwner: Sendable {
                 name = Array(bytes[..<(bytes.firstIndex(of: 0) ?? length)])
             }
             let event = Inotify.Event(watch: watch, mask: Inotify.Mask(rawValue: mask), cookie: cookie, name: name)
-            let (receivers, pending) = state.withLock { state -> ([Subscription], Bool) in
-                let pending = !state.requests.isEmpty
-                if event.mask.contains(.queueOverflow) { return (Array(state.subscriptions.values), pending) }
-                let holders = state.holders[watch] ?? []
-                if event.mask.contains(.ignored) { state.holders[watch] = nil }
-                return (holders.compactMap { state.subscriptions[$0] }, pending)
+            if let first = held {
+                held = nil
+                if event.mask.contains(.movedTo) && event.cookie == first.cookie {
+                    route([first, event])
+                    if hasPendingRequests { return }
+                    continue
+                }
+                route([first])
             }
-            for receiver in receivers { receiver.deliver(event) }
-            if pending { return }
+            if event.mask.contains(.movedFrom) {
+                held = event
+                wake()
+                continue
+            }
+            route([event])
+            if hasPendingRequests { return }
         }
+    }
+
+    private var hasPendingRequests: Bool {
+        state.withLock { !$0.requests.isEmpty }
+    }
+
+    /// Hands events to every source holding their watches (every source, for an overflow).
+    private func route(_ events: [Inotify.Event]) {
+        var batches: [ObjectIdentifier: (Subscription, [Inotify.Event])] = [:]
+        state.withLock { state in
+            for event in events {
+                let receivers: [ObjectIdentifier]
+                if event.mask.contains(.queueOverflow) {
+                    receivers = Array(state.subscriptions.keys)
+                } else {
+                    receivers = Array(state.holders[event.watch] ?? [])
+                    if event.mask.contains(.ignored) { state.holders[event.watch] = nil }
+                }
+                for id in receivers {
+                    guard let subscription = state.subscriptions[id] else { continue }
+                    batches[id, default: (subscription, [])].1.append(event)
+                }
+            }
+        }
+        for (subscription, batch) in batches.values { subscription.deliver(batch) }
     }
 
     /// Runs `body` on the owner thread and waits for its result.

@@ -434,7 +434,18 @@ def write_report(results):
               "", "| watcher | exact replays | paths missing / extra per burst |", "|---|---|---|"]
     for name, r in results["fidelity"].items():
         lines.append(f"| {name} | {r['exact']}/{r['seeds']} | {', '.join(f'{m}/{e}' for m, e in r['details'])} |")
-    lines += ["", "![latency](images/latency.png)", ""]
+    lines += ["", "![latency](images/latency.png)", "", "![start-up and scan cost against tree size](images/size-costs.png)", ""]
+    medians = benchmark_medians()
+    scan = {k: v for k, v in medians.items() if k.startswith("scan+diff")}
+    if scan:
+        walk = results["floor"]["walk"]["entries_per_second"]
+        lines += ["## Polling scan rate against the floor", "", "| tree | scan+diff p50 | entries/s | / floor walk |", "|---|---|---|---|"]
+        for key, value in sorted(scan.items()):
+            entries = {"10k entries": 10_000, "100k entries": 100_000, "1M entries": 1_000_000}.get(key.split(": ")[1].split(" (")[0])
+            if entries:
+                rate = entries / (value / 1e6)
+                lines.append(f"| {key} | {value / 1e3:.1f} ms | {rate:,.0f} | {rate / walk:.2f} |")
+        lines.append("")
     bench = os.path.join(ROOT, "docs", "benchmark-package-output.txt")
     if os.path.exists(bench):
         import re
@@ -466,8 +477,53 @@ def write_report(results):
         axis.legend(fontsize=8)
         figure.tight_layout()
         figure.savefig(os.path.join(ROOT, "docs", "images", "latency.png"), dpi=110)
+        plot_sizes(plt)
     except ImportError:
         print("matplotlib missing: no plots", file=sys.stderr)
+
+
+def benchmark_medians():
+    """p50 wall-clock (µs) per benchmark name, parsed from the benchmark package's tables."""
+    import re
+    path = os.path.join(ROOT, "docs", "benchmark-package-output.txt")
+    if not os.path.exists(path):
+        return {}
+    medians, name = {}, None
+    for line in re.sub(r"\x1b\[[0-9;]*m", "", open(path).read()).splitlines():
+        if re.match(r"^[a-z].*\(.*\)$", line):
+            name = line.strip()
+        elif name and "Time (wall clock)" in line:
+            cells = [c.strip() for c in line.split("│") if c.strip()]
+            # Metric, p0, p25, p50, ...
+            if len(cells) > 3:
+                medians[name] = float(cells[3])
+    return medians
+
+
+def plot_sizes(plt):
+    """Start-up and scan cost against tree size, from the benchmark package's medians."""
+    import re
+    medians = benchmark_medians()
+    sizes = {"1k entries": 1_000, "10k entries": 10_000, "100k entries": 100_000, "1M entries": 1_000_000}
+    figure, (ready_axis, scan_axis) = plt.subplots(1, 2, figsize=(11, 4.5))
+    for backend in ["inotify", "inotifytools", "polling"]:
+        points = sorted((sizes[m.group(1)], value / 1e3) for key, value in medians.items()
+                        for m in [re.match(r"ready: (.*) \(" + backend + r"\)$", key)] if m and m.group(1) in sizes)
+        if points:
+            ready_axis.plot(*zip(*points), marker="o", label=backend)
+    points = sorted((sizes[m.group(1)], value / 1e3) for key, value in medians.items()
+                    for m in [re.match(r"scan\+diff: (.*) \(polling\)$", key)] if m and m.group(1) in sizes)
+    if points:
+        scan_axis.plot(*zip(*points), marker="o", label="polling scan + diff")
+    for axis, title in [(ready_axis, "time to ready (p50)"), (scan_axis, "one polling cycle, unchanged tree (p50)")]:
+        axis.set_xscale("log")
+        axis.set_yscale("log")
+        axis.set_xlabel("entries in the tree")
+        axis.set_ylabel("ms")
+        axis.set_title(title)
+        axis.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(os.path.join(ROOT, "docs", "images", "size-costs.png"), dpi=110)
 
 
 if __name__ == "__main__":
