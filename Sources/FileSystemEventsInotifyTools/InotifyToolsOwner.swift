@@ -125,9 +125,11 @@ final class InotifyToolsOwner: Sendable {
                 return unused
             }
             for watch in unused { inotifytools_remove_watch_by_wd(watch) }
+            // Closed here, on the owner thread that routes events, so no delivery can be
+            // writing to these descriptors (or to whatever reuses their numbers) meanwhile.
+            Syscalls.close(subscription.readable)
+            Syscalls.close(subscription.writable)
         }
-        Syscalls.close(subscription.readable)
-        Syscalls.close(subscription.writable)
         // The owner notices it has no subscriptions left and shuts the library down.
         wake()
     }
