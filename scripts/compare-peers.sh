@@ -27,8 +27,10 @@ if [ "${BENCHMARK_PACKAGE:-0}" = 1 ]; then
     # Runs the benchmark package once: its tables go into docs/benchmarks.md, and the same
     # results become the stored baseline 'main' (Benchmarks/.benchmarkBaselines) that
     # `swift package benchmark baseline check main` compares later runs against.
+    # `baseline update` stores without printing; `baseline read` prints the stored tables.
     (cd Benchmarks && swift package --disable-sandbox --allow-writing-to-package-directory benchmark \
-        baseline update main --no-progress --filter "${BENCHMARK_FILTER:-.*}") > docs/benchmark-package-output.txt 2>&1
+        baseline update main --no-progress --filter "${BENCHMARK_FILTER:-.*}" \
+        && swift package --disable-sandbox benchmark baseline read main --no-progress) > docs/benchmark-package-output.txt 2>&1
 fi
 
 FLOOR_BIN="$work/floor" FILEWATCH_BIN="$bin/filewatch" VENV_PYTHON="$venv/bin/python" \
