@@ -21,14 +21,8 @@ public struct InotifyToolsEventSource: FileSystemEventSource {
 
     public var backendName: String { Self.name }
 
-    public static let capabilities = FileSystemEventSourceCapabilities(
-        isEventDriven: true,
-        pairsRenames: true,
-        needsPollInterval: false,
-        canOverflow: true,
-        usesPerDirectoryWatches: true,
-        seesRemoteChanges: false
-    )
+    /// The same kernel watches, and the same guarantees, as the raw backend.
+    public static let capabilities = InotifyEventSource.capabilities
 
     public var capabilities: FileSystemEventSourceCapabilities { Self.capabilities }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -62,31 +63,4 @@ struct CommandFailure: Error {
 
 func Foundation_exit(_ code: Int32) -> Never {
     exit(code)
-}
-
-extension String {
-    func replacingOccurrences(of target: String, with replacement: String) -> String {
-        guard !target.isEmpty else { return self }
-        var result = ""
-        var rest = Substring(self)
-        while let range = rest.range(of: target) {
-            result += rest[..<range.lowerBound]
-            result += replacement
-            rest = rest[range.upperBound...]
-        }
-        return result + rest
-    }
-}
-
-extension Substring {
-    func range(of target: String) -> Range<Substring.Index>? {
-        var index = startIndex
-        while index < endIndex {
-            if self[index...].hasPrefix(target) {
-                return index..<self.index(index, offsetBy: target.count)
-            }
-            index = self.index(after: index)
-        }
-        return nil
-    }
 }

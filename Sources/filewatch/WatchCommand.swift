@@ -71,9 +71,7 @@ struct WatchCommand: AsyncParsableCommand {
         let roots = (paths.isEmpty ? ["."] : paths).map { WatchOptions.absolute(FilePath($0)) }
         for root in roots {
             if case .failure(let errno) = statusOf(root) {
-                let error: FileSystemEventsError = errno == .noSuchFileOrDirectory || errno == .notDirectory
-                    ? .rootNotFound(root) : .permissionDenied(root, operation: "examine")
-                throw CommandFailure.badInput(error.description)
+                throw CommandFailure.badInput(FileSystemEventsError.forRoot(root, call: "stat", errno: errno).description)
             }
         }
 
