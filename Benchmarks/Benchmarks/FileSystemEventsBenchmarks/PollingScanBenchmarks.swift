@@ -1,0 +1,59 @@
+import Benchmark
+import FileSystemEvents
+import Foundation
+
+/// The polling backend's steady-state cost: one scan and diff of an unchanged tree per
+/// interval (time, entries per second), and what a snapshot of the tree costs to hold
+/// (`scan:` benchmarks, whose `Memory (allocated)` is the snapshot's heap bytes).
+func registerPollingScanBenchmarks() {
+    let trees: [(String, Int, () -> FilePath)] = [
+        ("10k entries", 10_000, { BenchmarkTree.entries(10_000) }),
+        ("100k entries", 100_000, { BenchmarkTree.entries(100_000) }),
+    ] + (BenchmarkTree.includesMillion ? [("1M entries", 1_000_000, { BenchmarkTree.entries(1_000_000) })] : [])
+    for (label, _, makeTree) in trees {
+        var snapshot: FileTreeSnapshot?
+        Benchmark(
+            "scan+diff: \(label) (polling)",
+            configuration: benchmarkConfiguration(
+                metrics: [.wallClock, .cpuTotal, BenchmarkMetrics.entriesPerSecond],
+                warmupIterations: 1, maxDuration: .seconds(10), maxIterations: 50
+            )
+        ) { benchmark in
+            guard var current = snapshot else { return benchmark.error("no snapshot: setup failed") }
+            let start = ContinuousClock.now
+            benchmark.startMeasurement()
+            let events: [FileSystemEvent]
+            do {
+                events = try current.update()
+            } catch {
+                return benchmark.error("\(error)")
+            }
+            benchmark.stopMeasurement()
+            let elapsed = seconds(since: start)
+            benchmark.measurement(BenchmarkMetrics.entriesPerSecond, Int(Double(current.entryCount) / elapsed))
+            if !events.isEmpty { benchmark.error("the tree changed while it was measured: \(events.count) events") }
+            snapshot = current
+        } setup: {
+            snapshot = try FileTreeSnapshot.scan(makeTree())
+        } teardown: {
+            snapshot = nil
+        }
+
+        var root = FilePath()
+        Benchmark(
+            "scan: \(label) (polling)",
+            configuration: benchmarkConfiguration(
+                metrics: [.wallClock, .memoryLeakedBytes],
+                warmupIterations: 1, maxDuration: .seconds(10), maxIterations: 20
+            )
+        ) { benchmark in
+            benchmark.startMeasurement()
+            let scanned = try? FileTreeSnapshot.scan(root)
+            benchmark.stopMeasurement()
+            // Held until after the measurement, so its bytes count as allocated, not freed.
+            blackHole(scanned)
+        } setup: {
+            root = makeTree()
+        }
+    }
+}
