@@ -27,13 +27,19 @@ if [ "${BENCHMARK_PACKAGE:-0}" = 1 ]; then
     # Runs the benchmark package once: its tables go into docs/benchmarks.md, and the same
     # results become the stored baseline 'main' (Benchmarks/.benchmarkBaselines) that
     # `swift package benchmark baseline check main` compares later runs against.
-    # `baseline update` stores without printing; `baseline read` prints the stored tables.
+    # `baseline update` stores without printing; `baseline read` prints the stored tables, which
+    # compare.py turns into docs/benchmarks.md's tables. The trees it measures (up to 1M entries)
+    # stay in $TMPDIR/filewatch-benchmark-trees, where compare.py measures the floors on them.
     (cd Benchmarks && swift package --disable-sandbox --allow-writing-to-package-directory benchmark \
         baseline update main --no-progress --filter "${BENCHMARK_FILTER:-.*}" \
         && swift package --disable-sandbox benchmark baseline read main --no-progress) > docs/benchmark-package-output.txt 2>&1
 fi
 
-FLOOR_BIN="$work/floor" FILEWATCH_BIN="$bin/filewatch" VENV_PYTHON="$venv/bin/python" \
+command="scripts/compare-peers.sh"
+for name in BENCHMARK_PACKAGE BENCHMARK_FILTER LATENCY_SAMPLES READY_RUNS FIDELITY_SEEDS FILEWATCH_BENCHMARK_SKIP_LARGE; do
+    if [ -n "${!name:-}" ]; then command="$name=${!name} $command"; fi
+done
+COMPARE_COMMAND="$command" FLOOR_BIN="$work/floor" FILEWATCH_BIN="$bin/filewatch" VENV_PYTHON="$venv/bin/python" \
     "$venv/bin/python" scripts/peers/compare.py
 rm -rf "$work"
 echo "wrote docs/benchmarks.md"

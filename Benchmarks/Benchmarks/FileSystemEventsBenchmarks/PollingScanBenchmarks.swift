@@ -4,7 +4,7 @@ import Foundation
 
 /// The polling backend's steady-state cost: one scan and diff of an unchanged tree per
 /// interval (time, entries per second), and what a snapshot of the tree costs to hold
-/// (`scan:` benchmarks, whose `Memory (allocated)` is the snapshot's heap bytes).
+/// (`scan:` benchmarks, whose `Malloc / free Δ` is the snapshot's heap bytes).
 func registerPollingScanBenchmarks() {
     let trees: [(String, Int, () -> FilePath)] = [
         ("10k entries", 10_000, { BenchmarkTree.entries(10_000) }),
