@@ -78,6 +78,9 @@ final class InotifyToolsOwner: Sendable {
         /// Which subscriptions asked for each watch (the kernel gives one watch per inode).
         var holders: [CInt: Set<ObjectIdentifier>] = [:]
         var initializationError: FileSystemEventsError?
+        /// Watches the last subscription left behind, for `inotifytools_cleanup` to drop, or
+        /// for the owner to remove if a new subscription arrived first.
+        var deferredRemovals: [CInt] = []
     }
 
     private let state = Mutex(State())
@@ -121,6 +124,15 @@ final class InotifyToolsOwner: Sendable {
                     remaining.remove(id)
                     state.holders[watch] = remaining.isEmpty ? nil : remaining
                     if remaining.isEmpty { unused.append(watch) }
+                }
+                // The last source out: the owner is about to close the library's descriptor,
+                // which drops every kernel watch at once. Removing them one by one instead
+                // races with the host deleting the tree right after stopping: the kernel has
+                // then dropped the watch already, and libinotifytools prints "Failed to remove
+                // watch" to stderr.
+                if state.subscriptions.isEmpty {
+                    state.deferredRemovals += unused
+                    return []
                 }
                 return unused
             }
@@ -243,11 +255,20 @@ final class InotifyToolsOwner: Sendable {
                 if requests.isEmpty && state.subscriptions.isEmpty {
                     state.isRunning = false
                     state.sentinel = nil
+                    state.deferredRemovals = []
                     return ([], true)
                 }
                 return (requests, false)
             }
             if done { break }
+            // A new source arrived before the library shut down: the previous one's watches
+            // go now, unless the new source holds them too.
+            let deferred = state.withLock { state -> [CInt] in
+                let deferred = state.deferredRemovals.filter { state.holders[$0] == nil }
+                state.deferredRemovals = []
+                return deferred
+            }
+            for watch in deferred { inotifytools_remove_watch_by_wd(watch) }
             for request in requests { request() }
             if !requests.isEmpty { continue }
             guard initialized else {
