@@ -96,14 +96,16 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
         parsed.reserveCapacity(4096)
         let readiness = kernel?.readinessDescriptor ?? -1
 
-        while !channel.isTerminated {
-            if channel.isFinishRequested {
+        while true {
+            let status = channel.producerStatus
+            if status.isTerminated { return }
+            if status.isFinishRequested {
                 _ = readAvailable(&parsed)
                 deliver(all: true)
                 channel.finish()
                 return
             }
-            if !channel.hasRoom {
+            if !status.hasRoom {
                 // The consumer is behind. Stop reading: the kernel queue absorbs what it can,
                 // then overflows, and the rescan after IN_Q_OVERFLOW reconciles. Memory stays
                 // bounded by the buffer limit.
