@@ -23,15 +23,7 @@ func registerStartupBenchmarks() {
                     warmupIterations: 1, maxDuration: .seconds(10), maxIterations: 30
                 )
             ) { benchmark in
-                benchmark.startMeasurement()
-                let rig: WatchRig
-                do {
-                    rig = try WatchRig(backend: backend, root: root)
-                } catch {
-                    return benchmark.error("\(error)")
-                }
-                benchmark.stopMeasurement()
-                rig.stop()
+                measureStart(benchmark, backend, root)
             } setup: {
                 root = makeTree()
             }
@@ -43,18 +35,23 @@ func registerStartupBenchmarks() {
                 "heap after ready: \(label) (\(backend))",
                 configuration: benchmarkConfiguration(metrics: [.memoryLeakedBytes], warmupIterations: 0, maxIterations: 1)
             ) { benchmark in
-                benchmark.startMeasurement()
-                let rig: WatchRig
-                do {
-                    rig = try WatchRig(backend: backend, root: root)
-                } catch {
-                    return benchmark.error("\(error)")
-                }
-                benchmark.stopMeasurement()
-                rig.stop()
+                measureStart(benchmark, backend, root)
             } setup: {
                 root = makeTree()
             }
         }
     }
+}
+
+/// Measures one watch from its creation to `ready`, then stops it outside the measurement.
+private func measureStart(_ benchmark: Benchmark, _ backend: FileSystemEventBackend, _ root: FilePath) {
+    benchmark.startMeasurement()
+    let rig: WatchRig
+    do {
+        rig = try WatchRig(backend: backend, root: root)
+    } catch {
+        return benchmark.error("\(error)")
+    }
+    benchmark.stopMeasurement()
+    rig.stop()
 }
