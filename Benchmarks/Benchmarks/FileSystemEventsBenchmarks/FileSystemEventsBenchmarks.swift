@@ -44,20 +44,24 @@ enum BenchmarkThresholdPolicy {
 }
 
 /// A benchmark configuration whose thresholds cover exactly the metrics it measures.
+/// `wallClockThresholds` replaces the policy's wall-clock thresholds where they do not fit.
 func benchmarkConfiguration(
     metrics: [BenchmarkMetric] = [.wallClock],
     timeUnits: BenchmarkTimeUnits = .microseconds,
     warmupIterations: Int = 3,
     maxDuration: Duration = .seconds(5),
-    maxIterations: Int = 2_000
+    maxIterations: Int = 2_000,
+    wallClockThresholds: BenchmarkThresholds? = nil
 ) -> Benchmark.Configuration {
-    .init(
+    var thresholds = BenchmarkThresholdPolicy.thresholds(for: metrics)
+    if let wallClockThresholds { thresholds[.wallClock] = wallClockThresholds }
+    return .init(
         metrics: metrics,
         timeUnits: timeUnits,
         warmupIterations: warmupIterations,
         maxDuration: maxDuration,
         maxIterations: maxIterations,
-        thresholds: BenchmarkThresholdPolicy.thresholds(for: metrics)
+        thresholds: thresholds
     )
 }
 
