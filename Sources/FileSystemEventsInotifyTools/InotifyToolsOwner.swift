@@ -81,6 +81,9 @@ final class InotifyToolsOwner: Sendable {
         /// Watches the last subscription left behind, for `inotifytools_cleanup` to drop, or
         /// for the owner to remove if a new subscription arrived first.
         var deferredRemovals: [CInt] = []
+        /// Sources that left last, waiting for the library to close its descriptor (or for a
+        /// new source to take it over), so that stopping a source closes every descriptor.
+        var shutdownWaiters: [DispatchSemaphore] = []
     }
 
     private let state = Mutex(State())
@@ -115,7 +118,8 @@ final class InotifyToolsOwner: Sendable {
 
     func unsubscribe(_ subscription: Subscription) {
         let id = ObjectIdentifier(subscription)
-        perform { [self] in
+        let shutdown = perform { [self] () -> DispatchSemaphore? in
+            var shutdown: DispatchSemaphore?
             let unused = state.withLock { state -> [CInt] in
                 state.subscriptions[id] = nil
                 var unused: [CInt] = []
@@ -132,6 +136,9 @@ final class InotifyToolsOwner: Sendable {
                 // watch" to stderr.
                 if state.subscriptions.isEmpty {
                     state.deferredRemovals += unused
+                    let waiter = DispatchSemaphore(value: 0)
+                    state.shutdownWaiters.append(waiter)
+                    shutdown = waiter
                     return []
                 }
                 return unused
@@ -141,9 +148,12 @@ final class InotifyToolsOwner: Sendable {
             // writing to these descriptors (or to whatever reuses their numbers) meanwhile.
             Syscalls.close(subscription.readable)
             Syscalls.close(subscription.writable)
+            return shutdown
         }
-        // The owner notices it has no subscriptions left and shuts the library down.
+        // The owner notices it has no subscriptions left and shuts the library down. The
+        // last source waits for that: the library's descriptor is, for now, its descriptor.
         wake()
+        shutdown?.wait()
     }
 
     // MARK: Library calls (all on the owner thread)
@@ -269,6 +279,14 @@ final class InotifyToolsOwner: Sendable {
                 return deferred
             }
             for watch in deferred { inotifytools_remove_watch_by_wd(watch) }
+            // The library stays up for the new source: whoever waited for it to close stops
+            // waiting.
+            let handedOver = state.withLock { state -> [DispatchSemaphore] in
+                guard !state.subscriptions.isEmpty else { return [] }
+                defer { state.shutdownWaiters = [] }
+                return state.shutdownWaiters
+            }
+            for waiter in handedOver { waiter.signal() }
             for request in requests { request() }
             if !requests.isEmpty { continue }
             guard initialized else {
@@ -280,6 +298,11 @@ final class InotifyToolsOwner: Sendable {
         }
         if initialized { inotifytools_cleanup() }
         if let sentinel { _ = withCString(sentinel) { rmdir($0) } }
+        let waiters = state.withLock { state -> [DispatchSemaphore] in
+            defer { state.shutdownWaiters = [] }
+            return state.shutdownWaiters
+        }
+        for waiter in waiters { waiter.signal() }
     }
 
     private let idle = DispatchSemaphore(value: 0)
