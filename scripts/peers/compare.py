@@ -423,6 +423,10 @@ def write_report(results):
         "Absolute times drift on a shared machine; compare the ratios. Every figure is a median (p50)",
         "unless its column says otherwise. Raw peer samples: [benchmark-peer-results.json](benchmark-peer-results.json).",
         "",
+        *([] if os.environ.get("BENCHMARK_PACKAGE") == "1" else [
+            "**The benchmark package was not run this time** (`BENCHMARK_PACKAGE=1` runs it): its tables, and the",
+            "ratios computed from them, come from the committed [benchmark-package-output.txt](benchmark-package-output.txt)",
+            "of an earlier run, divided by this run's floors.", ""]),
         *headlines(results),
         "## Running one benchmark quickly",
         "",
