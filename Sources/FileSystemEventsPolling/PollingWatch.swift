@@ -101,13 +101,11 @@ struct PollingWatch {
             }
             let old = root.snapshot
             let new = result.snapshot
-            switch (old.tree, new.tree) {
-            case (let oldTree?, let newTree?):
-                guard SnapshotDiff.isSameItem(old.status, new.status, atSamePath: true) else {
-                    // Another directory now stands where the root was: the watched one is gone.
-                    batcher.add([rootRemoved(root, timestamp: timestamp)], now: now)
-                    continue
-                }
+            switch SnapshotDiff.rootChange(from: old, to: new, path: root.paths.root, timestamp: timestamp) {
+            case .replaced:
+                batcher.add([rootRemoved(root, timestamp: timestamp)], now: now)
+                continue
+            case .directory(let oldTree, let newTree):
                 var events: [FileSystemEvent] = []
                 if old.status.permissions != new.status.permissions || old.status.userID != new.status.userID
                     || old.status.groupID != new.status.groupID
@@ -118,12 +116,8 @@ struct PollingWatch {
                 }
                 events += SnapshotDiff.events(from: oldTree, to: newTree, root: root.paths, timestamp: timestamp)
                 batcher.add(events, now: now)
-            case (nil, nil):
-                batcher.add(SnapshotDiff.events(fromFile: old.status, to: new.status, path: root.paths.root, timestamp: timestamp), now: now)
-            default:
-                // A watched file became a directory or the reverse: the watched item is gone.
-                batcher.add([rootRemoved(root, timestamp: timestamp)], now: now)
-                continue
+            case .file(let events):
+                batcher.add(events, now: now)
             }
             root.snapshot = new
             report(unreadable: result.unreadable, for: &root)

@@ -41,21 +41,9 @@ public struct FileTreeSnapshot: Sendable {
     /// only holder of its tree.
     public mutating func update() throws(FileSystemEventsError) -> [FileSystemEvent] {
         let newer = try scanner.scan(root: root).snapshot
-        let older = storage.snapshot
         let isShared = !isKnownUniquelyReferenced(&storage)
         defer { storage = Storage(newer) }
-        switch (older.tree, newer.tree) {
-        case (let oldTree?, let newTree?):
-            guard SnapshotDiff.isSameItem(older.status, newer.status, atSamePath: true) else {
-                return [FileSystemEvent(kind: .rootRemoved, path: root, itemType: .directory, isSynthetic: true)]
-            }
-            let base = isShared ? oldTree.deepCopy(parent: nil) : oldTree
-            return SnapshotDiff.events(from: base, to: newTree, root: PathBuilder(root: root))
-        case (nil, nil):
-            return SnapshotDiff.events(fromFile: older.status, to: newer.status, path: root)
-        default:
-            return [FileSystemEvent(kind: .rootRemoved, path: root, itemType: older.status.itemType, isSynthetic: true)]
-        }
+        return Self.events(from: storage.snapshot, to: newer, root: root, copyingOld: isShared, copyingNew: false)
     }
 
     /// Items below the root.
@@ -63,21 +51,31 @@ public struct FileTreeSnapshot: Sendable {
 
     /// The events that turn `old` into `new` (same root), in replay order.
     public static func events(from old: FileTreeSnapshot, to new: FileTreeSnapshot) -> [FileSystemEvent] {
-        let paths = PathBuilder(root: new.root)
-        let before = old.storage.snapshot
-        let after = new.storage.snapshot
-        switch (before.tree, after.tree) {
-        case (let oldTree?, let newTree?):
-            guard SnapshotDiff.isSameItem(before.status, after.status, atSamePath: true) else {
-                return [FileSystemEvent(kind: .rootRemoved, path: new.root, itemType: .directory, isSynthetic: true)]
-            }
-            // The diff consumes the old tree and re-links the new one's unreadable listings:
-            // work on private copies so both snapshots stay valid for their holders.
-            return SnapshotDiff.events(from: oldTree.deepCopy(parent: nil), to: newTree.deepCopy(parent: nil), root: paths)
-        case (nil, nil):
-            return SnapshotDiff.events(fromFile: before.status, to: after.status, path: new.root)
-        default:
-            return [FileSystemEvent(kind: .rootRemoved, path: new.root, itemType: before.status.itemType, isSynthetic: true)]
+        // Both snapshots stay valid for their holders: the diff works on private copies.
+        events(from: old.storage.snapshot, to: new.storage.snapshot, root: new.root, copyingOld: true, copyingNew: true)
+    }
+
+    /// The diff consumes the old tree and re-links the new one's unreadable listings, so a
+    /// tree someone else still holds is copied first.
+    private static func events(
+        from older: RootSnapshot,
+        to newer: RootSnapshot,
+        root: FilePath,
+        copyingOld: Bool,
+        copyingNew: Bool
+    ) -> [FileSystemEvent] {
+        switch SnapshotDiff.rootChange(from: older, to: newer, path: root) {
+        case .replaced:
+            let type: FileItemType = older.tree == nil ? older.status.itemType : .directory
+            return [FileSystemEvent(kind: .rootRemoved, path: root, itemType: type, isSynthetic: true)]
+        case .directory(let oldTree, let newTree):
+            return SnapshotDiff.events(
+                from: copyingOld ? oldTree.deepCopy(parent: nil) : oldTree,
+                to: copyingNew ? newTree.deepCopy(parent: nil) : newTree,
+                root: PathBuilder(root: root)
+            )
+        case .file(let events):
+            return events
         }
     }
 }

@@ -80,6 +80,36 @@ package struct SnapshotDiff {
         return diff.modifications + diff.events
     }
 
+    /// What became of a watched root between two scans.
+    package enum RootChange {
+        /// Another item stands at the root's path, or a file became a directory or the
+        /// reverse: the watched item is gone.
+        case replaced
+        /// The same directory: its trees are to be diffed.
+        case directory(old: SnapshotDirectory, new: SnapshotDirectory)
+        /// The same single watched file, and the events between its two states.
+        case file([FileSystemEvent])
+    }
+
+    /// Decides what became of a root, the one place that does for the polling backend and
+    /// for ``FileTreeSnapshot``.
+    package static func rootChange(
+        from old: RootSnapshot,
+        to new: RootSnapshot,
+        path: FilePath,
+        timestamp: FileSystemEvent.Timestamp = .now()
+    ) -> RootChange {
+        switch (old.tree, new.tree) {
+        case (let oldTree?, let newTree?):
+            guard isSameItem(old.status, new.status, atSamePath: true) else { return .replaced }
+            return .directory(old: oldTree, new: newTree)
+        case (nil, nil):
+            return .file(events(fromFile: old.status, to: new.status, path: path, timestamp: timestamp))
+        default:
+            return .replaced
+        }
+    }
+
     /// The events between two states of a single watched file (a root that is not a directory).
     package static func events(
         fromFile old: FileStatus,
