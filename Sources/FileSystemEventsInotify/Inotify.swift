@@ -96,16 +96,6 @@ package enum Inotify {
         }
     }
 
-    /// Reads a number from /proc/sys/fs/inotify (for error messages that name the limit).
-    package static func limit(_ name: String) -> Int? {
-        guard let file = fopen("/proc/sys/fs/inotify/\(name)", "r") else { return nil }
-        defer { fclose(file) }
-        var buffer = [CChar](repeating: 0, count: 32)
-        guard fgets(&buffer, 32, file) != nil else { return nil }
-        let text = String(decoding: buffer.prefix { $0 != 0 && $0 != 10 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return Int(text)
-    }
-
     /// Lets tests make `inotify_add_watch` fail the way a full system does, without lowering
     /// a machine-wide sysctl under other processes' feet.
     package final class FaultInjection: Sendable {

@@ -43,7 +43,7 @@ package struct RawInotifyKernel: InotifyKernel {
         case .success(let fd): readinessDescriptor = fd
         case .failure(let errno):
             if errno == .tooManyOpenFiles {
-                throw .instanceLimitReached(currentLimit: Inotify.limit("max_user_instances"))
+                throw .instanceLimitReached(currentLimit: InotifyLimits.current("max_user_instances"))
             }
             throw .systemCallFailed(call: "inotify_init1", path: nil, errno: errno)
         }

@@ -33,7 +33,7 @@ final class InotifyToolsOwner: Sendable {
         let readable: CInt
         fileprivate let writable: CInt
         fileprivate let queue = Mutex<[Inotify.Event]>([])
-        private let limit = Inotify.limit("max_queued_events") ?? 16_384
+        private let limit = InotifyLimits.current("max_queued_events") ?? 16_384
 
         fileprivate init(readable: CInt, writable: CInt) {
             self.readable = readable
@@ -235,7 +235,7 @@ final class InotifyToolsOwner: Sendable {
         if inotifytools_initialize() == 0 {
             let errno = Errno(rawValue: inotifytools_error())
             let error: FileSystemEventsError = errno == .tooManyOpenFiles
-                ? .instanceLimitReached(currentLimit: Inotify.limit("max_user_instances"))
+                ? .instanceLimitReached(currentLimit: InotifyLimits.current("max_user_instances"))
                 : .systemCallFailed(call: "inotifytools_initialize", path: nil, errno: errno)
             state.withLock { $0.initializationError = error }
         } else if let directory = Self.makeSentinelDirectory() {

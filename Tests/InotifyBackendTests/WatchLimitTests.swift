@@ -32,7 +32,7 @@ struct WatchLimitTests {
             Issue.record("expected watchLimitReached, got \(String(describing: caught))")
             return
         }
-        #expect(limit == Inotify.limit("max_user_watches"))
+        #expect(limit == InotifyLimits.current("max_user_watches"))
         #expect(caught?.description.contains("fs.inotify.max_user_watches") == true)
     }
 

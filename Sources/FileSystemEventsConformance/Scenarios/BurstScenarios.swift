@@ -1,10 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import FileSystemEventsCore
 
 extension ConformanceSuite {
@@ -59,18 +52,6 @@ extension ConformanceSuite {
 
     /// `fs.inotify.max_queued_events`, or its default where there is no such file.
     static func kernelQueueLimit() -> Int {
-        guard let file = fopen("/proc/sys/fs/inotify/max_queued_events", "r") else { return 16_384 }
-        defer { fclose(file) }
-        var value: CLong = 0
-        return withUnsafeMutablePointer(to: &value) { pointer in
-            fscanf_long(file, pointer) == 1 ? Int(pointer.pointee) : 16_384
-        }
+        InotifyLimits.current("max_queued_events") ?? 16_384
     }
-}
-
-private func fscanf_long(_ file: UnsafeMutablePointer<FILE>, _ value: UnsafeMutablePointer<CLong>) -> CInt {
-    var buffer = [CChar](repeating: 0, count: 32)
-    guard fgets(&buffer, 32, file) != nil else { return 0 }
-    value.pointee = strtol(buffer, nil, 10)
-    return 1
 }
