@@ -14,11 +14,11 @@ struct JSONLinesFormatter: EventFormatter {
         var fields: [(String, JSONValue)] = [
             ("kind", .string("ready")),
             ("backend", .string(backend)),
-            ("roots", .array(roots.map { .string(PathText.utf8(PathText.bytes($0)) ?? lossy($0)) })),
+            ("roots", .array(roots.map { .string(PathText.utf8($0.bytes) ?? lossy($0)) })),
         ]
-        let undecodable = roots.filter { PathText.utf8(PathText.bytes($0)) == nil }
+        let undecodable = roots.filter { PathText.utf8($0.bytes) == nil }
         if !undecodable.isEmpty {
-            fields.append(("rootsBytes", .array(roots.map { .string(PathText.base64(PathText.bytes($0))) })))
+            fields.append(("rootsBytes", .array(roots.map { .string(PathText.base64($0.bytes)) })))
         }
         fields.append(("time", .string(Self.iso8601(.now()))))
         return Array((JSONValue.object(fields).encoded() + "\n").utf8)
@@ -48,7 +48,7 @@ struct JSONLinesFormatter: EventFormatter {
     /// `path` holds the path as a string; when the bytes are not valid UTF-8 it holds a
     /// display form (U+FFFD for bad bytes) and `pathBytes` the exact bytes in base64.
     private static func appendPath(_ path: FilePath, named name: String, to fields: inout [(String, JSONValue)]) {
-        let bytes = PathText.bytes(path)
+        let bytes = path.bytes
         if let text = PathText.utf8(bytes) {
             fields.append((name, .string(text)))
         } else {
@@ -58,7 +58,7 @@ struct JSONLinesFormatter: EventFormatter {
     }
 
     private func lossy(_ path: FilePath) -> String {
-        String(decoding: PathText.bytes(path), as: UTF8.self)
+        String(decoding: path.bytes, as: UTF8.self)
     }
 
     /// RFC 3339 in UTC with nanoseconds: `2026-11-22T08:30:00.123456789Z`.

@@ -2,10 +2,6 @@ import FileSystemEvents
 
 /// Paths as bytes, and the two lossless ways the CLI prints them.
 enum PathText {
-    static func bytes(_ path: FilePath) -> [UInt8] {
-        path.bytes
-    }
-
     /// The path as a string when its bytes are valid UTF-8.
     static func utf8(_ bytes: [UInt8]) -> String? {
         String(validating: bytes, as: UTF8.self)

@@ -18,7 +18,7 @@ final class TextFormatter: EventFormatter {
     private var readyAt: FileSystemEvent.Timestamp?
 
     init(roots: [FilePath]) {
-        var directory = PathText.bytes(WatchOptions.absolute(FilePath(".")))
+        var directory = WatchOptions.absolute(FilePath(".")).bytes
         if directory.last != UInt8(ascii: "/") { directory.append(UInt8(ascii: "/")) }
         self.workingDirectory = directory
     }
@@ -26,7 +26,7 @@ final class TextFormatter: EventFormatter {
     func ready(backend: String, roots: [FilePath]) -> [UInt8] {
         let now = FileSystemEvent.Timestamp.now()
         readyAt = now
-        let rootList = roots.map { PathText.escapedForTerminal(PathText.bytes($0)) }.joined(separator: ", ")
+        let rootList = roots.map { PathText.escapedForTerminal($0.bytes) }.joined(separator: ", ")
         return line(time: now, kind: "ready", type: backend, text: "watching \(rootList)")
     }
 
@@ -50,7 +50,7 @@ final class TextFormatter: EventFormatter {
     }
 
     private func display(_ path: FilePath) -> String {
-        let bytes = PathText.bytes(path)
+        let bytes = path.bytes
         if bytes.count > workingDirectory.count, Array(bytes[..<workingDirectory.count]) == workingDirectory {
             return PathText.escapedForTerminal(Array(bytes[workingDirectory.count...]))
         }
