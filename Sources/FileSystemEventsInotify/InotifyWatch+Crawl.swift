@@ -70,9 +70,7 @@ extension InotifyWatch {
     }
 
     mutating func crawl(_ directory: WatchedDirectory, emitting: Bool) {
-        let root = directory.root
-        let relative = directory.relativePath
-        let absolute = relative.isEmpty ? roots[root].bytes : roots[root].bytes + [UInt8(ascii: "/")] + relative
+        let absolute = roots[directory.root].paths.bytes(directory.relativePath)
         if case .failure(let errno) = prewatch(absolute), errno == .noSpace {
             pendingFailure = watchFailure(errno, path: absolute)
             return
@@ -92,11 +90,7 @@ extension InotifyWatch {
         guard state.failure == nil else { return }
         let root = directory.root
         let relative = directory.relativePath
-        var absolute = roots[root].bytes
-        if !relative.isEmpty {
-            if absolute.last != UInt8(ascii: "/") { absolute.append(UInt8(ascii: "/")) }
-            absolute += relative
-        }
+        let absolute = roots[root].paths.bytes(relative)
         let mask = watchMask
         switch kernel?.addWatch(path: absolute, mask: mask) ?? .failure(.badFileDescriptor) {
         case .success(let watch):
@@ -136,9 +130,8 @@ extension InotifyWatch {
             var type = item.type
             var inode = item.inode
             if type == .unknown || (options.followsSymlinks && type == .symlink) {
-                let childPath = absolute + [UInt8(ascii: "/")] + item.name
                 let follow = options.followsSymlinks
-                guard case .success(let status) = Syscalls.status(FilePath(bytes: childPath), followSymlinks: follow) else { continue }
+                guard case .success(let status) = Syscalls.status(roots[root].paths.path(path), followSymlinks: follow) else { continue }
                 type = status.itemType
                 inode = status.inode
                 // A link back to a directory on the way down is a loop: report it, do not enter.

@@ -61,7 +61,6 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
         var isEmpty: Bool { directories.isEmpty && fileRoots.isEmpty }
     }
 
-    /// - Parameter makeKernel: opens the kernel interface, on the watch's own thread.
     package init(options: WatchOptions, channel: FileSystemEventChannel) {
         self.options = options
         self.channel = channel
@@ -71,6 +70,8 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     // MARK: Run loop
 
     /// Runs the watch until the consumer goes away, the roots are gone, or it fails.
+    ///
+    /// - Parameter makeKernel: opens the kernel interface, on the watch's own thread.
     package mutating func run(makeKernel: () throws(FileSystemEventsError) -> Kernel) {
         do {
             kernel = try makeKernel()
@@ -233,9 +234,4 @@ enum WallClock {
     }
 }
 
-extension FilePath {
-    init(bytes: [UInt8]) {
-        self = FileSystemEventsCore.withCString(bytes) { FilePath(platformString: $0) }
-    }
-}
 #endif

@@ -4,36 +4,60 @@ package import SystemPackage
 /// that are not valid UTF-8 survive intact.
 package struct PathBuilder: Sendable {
     package let root: FilePath
-    private let rootBytes: [CChar]
+    private let rootBytes: [UInt8]
 
     package init(root: FilePath) {
         self.root = root
-        self.rootBytes = root.bytes.map { CChar(bitPattern: $0) }
+        self.rootBytes = root.bytes
     }
 
     /// The absolute path of a root-relative path (`/`-separated bytes, empty for the root).
     package func path(_ relative: [UInt8]) -> FilePath {
         if relative.isEmpty { return root }
-        var bytes = rootBytes
-        if bytes.last != CChar(bitPattern: UInt8(ascii: "/")) { bytes.append(CChar(bitPattern: UInt8(ascii: "/"))) }
-        bytes.reserveCapacity(bytes.count + relative.count + 1)
-        for byte in relative { bytes.append(CChar(bitPattern: byte)) }
-        bytes.append(0)
-        return bytes.withUnsafeBufferPointer { FilePath(platformString: $0.baseAddress!) }
+        return FilePath(nulTerminated: joined(relative, terminator: 0))
+    }
+
+    /// The same path as ``path(_:)``, as bytes, for system calls that take them.
+    package func bytes(_ relative: [UInt8]) -> [UInt8] {
+        joined(relative, terminator: nil)
     }
 
     /// The root-relative bytes of `path`, or `nil` if it is not below the root.
     package func relative(_ path: FilePath) -> [UInt8]? {
-        let full = path.bytes.map { CChar(bitPattern: $0) }
+        let full = path.bytes
         if full == rootBytes { return [] }
         var prefix = rootBytes
-        if prefix.last != CChar(bitPattern: UInt8(ascii: "/")) { prefix.append(CChar(bitPattern: UInt8(ascii: "/"))) }
-        guard full.count > prefix.count, Array(full[..<prefix.count]) == prefix else { return nil }
-        return full[prefix.count...].map { UInt8(bitPattern: $0) }
+        if prefix.last != UInt8(ascii: "/") { prefix.append(UInt8(ascii: "/")) }
+        guard full.count > prefix.count, full[..<prefix.count].elementsEqual(prefix) else { return nil }
+        return Array(full[prefix.count...])
+    }
+
+    /// One allocation per path: event paths are built on the hot path.
+    private func joined(_ relative: [UInt8], terminator: UInt8?) -> [UInt8] {
+        var bytes = rootBytes
+        bytes.reserveCapacity(rootBytes.count + relative.count + 2)
+        if !relative.isEmpty {
+            if bytes.last != UInt8(ascii: "/") { bytes.append(UInt8(ascii: "/")) }
+            bytes += relative
+        }
+        if let terminator { bytes.append(terminator) }
+        return bytes
     }
 }
 
 extension FilePath {
+    /// A path from its bytes, exactly as the kernel sees them (no terminating NUL).
+    package init(bytes: [UInt8]) {
+        self.init(nulTerminated: bytes + [0])
+    }
+
+    /// A path from bytes that end in their NUL terminator.
+    init(nulTerminated bytes: [UInt8]) {
+        self = bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { FilePath(platformString: $0.baseAddress!) }
+        }
+    }
+
     /// The path's bytes, exactly as the kernel sees them (no terminating NUL).
     package var bytes: [UInt8] {
         withPlatformString { pointer in
