@@ -48,6 +48,10 @@ class Watcher:
         self.lines, self.lock, self.ready = [], threading.Lock(), threading.Event()
         self.changed = threading.Condition(self.lock)
 
+    def fresh(self):
+        """A new, unstarted watcher with the same command (each run needs its own process)."""
+        return Watcher(self.name, list(self.command), self.ready_marker, self.ready_on_stderr, self.parse)
+
     def start(self, root):
         self.root = root
         self.started = time.monotonic()
@@ -118,17 +122,19 @@ def filewatch(backend, poll="0.01"):
 WATCHDOG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "watchdog_watch.py")
 
 
+def available_backends():
+    """The backends this filewatch build offers, from `filewatch backends` (name, then status)."""
+    output = subprocess.run([FILEWATCH, "backends"], capture_output=True, text=True, check=True).stdout
+    return {fields[0] for fields in (line.split() for line in output.splitlines()) if len(fields) > 1 and fields[1] == "available"}
+
+
 def peers():
-    found = [filewatch("inotify"), filewatch("polling")]
-    if "inotifytools" in subprocess.run([FILEWATCH, "backends"], capture_output=True, text=True).stdout.split("\n")[3] \
-            and "unavailable" not in subprocess.run([FILEWATCH, "backends"], capture_output=True, text=True).stdout.split("\n")[3]:
-        found.append(filewatch("inotifytools"))
+    found = [filewatch(backend) for backend in ["inotify", "polling", "inotifytools"] if backend in available_backends()]
     if shutil.which("inotifywait"):
-        found.append(Watcher("inotifywait", ["inotifywait", "-m", "-r", "-q", "--format", "%e|%c|%w%f",
+        # Without -q: inotifywait's "Watches established" on stderr is its ready signal.
+        found.append(Watcher("inotifywait", ["inotifywait", "-m", "-r", "--format", "%e|%c|%w%f",
                                              "-e", "create,delete,moved_from,moved_to,modify,attrib", "{root}"],
                              ready_marker="Watches established", ready_on_stderr=True, parse=parse_inotifywait))
-        # -q hides "Watches established"; rebuild without -q for the ready signal.
-        found[-1].command.remove("-q")
     if shutil.which("fswatch"):
         for monitor in ["inotify_monitor", "poll_monitor"]:
             found.append(Watcher(f"fswatch {monitor}", ["fswatch", "-r", "-x", "-m", monitor, "--event-flag-separator=,",
@@ -395,10 +401,8 @@ def main():
         }
         name = watcher.name
         if not name.startswith("fswatch") and "polling" not in name:
-            factory = {w.name: (lambda w=w: Watcher(w.name, list(w.command), w.ready_marker, w.ready_on_stderr, w.parse)) for w in peers()}[name]
-            results["ready"][name] = measure_ready(factory, big)
-        fresh = {w.name: w for w in peers()}[name]
-        exact, details = measure_fidelity(fresh)
+            results["ready"][name] = measure_ready(watcher.fresh, big)
+        exact, details = measure_fidelity(watcher.fresh())
         results["fidelity"][name] = {"exact": exact, "seeds": SEEDS, "details": details}
 
     with open(os.path.join(ROOT, "docs", "benchmark-peer-results.json"), "w") as out:
