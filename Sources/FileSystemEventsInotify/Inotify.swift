@@ -75,25 +75,34 @@ package enum Inotify {
         valueOrErrno(retryOnInterrupt: true) { inotify_rm_watch(descriptor, watch) }.map { _ in () }
     }
 
+    /// Size of `struct inotify_event` before its name.
+    static let eventHeaderSize = 16
+
     /// Parses every complete event in `buffer`.
     package static func parse(_ buffer: UnsafeRawBufferPointer, into events: inout [Event]) {
-        let header = 16
+        guard let base = buffer.baseAddress else { return }
         var offset = 0
-        while offset + header <= buffer.count {
-            let watch = buffer.loadUnaligned(fromByteOffset: offset, as: Int32.self)
-            let mask = buffer.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
-            let cookie = buffer.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self)
+        while offset + eventHeaderSize <= buffer.count {
             let length = Int(buffer.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
-            guard offset + header + length <= buffer.count else { break }
-            var name: [UInt8] = []
-            if length > 0 {
-                let bytes = UnsafeRawBufferPointer(rebasing: buffer[(offset + header)..<(offset + header + length)])
-                let end = bytes.firstIndex(of: 0) ?? bytes.count
-                name = Array(bytes[..<end])
-            }
-            events.append(Event(watch: watch, mask: Mask(rawValue: mask), cookie: cookie, name: name))
-            offset += header + length
+            guard offset + eventHeaderSize + length <= buffer.count else { break }
+            events.append(event(at: base + offset))
+            offset += eventHeaderSize + length
         }
+    }
+
+    /// The complete `struct inotify_event` at `raw` (its name, NUL-padded, included), as read
+    /// from an inotify descriptor or handed out by libinotifytools.
+    package static func event(at raw: UnsafeRawPointer) -> Event {
+        let watch = raw.loadUnaligned(fromByteOffset: 0, as: Int32.self)
+        let mask = raw.loadUnaligned(fromByteOffset: 4, as: UInt32.self)
+        let cookie = raw.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
+        let length = Int(raw.loadUnaligned(fromByteOffset: 12, as: UInt32.self))
+        var name: [UInt8] = []
+        if length > 0 {
+            let bytes = UnsafeRawBufferPointer(start: raw + eventHeaderSize, count: length)
+            name = Array(bytes[..<(bytes.firstIndex(of: 0) ?? length)])
+        }
+        return Event(watch: watch, mask: Mask(rawValue: mask), cookie: cookie, name: name)
     }
 
     /// Lets tests make `inotify_add_watch` fail the way a full system does, without lowering

@@ -41,10 +41,7 @@ final class InotifyToolsOwner: Sendable {
         }
 
         func take(into events: inout [Inotify.Event]) -> Bool {
-            var scratch = [UInt8](repeating: 0, count: 64)
-            scratch.withUnsafeMutableBytes { buffer in
-                while case .success(let count) = Syscalls.read(readable, into: buffer), count > 0 {}
-            }
+            Syscalls.drainWakeups(readable)
             let taken = queue.withLock { queue in
                 defer { queue.removeAll(keepingCapacity: true) }
                 return queue
@@ -64,8 +61,7 @@ final class InotifyToolsOwner: Sendable {
                     }
                 }
             }
-            var byte: UInt8 = 1
-            _ = withUnsafeBytes(of: &byte) { Syscalls.write(writable, $0) }
+            Syscalls.signalWakeup(writable)
         }
     }
 
@@ -323,18 +319,8 @@ final class InotifyToolsOwner: Sendable {
         var held: Inotify.Event?
         defer { if let held { route([held]) } }
         while let pointer = inotifytools_next_event(0) {
-            let raw = UnsafeRawPointer(pointer)
-            let watch = raw.loadUnaligned(fromByteOffset: 0, as: Int32.self)
-            if watch == sentinelWatch { return }
-            let mask = raw.loadUnaligned(fromByteOffset: 4, as: UInt32.self)
-            let cookie = raw.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
-            let length = Int(raw.loadUnaligned(fromByteOffset: 12, as: UInt32.self))
-            var name: [UInt8] = []
-            if length > 0 {
-                let bytes = UnsafeRawBufferPointer(start: raw + 16, count: length)
-                name = Array(bytes[..<(bytes.firstIndex(of: 0) ?? length)])
-            }
-            let event = Inotify.Event(watch: watch, mask: Inotify.Mask(rawValue: mask), cookie: cookie, name: name)
+            let event = Inotify.event(at: UnsafeRawPointer(pointer))
+            if event.watch == sentinelWatch { return }
             if let first = held {
                 held = nil
                 if event.mask.contains(.movedTo) && event.cookie == first.cookie {

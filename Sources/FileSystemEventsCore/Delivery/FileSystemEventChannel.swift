@@ -156,10 +156,7 @@ public final class FileSystemEventChannel: Sendable {
 
     /// Empties the wakeup pipe after the producer was woken.
     public func drainWakeups() {
-        var scratch = [UInt8](repeating: 0, count: 64)
-        scratch.withUnsafeMutableBytes { buffer in
-            while case .success(let count) = Syscalls.read(wakeupDescriptor, into: buffer), count > 0 {}
-        }
+        Syscalls.drainWakeups(wakeupDescriptor)
     }
 
     // MARK: Consumer side
@@ -288,8 +285,7 @@ public final class FileSystemEventChannel: Sendable {
     /// One byte into the pipe. A full pipe already means "wake up", so `EAGAIN` is fine.
     private static func wake(_ state: inout State) {
         guard state.wakeupWrite >= 0 else { return }
-        var byte: UInt8 = 1
-        _ = withUnsafeBytes(of: &byte) { Syscalls.write(state.wakeupWrite, $0) }
+        Syscalls.signalWakeup(state.wakeupWrite)
     }
 
     private static func closeWakeup(_ state: inout State) {

@@ -94,6 +94,20 @@ package enum Syscalls {
             .map { _ in fds.map(\.revents) }
     }
 
+    /// Wakes whoever polls the read end of a wakeup pipe (made by ``pipe()``): one byte, and a
+    /// full pipe is fine, since it already wakes its reader.
+    package static func signalWakeup(_ writeEnd: CInt) {
+        var byte: UInt8 = 1
+        _ = withUnsafeBytes(of: &byte) { write(writeEnd, $0) }
+    }
+
+    /// Reads a wakeup pipe empty, once its reader has woken.
+    package static func drainWakeups(_ readEnd: CInt) {
+        withUnsafeTemporaryAllocation(byteCount: 64, alignment: 1) { buffer in
+            while case .success(let count) = read(readEnd, into: buffer), count > 0 {}
+        }
+    }
+
     /// A close-on-exec, non-blocking pipe: `(read, write)`.
     package static func pipe() -> Result<(read: CInt, write: CInt), Errno> {
         var fds: [CInt] = [-1, -1]
