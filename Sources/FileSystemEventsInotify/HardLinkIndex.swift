@@ -1,59 +1,81 @@
 #if os(Linux)
-/// The paths of files that share an inode inside the watched tree.
+import FileSystemEventsCore
+
+/// The paths of files that share an inode inside the watched tree, keyed by device and inode.
 ///
 /// inotify reports a write once, under the name it was opened by; every other hard link to
 /// the same inode changed too. Only inodes with more than one known path are kept, so the
-/// index costs nothing in a tree without hard links.
+/// index costs nothing in a tree without hard links. A new link's other paths are searched for
+/// in one walk of the model per batch of events, not one per link, so `cp -al` of a large tree
+/// stays linear.
 struct HardLinkIndex {
-    private var paths: [UInt64: [(directory: WatchedDirectory, name: [UInt8])]] = [:]
+    private var paths: [FileIdentity: [(directory: WatchedDirectory, name: [UInt8])]] = [:]
+    /// New links whose other paths have not been looked for yet.
+    private var unresolved: [FileIdentity: [(WatchedDirectory, [UInt8])]] = [:]
 
-    mutating func register(inode: UInt64, paths newPaths: [(WatchedDirectory, [UInt8])]) {
-        var known = paths[inode] ?? []
+    mutating func register(_ identity: FileIdentity, paths newPaths: [(WatchedDirectory, [UInt8])]) {
+        var known = paths[identity] ?? []
         for (directory, name) in newPaths where !known.contains(where: { $0.directory === directory && $0.name == name }) {
             known.append((directory, name))
         }
-        if known.count > 1 { paths[inode] = known }
+        if known.count > 1 { paths[identity] = known }
     }
 
-    /// A new link to `inode` appeared at `directory/name`; find its other paths in the trees.
-    mutating func add(_ directory: WatchedDirectory, _ name: [UInt8], inode: UInt64, searchingFrom trees: [WatchedDirectory]) {
-        if paths[inode] != nil {
-            register(inode: inode, paths: [(directory, name)])
-            return
+    /// A new link to `identity` appeared at `directory/name`; its other paths are found by
+    /// ``resolve(searching:)``.
+    mutating func add(_ identity: FileIdentity, _ directory: WatchedDirectory, _ name: [UInt8]) {
+        if paths[identity] != nil {
+            register(identity, paths: [(directory, name)])
+        } else {
+            unresolved[identity, default: []].append((directory, name))
         }
-        var found: [(WatchedDirectory, [UInt8])] = [(directory, name)]
+    }
+
+    var hasUnresolved: Bool { !unresolved.isEmpty }
+
+    /// Finds the other paths of every link added since the last call, in one walk of `trees`.
+    mutating func resolve(searching trees: [WatchedDirectory]) {
+        guard !unresolved.isEmpty else { return }
+        var found = unresolved
+        unresolved.removeAll()
         for tree in trees {
             tree.forEachDirectory { node in
-                for (childName, entry) in node.children where entry.inode == inode && entry.type == .file {
-                    if !(node === directory && childName == name) { found.append((node, childName)) }
+                for (childName, entry) in node.children where entry.type == .file {
+                    let identity = FileIdentity(device: node.device, inode: entry.inode)
+                    guard var list = found[identity] else { continue }
+                    if !list.contains(where: { $0.0 === node && $0.1 == childName }) {
+                        list.append((node, childName))
+                        found[identity] = list
+                    }
                 }
             }
         }
-        register(inode: inode, paths: found)
+        for (identity, list) in found { register(identity, paths: list) }
     }
 
-    mutating func remove(_ directory: WatchedDirectory, _ name: [UInt8], inode: UInt64) {
-        guard var known = paths[inode] else { return }
+    mutating func remove(_ identity: FileIdentity?, _ directory: WatchedDirectory, _ name: [UInt8]) {
+        guard let identity, var known = paths[identity] else { return }
         known.removeAll { $0.directory === directory && $0.name == name }
-        paths[inode] = known.count > 1 ? known : nil
+        paths[identity] = known.count > 1 ? known : nil
     }
 
-    mutating func move(inode: UInt64, from source: WatchedDirectory, _ sourceName: [UInt8], to destination: WatchedDirectory, _ destinationName: [UInt8]) {
-        guard var known = paths[inode] else { return }
+    mutating func move(_ identity: FileIdentity?, from source: WatchedDirectory, _ sourceName: [UInt8], to destination: WatchedDirectory, _ destinationName: [UInt8]) {
+        guard let identity, var known = paths[identity] else { return }
         if let index = known.firstIndex(where: { $0.directory === source && $0.name == sourceName }) {
             known[index] = (destination, destinationName)
-            paths[inode] = known
+            paths[identity] = known
         }
     }
 
     mutating func removeAll() {
         paths.removeAll()
+        unresolved.removeAll()
     }
 
-    /// Every live path of `inode`, or just the one given when it has no other links.
-    func paths(of inode: UInt64, at directory: WatchedDirectory, _ name: [UInt8]) -> [(WatchedDirectory, [UInt8])] {
-        guard let known = paths[inode] else { return [(directory, name)] }
-        let live = known.filter { $0.directory.children[$0.name]?.inode == inode && $0.directory.isAttached }
+    /// Every live path of `identity`, or just the one given when it has no other links.
+    func paths(of identity: FileIdentity?, at directory: WatchedDirectory, _ name: [UInt8]) -> [(WatchedDirectory, [UInt8])] {
+        guard let identity, let known = paths[identity] else { return [(directory, name)] }
+        let live = known.filter { $0.directory.children[$0.name]?.inode == identity.inode && $0.directory.isAttached }
         return live.isEmpty ? [(directory, name)] : live.map { ($0.directory, $0.name) }
     }
 }

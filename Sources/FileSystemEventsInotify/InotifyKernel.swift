@@ -11,9 +11,9 @@ package import SystemPackage
 package protocol InotifyKernel {
     /// Becomes readable when events may be waiting; the watch `poll`s it with its wakeup pipe.
     var readinessDescriptor: CInt { get }
-    /// Lets a library crawl and watch a new subtree its own way before the watch lists it.
-    /// The watch still adds (finds) each directory's watch and lists it afterwards.
-    mutating func watchRecursively(path: [UInt8], mask: Inotify.Mask) -> Result<Void, Errno>
+    /// Adds (or finds) the watch for the directory at `path`. The watch passes a
+    /// `/proc/self/fd/N` path for a directory it has opened and checked, so a kernel must not
+    /// answer from a cache of paths it has seen.
     mutating func addWatch(path: [UInt8], mask: Inotify.Mask) -> Result<CInt, Errno>
     mutating func removeWatch(_ watch: CInt)
     /// Appends the events that are waiting. `.failure(.resourceTemporarilyUnavailable)` means
@@ -21,12 +21,6 @@ package protocol InotifyKernel {
     mutating func read(into events: inout [Inotify.Event]) -> Result<Void, Errno>
     /// Releases every descriptor and watch.
     mutating func close()
-}
-
-extension InotifyKernel {
-    package mutating func watchRecursively(path: [UInt8], mask: Inotify.Mask) -> Result<Void, Errno> {
-        .success(())
-    }
 }
 
 /// inotify through direct system calls: one descriptor per watch, read into a 256 KiB buffer.

@@ -6,75 +6,105 @@ import SystemPackage
 
 extension InotifyWatch {
     /// Watches a root and crawls it; the initial state, reported by no event.
+    ///
+    /// A root is what the user named: a symlink to a directory is followed (and paths are
+    /// reported under the name as given).
     mutating func addRoot(_ path: FilePath, index: Int) throws(FileSystemEventsError) {
+        let bytes = path.bytes
         let status: FileStatus
-        switch Syscalls.status(path, followSymlinks: true) {
+        switch Syscalls.status(atPath: bytes, followSymlinks: true) {
         case .success(let found): status = found
         case .failure(let errno): throw .forRoot(path, call: "statx", errno: errno)
         }
-        let bytes = path.bytes
         if status.itemType == .directory {
-            let tree = WatchedDirectory(parent: nil, name: [], root: index)
+            let tree = WatchedDirectory(parent: nil, name: [], root: index, device: status.device, inode: status.inode)
             roots.append(WatchedRoot(path: path, paths: PathBuilder(root: path), bytes: bytes, device: status.device, kind: .directory(tree)))
-            if case .failure(let errno) = prewatch(bytes), errno != .noSuchFileOrDirectory {
-                throw watchFailure(errno, path: bytes)
-            }
             var crawlState = CrawlState()
-            crawlState.ancestors.insert(status.inode)
+            crawlState.ancestors.insert(FileIdentity(device: status.device, inode: status.inode))
             crawl(tree, emitting: false, state: &crawlState)
             if let failure = crawlState.failure { throw failure }
             if tree.watch < 0 {
+                if pendingCrawls.contains(where: { $0 === tree }) {
+                    throw .forRoot(path, call: "open", errno: .noSuchFileOrDirectory)
+                }
                 throw .permissionDenied(path, operation: "watch")
             }
+            pendingCrawls.removeAll { $0 === tree }
             registerHardLinks(crawlState.hardLinkCandidates)
         } else {
-            // A single file: watch its directory and pick out its name, so an editor that
-            // renames a new file over it (a new inode) is followed.
-            let parent = path.removingLastComponent()
-            let name = path.lastComponent.map { FilePath(root: nil, [$0]).bytes } ?? []
-            let watch: CInt
-            let mask = watchMask
-            switch kernel?.addWatch(path: parent.bytes, mask: mask) ?? .failure(.badFileDescriptor) {
-            case .success(let found): watch = found
-            case .failure(let errno): throw watchFailure(errno, path: parent.bytes)
-            }
-            roots.append(
-                WatchedRoot(path: path, paths: PathBuilder(root: path), bytes: bytes, device: status.device,
-                            kind: .file(parentWatch: watch, name: name, type: status.itemType, inode: status.inode))
-            )
-            targets[watch, default: WatchTargets()].fileRoots.append(index)
+            try addFileRoot(path, index: index, status: status)
         }
     }
 
     /// What one crawl collects besides the tree.
     struct CrawlState {
         var failure: FileSystemEventsError?
-        /// Files seen so far by inode, to find hard links within the tree.
-        var firstSeen: [UInt64: (WatchedDirectory, [UInt8])] = [:]
-        var hardLinkCandidates: [UInt64: [(WatchedDirectory, [UInt8])]] = [:]
-        /// Set during an overflow rescan: files whose ctime is at or after this moment
+        /// Files seen so far by identity, to find hard links within the tree.
+        var firstSeen: [FileIdentity: (WatchedDirectory, [UInt8])] = [:]
+        var hardLinkCandidates: [FileIdentity: [(WatchedDirectory, [UInt8])]] = [:]
+        /// Set during a rescan after lost events: files whose ctime is at or after this moment
         /// (wall-clock ns) changed while events were being lost.
         var changedSince: Int64?
         var changed: [(directory: WatchedDirectory, name: [UInt8], content: Bool)] = []
         /// Directories on the current descent (following symlinks), against loops.
-        var ancestors: Set<UInt64> = []
+        var ancestors: Set<FileIdentity> = []
     }
 
-    /// Gives a library backend the chance to watch a new subtree with its own crawl first
-    /// (the raw kernel does nothing). Not with excludes or symlink following, which the
-    /// library's crawl would not honour.
-    mutating func prewatch(_ path: [UInt8]) -> Result<Void, Errno> {
-        guard options.isRecursive, options.filter.exclude.isEmpty, !options.followsSymlinks else { return .success(()) }
-        let mask = watchMask
-        return kernel?.watchRecursively(path: path, mask: mask) ?? .success(())
+    /// What opening a directory of the model at the path the model gives it found.
+    enum Opening {
+        /// The directory the model means, open for listing.
+        case opened(CInt, FileStatus)
+        /// Nothing, or another item, stands at that path now: the model is behind the disk
+        /// (events still queued in the kernel will move it on), or the item is gone.
+        case stale
+        /// The directory is there but may not be opened (permissions).
+        case inaccessible(Errno)
+    }
+
+    /// Opens `directory` at the path the model derives for it and checks its identity, so
+    /// nothing the model believes about a path is trusted after the kernel may have moved it.
+    /// Works at any depth (see `Syscalls.openDirectory(atPath:followSymlinks:)`).
+    func open(_ directory: WatchedDirectory, expectingIdentity: Bool = true) -> Opening {
+        let absolute = roots[directory.root].paths.bytes(directory.relativePath)
+        let follow = options.followsSymlinks || directory.parent == nil
+        let descriptor: CInt
+        switch Syscalls.openDirectory(atPath: absolute, followSymlinks: follow) {
+        case .success(let fd): descriptor = fd
+        case .failure(let errno):
+            switch errno {
+            case .noSuchFileOrDirectory, .notDirectory, .tooManySymbolicLinkLevels: return .stale
+            default: return .inaccessible(errno)
+            }
+        }
+        guard case .success(let status) = Syscalls.status(ofDescriptor: descriptor) else {
+            Syscalls.close(descriptor)
+            return .stale
+        }
+        if expectingIdentity && directory.inode != 0 && (status.inode != directory.inode || status.device != directory.device) {
+            Syscalls.close(descriptor)
+            return .stale
+        }
+        return .opened(descriptor, status)
+    }
+
+    /// Adds the inotify watch for the directory open at `descriptor`. Through
+    /// `/proc/self/fd`, the watch lands on exactly the directory that was opened and checked,
+    /// whatever has happened to its path since, and the path is short at any depth.
+    mutating func addWatch(descriptor: CInt, absolute: [UInt8]) -> Result<CInt, Errno> {
+        var mask = watchMask
+        let path: [UInt8]
+        if ProcessDescriptors.areVisible {
+            // The magic link must be followed to reach the directory; the directory itself was
+            // opened without following a final symlink where that matters.
+            mask.remove(.dontFollow)
+            path = ProcessDescriptors.path(of: descriptor)
+        } else {
+            path = absolute
+        }
+        return kernel?.addWatch(path: path, mask: mask) ?? .failure(.badFileDescriptor)
     }
 
     mutating func crawl(_ directory: WatchedDirectory, emitting: Bool) {
-        let absolute = roots[directory.root].paths.bytes(directory.relativePath)
-        if case .failure(let errno) = prewatch(absolute), errno == .noSpace {
-            pendingFailure = watchFailure(errno, path: absolute)
-            return
-        }
         var state = CrawlState()
         crawl(directory, emitting: emitting, state: &state)
         if let failure = state.failure, failure != pendingFailure {
@@ -83,119 +113,158 @@ extension InotifyWatch {
         registerHardLinks(state.hardLinkCandidates)
     }
 
-    /// Watch, then list: the watch exists before the listing is read, so anything created in
-    /// between is either in the listing or reported by the kernel (and then deduplicated by
-    /// name and inode), never lost.
+    /// Open, watch, then list: the watch exists before the listing is read, so anything
+    /// created in between is either in the listing or reported by the kernel (and then
+    /// deduplicated by name and identity), never lost.
     mutating func crawl(_ directory: WatchedDirectory, emitting: Bool, state: inout CrawlState) {
         guard state.failure == nil else { return }
         let root = directory.root
         let relative = directory.relativePath
+        let descriptor: CInt
+        let status: FileStatus
+        switch open(directory) {
+        case .stale:
+            // Not at this path now: deleted (its removal follows in the queue), or moved by an
+            // event not read yet. Looked at again once the queue has been read.
+            pendingCrawls.append(directory)
+            return
+        case .inaccessible(let errno):
+            reportInaccessible(directory, errno: errno)
+            return
+        case .opened(let fd, let found):
+            descriptor = fd
+            status = found
+        }
+        if directory.inode == 0 {
+            directory.device = status.device
+            directory.inode = status.inode
+        }
         let absolute = roots[root].paths.bytes(relative)
-        let mask = watchMask
-        switch kernel?.addWatch(path: absolute, mask: mask) ?? .failure(.badFileDescriptor) {
-        case .success(let watch):
-            register(directory, watch: watch)
+        let watch: CInt
+        switch addWatch(descriptor: descriptor, absolute: absolute) {
+        case .success(let found): watch = found
         case .failure(let errno):
+            Syscalls.close(descriptor)
             switch errno {
             case .noSuchFileOrDirectory, .notDirectory:
-                // Not at this path any more: deleted (its removal follows in the queue), or
-                // renamed by an event not read yet. Look again at its current path later.
-                if let parent = directory.parent { unverified.append((parent, directory.name)) }
-                return
+                pendingCrawls.append(directory)
             case .permissionDenied:
-                diagnose(.unreadableDirectory, absolute, errno: errno,
-                         "cannot watch \(FilePath(bytes: absolute)) (\(errno)); its contents are not reported")
-                return
+                reportInaccessible(directory, errno: errno)
             default:
                 state.failure = watchFailure(errno, path: absolute)
+            }
+            return
+        }
+        register(directory, watch: watch)
+        if let holder = otherHolder(of: watch, than: directory) {
+            // The kernel gives one watch per directory, and another node of the model holds
+            // this one: the same directory stands at two places of the model. Usually a rename
+            // still in the queue will move the other node here, so this one waits. Once the
+            // queue has been read, the stale one of the two is found by identity.
+            if isResolvingDrained {
+                _ = evictIfStale(holder)  // or both are real (a bind mount), and both keep the watch
+            } else {
+                targets[watch]?.directories.removeAll { $0 === directory }
+                directory.watch = -1
+                Syscalls.close(descriptor)
+                pendingCrawls.append(directory)
                 return
             }
         }
+        reportedUnreadable.remove(absolute)
 
         let listing: [DirectoryListing.Entry]
-        switch DirectoryListing.read(absolute, statEach: state.changedSince != nil) {
+        switch DirectoryListing.read(descriptor: descriptor, statEach: state.changedSince != nil, followSymlinks: options.followsSymlinks) {
         case .success(let entries): listing = entries
         case .failure(let errno):
-            if errno != .noSuchFileOrDirectory && errno != .notDirectory {
-                diagnose(.unreadableDirectory, absolute, errno: errno,
-                         "cannot list \(FilePath(bytes: absolute)) (\(errno)); its contents are not reported")
-            } else if let parent = directory.parent {
-                unverified.append((parent, directory.name))
-            }
+            reportInaccessible(directory, errno: errno)
             return
         }
         directory.isListed = true
         for item in listing {
             let path = relative.appendingComponent(item.name)
             var type = item.type
-            var inode = item.inode
-            if type == .unknown || (options.followsSymlinks && type == .symlink) {
-                let follow = options.followsSymlinks
-                guard case .success(let status) = Syscalls.status(roots[root].paths.path(path), followSymlinks: follow) else { continue }
-                type = status.itemType
-                inode = status.inode
-                // A link back to a directory on the way down is a loop: report it, do not enter.
-                if follow && type == .directory && state.ancestors.contains(status.inode) {
-                    type = .symlink
-                    inode = item.inode
-                }
+            var identity = FileIdentity(device: directory.device, inode: item.inode)
+            if let found = item.status {
+                type = found.itemType
+                identity = found.identity
+            }
+            // A link back to a directory on the way down is a loop: reported as the symlink it
+            // is, never entered (every backend agrees on this).
+            if item.isSymlink && type == .directory && state.ancestors.contains(identity) {
+                type = .symlink
+                identity = FileIdentity(device: directory.device, inode: item.inode)
             }
             guard options.filter.admits(relativePath: path, name: item.name, isDirectory: type == .directory) else { continue }
-            if let existing = directory.children[item.name], existing.inode == inode { continue }
-            var entry = WatchedEntry(type: type, inode: inode)
+            if let existing = directory.children[item.name], existing.inode == identity.inode, existing.type == type { continue }
+            var entry = WatchedEntry(type: type, inode: identity.inode)
             if emitting {
-                produced.append(makeEvent(.created, root: root, relative: path, type: type, inode: inode, synthetic: true))
+                produced.append(makeEvent(.created, root: root, relative: path, type: type, identity: identity, synthetic: true))
             }
             if type == .file {
-                if let first = state.firstSeen[item.inode] {
-                    state.hardLinkCandidates[item.inode, default: [first]].append((directory, item.name))
+                if let first = state.firstSeen[identity] {
+                    state.hardLinkCandidates[identity, default: [first]].append((directory, item.name))
                 } else {
-                    state.firstSeen[item.inode] = (directory, item.name)
+                    state.firstSeen[identity] = (directory, item.name)
                 }
-                if let since = state.changedSince, let status = item.status, status.changeTime >= since {
-                    state.changed.append((directory, item.name, status.modificationTime >= since))
+                if let since = state.changedSince, let found = item.status, found.changeTime >= since {
+                    state.changed.append((directory, item.name, found.modificationTime >= since))
                 }
             }
             if type == .directory && options.isRecursive {
-                let child = WatchedDirectory(parent: directory, name: item.name, root: root)
+                let child = WatchedDirectory(parent: directory, name: item.name, root: root, device: identity.device, inode: identity.inode)
                 entry.directory = child
                 directory.children[item.name] = entry
-                state.ancestors.insert(inode)
+                state.ancestors.insert(identity)
                 crawl(child, emitting: emitting, state: &state)
-                state.ancestors.remove(inode)
+                state.ancestors.remove(identity)
             } else {
                 directory.children[item.name] = entry
             }
         }
     }
 
-    /// Maps `watch` to `directory`. A watch stands for one inode, and an inode for one place in
-    /// a root's tree: if the kernel returns a watch that another node of the same root still
-    /// holds, that node is a stale copy of this directory (it moved in a way the model has not
-    /// heard of yet), so it leaves the model, and its old path is reported removed.
+    /// A directory whose contents cannot be read: reported once (again only after it has
+    /// been readable in between), and marked incomplete, so that the `IN_ATTRIB` of the
+    /// `chmod` that makes it readable again has it rescanned.
+    mutating func reportInaccessible(_ directory: WatchedDirectory, errno: Errno) {
+        directory.isListed = false
+        let absolute = roots[directory.root].paths.bytes(directory.relativePath)
+        diagnose(.unreadableDirectory, absolute, errno: errno,
+                 "cannot read \(FilePath(bytes: absolute)) (\(errno)); its contents are not reported until it becomes readable")
+    }
+
+    /// The node other than `directory` that holds `watch` in the same root, if any. Following
+    /// symlinks, one directory may legitimately stand at several paths, so none counts.
+    func otherHolder(of watch: CInt, than directory: WatchedDirectory) -> WatchedDirectory? {
+        guard !options.followsSymlinks, let target = targets[watch] else { return nil }
+        return target.directories.first { $0 !== directory && $0.root == directory.root && $0.isAttached }
+    }
+
+    /// Once the queue is read, a node whose path no longer leads to its directory is stale:
+    /// the model missed its move. It leaves the model (reported removed), and its directory is
+    /// reported where it is now. Returns `false` if the node is still right (a bind mount).
+    mutating func evictIfStale(_ node: WatchedDirectory) -> Bool {
+        if case .opened(let fd, _) = open(node) {
+            Syscalls.close(fd)
+            return false
+        }
+        guard let parent = node.parent, let entry = parent.children[node.name], entry.directory === node else { return false }
+        let path = node.relativePath
+        parent.children[node.name] = nil
+        unwatch(node)
+        produced.append(makeEvent(.removed, root: node.root, relative: path, type: .directory,
+                                  identity: FileIdentity(device: node.device, inode: node.inode), synthetic: true))
+        return true
+    }
+
+    /// Maps `watch` to `directory`.
     mutating func register(_ directory: WatchedDirectory, watch: CInt) {
         directory.watch = watch
         var target = targets[watch] ?? WatchTargets()
-        // Following symlinks, one directory may stand at two paths: then both nodes stay.
-        let stale = options.followsSymlinks ? [] : target.directories.filter { $0 !== directory && $0.root == directory.root }
-        target.directories.removeAll { node in node === directory || stale.contains { $0 === node } }
+        target.directories.removeAll { $0 === directory }
         target.directories.append(directory)
         targets[watch] = target
-        for node in stale {
-            node.watch = -1
-            guard node.isAttached, let parent = node.parent, let entry = parent.children[node.name], entry.directory === node else { continue }
-            let path = node.relativePath
-            parent.children[node.name] = nil
-            for child in entry.directory.map({ [$0] }) ?? [] { unwatchDescendants(of: child) }
-            produced.append(makeEvent(.removed, root: node.root, relative: path, type: .directory, inode: entry.inode, synthetic: true))
-        }
-    }
-
-    /// Unwatches the directories below `directory` (not `directory` itself).
-    private mutating func unwatchDescendants(of directory: WatchedDirectory) {
-        for entry in directory.children.values {
-            if let child = entry.directory { unwatch(child) }
-        }
     }
 
     func watchFailure(_ errno: Errno, path: [UInt8]) -> FileSystemEventsError {
@@ -209,30 +278,38 @@ extension InotifyWatch {
         }
     }
 
-    mutating func registerHardLinks(_ candidates: [UInt64: [(WatchedDirectory, [UInt8])]]) {
-        for (inode, paths) in candidates {
-            hardLinks.register(inode: inode, paths: paths)
+    mutating func registerHardLinks(_ candidates: [FileIdentity: [(WatchedDirectory, [UInt8])]]) {
+        for (identity, paths) in candidates {
+            hardLinks.register(identity, paths: paths)
         }
     }
 }
 
-/// One directory's entries with `d_type` and `d_ino`, which is all a crawl needs: no `stat`
-/// per file unless asked (an overflow rescan needs ctimes).
+/// `/proc/self/fd`, through which a watch is added to an open directory rather than to a path.
+enum ProcessDescriptors {
+    static let areVisible: Bool = access("/proc/self/fd", F_OK) == 0
+
+    static func path(of descriptor: CInt) -> [UInt8] {
+        Array("/proc/self/fd/\(descriptor)".utf8)
+    }
+}
+
+/// One directory's entries with `d_type` and `d_ino`, which is all a crawl needs for files:
+/// no `stat` per file unless asked (a rescan after lost events needs ctimes). Directories are
+/// examined relative to the listing's descriptor, for their identity (a mount point's `d_ino`
+/// is not the inode found there) and, when following symlinks, for what a symlink leads to.
 enum DirectoryListing {
     struct Entry {
         var name: [UInt8]
         var type: FileItemType
         var inode: UInt64
+        /// The entry's own status (the target's for a followed symlink), when examined.
         var status: FileStatus?
+        var isSymlink = false
     }
 
-    static func read(_ path: [UInt8], statEach: Bool) -> Result<[Entry], Errno> {
-        let opened = withCString(path) { Syscalls.openDirectory($0, relativeTo: AT_FDCWD) }
-        let descriptor: CInt
-        switch opened {
-        case .success(let fd): descriptor = fd
-        case .failure(let errno): return .failure(errno)
-        }
+    /// Lists the directory open at `descriptor`, which it takes over and closes.
+    static func read(descriptor: CInt, statEach: Bool, followSymlinks: Bool) -> Result<[Entry], Errno> {
         guard let stream = fdopendir(descriptor) else {
             let error = Errno(rawValue: errno)
             Syscalls.close(descriptor)
@@ -241,18 +318,32 @@ enum DirectoryListing {
         defer { closedir(stream) }
         let directoryDescriptor = dirfd(stream)
         var entries: [Entry] = []
-        while let dirent = readdir(stream) {
+        while true {
+            errno = 0
+            guard let dirent = readdir(stream) else {
+                if errno != 0 && entries.isEmpty { return .failure(Errno(rawValue: errno)) }
+                break
+            }
             guard let namePointer = cfse_dirent_name(dirent) else { continue }
             if namePointer[0] == 0x2E && (namePointer[1] == 0 || (namePointer[1] == 0x2E && namePointer[2] == 0)) { continue }
             let name = [UInt8](UnsafeRawBufferPointer(start: namePointer, count: strlen(namePointer)))
             var entry = Entry(name: name, type: FileItemType(directoryEntryType: cfse_dirent_type(dirent)), inode: UInt64(dirent.pointee.d_ino))
-            if statEach || entry.type == .unknown {
-                if case .success(let status) = Syscalls.status(namePointer, relativeTo: directoryDescriptor) {
+            entry.isSymlink = entry.type == .symlink
+            if statEach || entry.type == .unknown || entry.type == .directory || (followSymlinks && entry.type == .symlink) {
+                switch Syscalls.status(namePointer, relativeTo: directoryDescriptor) {
+                case .success(let status):
                     entry.status = status
                     entry.type = status.itemType
                     entry.inode = status.inode
-                } else {
-                    continue
+                    entry.isSymlink = status.itemType == .symlink
+                case .failure:
+                    continue  // gone since the listing was read; its removal is in the queue
+                }
+                if followSymlinks && entry.isSymlink,
+                   case .success(let target) = Syscalls.status(namePointer, relativeTo: directoryDescriptor, followSymlinks: true),
+                   target.itemType == .directory
+                {
+                    entry.status = target
                 }
             }
             entries.append(entry)

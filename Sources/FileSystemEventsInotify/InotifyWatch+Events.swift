@@ -1,11 +1,29 @@
 #if os(Linux)
+import Glibc
 import FileSystemEventsCore
 import SystemPackage
 
 extension InotifyWatch {
+    /// A name the kernel said was created (or moved in), not yet examined.
+    ///
+    /// The kernel does not say what was created, only its name, and by the time the event is
+    /// read the name may hold something else: the item may have been renamed away and another
+    /// moved in by events still queued. So a creation is examined only once the events read
+    /// with it have been applied to the model, and through a descriptor of its directory that
+    /// was checked to be the directory the model means.
+    struct PendingCreation {
+        let directory: WatchedDirectory
+        let name: [UInt8]
+        /// `IN_ISDIR`: the kernel's word that the item was a directory.
+        let isDirectory: Bool
+    }
+
     /// Translates one kernel read, in order.
     mutating func handle(_ events: [Inotify.Event]) {
-        for event in events {
+        var index = events.startIndex
+        while index < events.endIndex {
+            let event = events[index]
+            index += 1
             if let pending = pendingMoveFrom {
                 pendingMoveFrom = nil
                 if event.mask.contains(.movedTo) && event.cookie == pending.cookie {
@@ -25,8 +43,32 @@ extension InotifyWatch {
                 continue
             }
             if mask.contains(.movedFrom) {
-                // Paired with the IN_MOVED_TO that follows it, by cookie: no timer.
-                pendingMoveFrom = event
+                guard index < events.endIndex else {
+                    // Paired with the IN_MOVED_TO at the start of the next read, by cookie.
+                    pendingMoveFrom = event
+                    continue
+                }
+                let next = events[index]
+                guard next.mask.contains(.movedTo) && next.cookie == event.cookie else {
+                    handleMoveOut(event)
+                    continue
+                }
+                index += 1
+                // renameat2(RENAME_EXCHANGE) arrives as two move pairs, the second the mirror
+                // of the first: a swap, not two renames (the first would replace the second).
+                if index + 1 < events.endIndex {
+                    let third = events[index]
+                    let fourth = events[index + 1]
+                    if third.mask.contains(.movedFrom) && fourth.mask.contains(.movedTo) && third.cookie == fourth.cookie
+                        && third.watch == next.watch && third.name == next.name
+                        && fourth.watch == event.watch && fourth.name == event.name
+                        && handleExchange(event, next)
+                    {
+                        index += 2
+                        continue
+                    }
+                }
+                handleRename(from: event, to: next)
                 continue
             }
             if mask.contains(.movedTo) {
@@ -34,7 +76,7 @@ extension InotifyWatch {
                 continue
             }
             guard let target = targets[event.watch] else { continue }
-            for index in target.fileRoots { handleFileRoot(index, event) }
+            for root in target.fileRoots { handleFileRoot(root, event) }
             for directory in target.directories { handle(event, in: directory) }
         }
     }
@@ -42,127 +84,205 @@ extension InotifyWatch {
     private mutating func handle(_ event: Inotify.Event, in directory: WatchedDirectory) {
         let mask = event.mask
         if event.name.isEmpty {
-            // An event about the watched directory itself. Its parent's watch reports the
-            // same change by name, so only a root's own events matter here.
-            guard directory.parent == nil, !roots[directory.root].isRemoved else { return }
-            if mask.contains(.deleteSelf) || mask.contains(.moveSelf) || mask.contains(.unmount) {
-                removeRoot(directory.root)
-            } else if mask.contains(.attrib) {
-                produced.append(makeEvent(.attributesChanged, root: directory.root, relative: [], type: .directory, inode: nil, synthetic: false))
-            }
+            handleSelf(event, in: directory)
             return
         }
         if mask.contains(.create) {
-            handleCreation(named: event.name, in: directory, isDirectoryHint: mask.contains(.isDirectory), synthetic: false)
+            handleCreation(named: event.name, in: directory, isDirectoryHint: mask.contains(.isDirectory))
         } else if mask.contains(.delete) {
             guard let entry = directory.children.removeValue(forKey: event.name) else { return }
             let path = directory.relativePath.appendingComponent(event.name)
             // Deleted: the kernel has dropped its watch already (IN_IGNORED follows).
             if let child = entry.directory { unwatch(child, droppedByKernel: true) }
-            hardLinks.remove(directory, event.name, inode: entry.inode)
-            produced.append(makeEvent(.removed, root: directory.root, relative: path, type: entry.type, inode: entry.inode, synthetic: false))
+            hardLinks.remove(identity(of: entry, in: directory), directory, event.name)
+            produced.append(makeEvent(.removed, root: directory.root, relative: path, type: entry.type,
+                                      identity: identity(of: entry, in: directory), synthetic: false))
         } else if mask.contains(.modify) || mask.contains(.attrib) {
             guard let entry = directory.children[event.name] else { return }
             let kind: FileSystemEvent.Kind = mask.contains(.modify) ? .modified : .attributesChanged
             if entry.type != .directory || kind == .attributesChanged {
+                let id = identity(of: entry, in: directory)
                 // Content and attributes belong to the inode: every path of a hard-linked
                 // file changed, not only the one the kernel named.
-                for (linkDirectory, linkName) in hardLinks.paths(of: entry.inode, at: directory, event.name) {
+                for (linkDirectory, linkName) in hardLinks.paths(of: id, at: directory, event.name) {
                     produced.append(
                         makeEvent(kind, root: linkDirectory.root, relative: linkDirectory.relativePath.appendingComponent(linkName),
-                              type: entry.type, inode: entry.inode, synthetic: false)
+                                  type: entry.type, identity: id, synthetic: false)
                     )
                 }
             }
-        } else if mask.contains(.unmount) {
-            reconcile(afterOverflow: false)
+            // A directory the model could not read may have become readable (a chmod).
+            if kind == .attributesChanged, let child = entry.directory, !child.isListed {
+                rescan(child, changedSince: nil)
+            }
         }
     }
 
-    /// Items recorded while their path was stale: look at them again, at their current path,
-    /// now that the events before them have been applied. A directory is watched and listed
-    /// there; a type that turned out different is corrected with a new `created`.
-    mutating func verifyUnverified() {
-        let pending = unverified
-        unverified.removeAll()
-        for (directory, name) in pending {
-            guard directory.isAttached, !roots[directory.root].isRemoved, var entry = directory.children[name],
-                entry.inode == 0 || entry.directory?.isListed == false
-            else { continue }
-            let path = directory.relativePath.appendingComponent(name)
-            guard case .success(let status) = Syscalls.status(roots[directory.root].paths.path(path), followSymlinks: false) else {
-                // Not there yet: its removal or rename is still in the queue. Keep it pending;
-                // that event re-keys it (rename) or drops it (removal).
-                unverified.append((directory, name))
-                continue
+    /// An event about a watched directory itself (no name).
+    private mutating func handleSelf(_ event: Inotify.Event, in directory: WatchedDirectory) {
+        let mask = event.mask
+        guard !roots[directory.root].isRemoved, directory.isAttached else { return }
+        if mask.contains(.unmount) {
+            // The file system under this directory went away: what it held is gone and the
+            // mount point's own contents show again. Every watch on it hears this; the
+            // topmost directory of that file system is the one to rescan.
+            if let parent = directory.parent {
+                guard parent.device != directory.device else { return }
+                rescan(directory, changedSince: nil, sameIdentity: false, watchesDroppedByKernel: true)
+            } else {
+                removeRoot(directory.root)
             }
-            if entry.inode == 0 { entry.inode = status.inode }
-            if status.itemType != entry.type && status.inode == entry.inode {
-                if let child = entry.directory { unwatch(child) }
-                entry = WatchedEntry(type: status.itemType, inode: status.inode)
-                produced.append(makeEvent(.created, root: directory.root, relative: path, type: status.itemType, inode: status.inode, synthetic: true))
-                if status.itemType == .directory && options.isRecursive {
-                    entry.directory = WatchedDirectory(parent: directory, name: name, root: directory.root)
+            return
+        }
+        guard directory.parent == nil else {
+            // Its parent's watch reports the same change by name; only an unreadable
+            // directory becoming readable matters here.
+            if mask.contains(.attrib) && !directory.isListed { rescan(directory, changedSince: nil) }
+            return
+        }
+        if mask.contains(.deleteSelf) || mask.contains(.moveSelf) {
+            removeRoot(directory.root)
+        } else if mask.contains(.attrib) {
+            produced.append(makeEvent(.attributesChanged, root: directory.root, relative: [], type: .directory,
+                                      identity: FileIdentity(device: directory.device, inode: directory.inode), synthetic: false))
+            if !directory.isListed { rescan(directory, changedSince: nil) }
+        }
+    }
+
+    /// A new name in `directory`, examined once the events read with it have been applied.
+    mutating func handleCreation(named name: [UInt8], in directory: WatchedDirectory, isDirectoryHint: Bool) {
+        let path = directory.relativePath.appendingComponent(name)
+        guard options.filter.admits(relativePath: path, name: name, isDirectory: isDirectoryHint) else { return }
+        pendingCreations.append(PendingCreation(directory: directory, name: name, isDirectory: isDirectoryHint))
+    }
+
+    /// Examines what the kernel reported created or moved in, and crawls the directories that
+    /// could not be listed at their path, now that the model has caught up with the events
+    /// read so far.
+    ///
+    /// - Parameter drained: the kernel queue was found empty, so the model is as current as
+    ///   it can be: what still disagrees with the disk is a move the model missed, and is
+    ///   settled by identity or a rescan rather than waited for.
+    mutating func resolvePending(drained: Bool) {
+        isResolvingDrained = drained
+        defer { isResolvingDrained = false }
+        var rounds = 0
+        while !pendingCreations.isEmpty || !pendingCrawls.isEmpty {
+            rounds += 1
+            let creations = pendingCreations
+            pendingCreations.removeAll()
+            for creation in creations { resolve(creation, drained: drained) }
+            let crawls = pendingCrawls
+            pendingCrawls.removeAll()
+            var stale: [WatchedDirectory] = []
+            for node in crawls {
+                guard !node.isListed, node.watch < 0, !roots[node.root].isRemoved, node.isAttached else { continue }
+                let before = pendingCrawls.count
+                crawl(node, emitting: true)
+                if pendingCrawls.count > before && pendingCrawls.last === node && drained {
+                    pendingCrawls.removeLast()
+                    stale.append(node)
                 }
             }
-            directory.children[name] = entry
-            if let child = entry.directory, !child.isListed {
-                crawl(child, emitting: true)
+            // Still not where the model says, with nothing left in the queue to explain it:
+            // the model missed a move. Rescan from the nearest directory that is where it
+            // should be.
+            for node in stale where node.isAttached {
+                rescanNearestResolvable(node.parent ?? node)
             }
+            if !drained || rounds >= 3 { break }
         }
     }
 
-    /// A new item in `directory`: report it, and if it is a directory, watch it and then list
-    /// it, so whatever was created inside before the watch existed is reported too.
-    mutating func handleCreation(named name: [UInt8], in directory: WatchedDirectory, isDirectoryHint: Bool, synthetic: Bool) {
+    private mutating func resolve(_ creation: PendingCreation, drained: Bool) {
+        let directory = creation.directory
+        let name = creation.name
+        guard directory.isAttached, !roots[directory.root].isRemoved else { return }
         let root = directory.root
-        let parentPath = directory.relativePath
-        let path = parentPath.appendingComponent(name)
-        let absolute = roots[root].paths.path(path)
-        guard case .success(let status) = Syscalls.status(absolute, followSymlinks: false) else {
-            // Not at the path the model knows, yet. It may be gone (its removal follows in the
-            // queue), or an ancestor may have been renamed by an event not read yet. Never drop
-            // it: record it as the kernel described it and verify it once the queue is drained.
-            let type: FileItemType = isDirectoryHint ? .directory : .file
-            guard options.filter.admits(relativePath: path, name: name, isDirectory: isDirectoryHint) else { return }
-            if directory.children[name] != nil { return }
-            var entry = WatchedEntry(type: type, inode: 0)
-            if isDirectoryHint && options.isRecursive {
-                entry.directory = WatchedDirectory(parent: directory, name: name, root: root)
+        let path = directory.relativePath.appendingComponent(name)
+        let descriptor: CInt
+        switch open(directory) {
+        case .stale:
+            if drained {
+                rescanNearestResolvable(directory)
+            } else {
+                pendingCreations.append(creation)
             }
-            directory.children[name] = entry
-            unverified.append((directory, name))
-            produced.append(makeEvent(.created, root: root, relative: path, type: type, inode: nil, synthetic: synthetic))
+            return
+        case .inaccessible(let errno):
+            recordUnexamined(creation, errno: errno)
+            return
+        case .opened(let fd, _):
+            descriptor = fd
+        }
+        defer { Syscalls.close(descriptor) }
+        let status: FileStatus
+        switch withCString(name, { Syscalls.status($0, relativeTo: descriptor) }) {
+        case .success(let found): status = found
+        case .failure(.noSuchFileOrDirectory), .failure(.notDirectory):
+            return  // gone again; whatever removed or moved it is in the queue, or was applied
+        case .failure(let errno):
+            recordUnexamined(creation, errno: errno)
             return
         }
         var type = status.itemType
-        var followed = false
+        var identity = status.identity
         if options.followsSymlinks && type == .symlink,
-            case .success(let target) = Syscalls.status(absolute, followSymlinks: true), target.itemType == .directory
+           case .success(let target) = withCString(name, { Syscalls.status($0, relativeTo: descriptor, followSymlinks: true) }),
+           target.itemType == .directory, !isAncestor(target.identity, of: directory)
         {
             type = .directory
-            followed = true
+            identity = target.identity
         }
         guard options.filter.admits(relativePath: path, name: name, isDirectory: type == .directory) else { return }
         if let existing = directory.children[name] {
-            // Already reported, by the listing of a directory that was new (watch, then list).
-            if existing.inode == status.inode && existing.type == type { return }
+            // Already in the model: listed by a crawl after the kernel queued its creation,
+            // or put there by a rename read after it.
+            if existing.inode == identity.inode && existing.type == type { return }
             if let child = existing.directory { unwatch(child) }
-            hardLinks.remove(directory, name, inode: existing.inode)
+            hardLinks.remove(self.identity(of: existing, in: directory), directory, name)
         }
-        var entry = WatchedEntry(type: followed ? .directory : type, inode: status.inode)
-        produced.append(makeEvent(.created, root: root, relative: path, type: entry.type, inode: status.inode, synthetic: synthetic))
-        if entry.type == .file && status.linkCount > 1 {
-            hardLinks.add(directory, name, inode: status.inode, searchingFrom: roots.compactMap(\.tree))
+        var entry = WatchedEntry(type: type, inode: identity.inode)
+        produced.append(makeEvent(.created, root: root, relative: path, type: type, identity: identity, synthetic: false))
+        if type == .file && status.linkCount > 1 {
+            hardLinks.add(identity, directory, name)
         }
-        if entry.type == .directory && options.isRecursive {
-            let child = WatchedDirectory(parent: directory, name: name, root: root)
+        if type == .directory && options.isRecursive {
+            let child = WatchedDirectory(parent: directory, name: name, root: root, device: identity.device, inode: identity.inode)
             entry.directory = child
             directory.children[name] = entry
             crawl(child, emitting: true)
         } else {
             directory.children[name] = entry
         }
+    }
+
+    /// A name created in a directory the watcher may not look into (it was made unreadable
+    /// while watched). The kernel's word is all there is: reported with the type it gave
+    /// (`unknown` for anything but a directory), and the directory is marked incomplete, to
+    /// be rescanned when a `chmod` makes it readable.
+    private mutating func recordUnexamined(_ creation: PendingCreation, errno: Errno) {
+        let directory = creation.directory
+        guard directory.children[creation.name] == nil else { return }
+        let type: FileItemType = creation.isDirectory ? .directory : .unknown
+        var entry = WatchedEntry(type: type, inode: 0)
+        if creation.isDirectory && options.isRecursive {
+            let child = WatchedDirectory(parent: directory, name: creation.name, root: directory.root)
+            entry.directory = child
+        }
+        directory.children[creation.name] = entry
+        let path = directory.relativePath.appendingComponent(creation.name)
+        produced.append(makeEvent(.created, root: directory.root, relative: path, type: type, identity: nil, synthetic: false))
+        reportInaccessible(directory, errno: errno)
+    }
+
+    private func isAncestor(_ identity: FileIdentity, of directory: WatchedDirectory) -> Bool {
+        var node: WatchedDirectory? = directory
+        while let current = node {
+            if current.device == identity.device && current.inode == identity.inode { return true }
+            node = current.parent
+        }
+        return false
     }
 
     private mutating func handleRename(from source: Inotify.Event, to destination: Inotify.Event) {
@@ -173,15 +293,21 @@ extension InotifyWatch {
         guard let sourceDirectory, let entry = sourceDirectory.children[source.name] else {
             // Moved from somewhere we do not know (outside, excluded, or never seen): a move in.
             if let destinationDirectory {
-                handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: destination.mask.contains(.isDirectory), synthetic: false)
+                handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: destination.mask.contains(.isDirectory))
             }
             return
         }
         guard let destinationDirectory, destinationDirectory.root == sourceDirectory.root else {
             handleMoveOut(source)
             if let destinationDirectory {
-                handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: destination.mask.contains(.isDirectory), synthetic: false)
+                handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: destination.mask.contains(.isDirectory))
             }
+            return
+        }
+        if let moved = entry.directory, destinationDirectory.isInside(moved) {
+            // The kernel cannot move a directory below itself; the model is wrong about where
+            // something is. Never build a cycle: rebuild the model from the disk.
+            reconcile(afterOverflow: false)
             return
         }
         let newPath = destinationDirectory.relativePath.appendingComponent(destination.name)
@@ -190,24 +316,61 @@ extension InotifyWatch {
             return
         }
         let oldPath = sourceDirectory.relativePath.appendingComponent(source.name)
+        let id = identity(of: entry, in: sourceDirectory)
         sourceDirectory.children[source.name] = nil
         if let replaced = destinationDirectory.children[destination.name] {
             if let child = replaced.directory { unwatch(child) }
-            hardLinks.remove(destinationDirectory, destination.name, inode: replaced.inode)
+            hardLinks.remove(identity(of: replaced, in: destinationDirectory), destinationDirectory, destination.name)
         }
         destinationDirectory.children[destination.name] = entry
         if let child = entry.directory {
             child.parent = destinationDirectory
             child.name = destination.name
         }
-        hardLinks.move(inode: entry.inode, from: sourceDirectory, source.name, to: destinationDirectory, destination.name)
-        // Still to be verified or listed: the verification must look for it under its new name.
-        for index in unverified.indices where unverified[index].0 === sourceDirectory && unverified[index].1 == source.name {
-            unverified[index] = (destinationDirectory, destination.name)
-        }
+        hardLinks.move(id, from: sourceDirectory, source.name, to: destinationDirectory, destination.name)
         produced.append(
-            makeEvent(.renamed, root: sourceDirectory.root, relative: newPath, previous: oldPath, type: entry.type, inode: entry.inode, synthetic: false)
+            makeEvent(.renamed, root: sourceDirectory.root, relative: newPath, previous: oldPath, type: entry.type, identity: id, synthetic: false)
         )
+    }
+
+    /// `renameat2(RENAME_EXCHANGE)` of the items named by `first` and `second`. Confirmed on
+    /// disk before the model swaps them: the same four events also come from a rename over an
+    /// item followed at once by a rename back. Returns `false` when it was not an exchange.
+    private mutating func handleExchange(_ first: Inotify.Event, _ second: Inotify.Event) -> Bool {
+        guard targets[first.watch]?.fileRoots.isEmpty ?? true, targets[second.watch]?.fileRoots.isEmpty ?? true,
+              let sourceDirectory = targets[first.watch]?.directories.first,
+              let destinationDirectory = targets[second.watch]?.directories.first,
+              sourceDirectory.root == destinationDirectory.root,
+              let a = sourceDirectory.children[first.name],
+              let b = destinationDirectory.children[second.name]
+        else { return false }
+        // After an exchange, A stands at B's name.
+        guard case .opened(let fd, _) = open(destinationDirectory) else { return false }
+        let found = withCString(second.name) { Syscalls.status($0, relativeTo: fd) }
+        Syscalls.close(fd)
+        guard case .success(let status) = found, status.inode == a.inode else { return false }
+        if let aDirectory = a.directory, destinationDirectory.isInside(aDirectory) { return false }
+        if let bDirectory = b.directory, sourceDirectory.isInside(bDirectory) { return false }
+        let aPath = sourceDirectory.relativePath.appendingComponent(first.name)
+        let bPath = destinationDirectory.relativePath.appendingComponent(second.name)
+        let aIdentity = identity(of: a, in: sourceDirectory)
+        let bIdentity = identity(of: b, in: destinationDirectory)
+        sourceDirectory.children[first.name] = b
+        destinationDirectory.children[second.name] = a
+        if let child = a.directory {
+            child.parent = destinationDirectory
+            child.name = second.name
+        }
+        if let child = b.directory {
+            child.parent = sourceDirectory
+            child.name = first.name
+        }
+        hardLinks.move(aIdentity, from: sourceDirectory, first.name, to: destinationDirectory, second.name)
+        hardLinks.move(bIdentity, from: destinationDirectory, second.name, to: sourceDirectory, first.name)
+        produced.append(
+            makeEvent(.exchanged, root: sourceDirectory.root, relative: bPath, previous: aPath, type: a.type, identity: aIdentity, synthetic: false)
+        )
+        return true
     }
 
     mutating func handleMoveOut(_ source: Inotify.Event) {
@@ -216,37 +379,16 @@ extension InotifyWatch {
             let entry = directory.children.removeValue(forKey: source.name)
         else { return }
         if let child = entry.directory { unwatch(child) }
-        hardLinks.remove(directory, source.name, inode: entry.inode)
+        let id = identity(of: entry, in: directory)
+        hardLinks.remove(id, directory, source.name)
         let path = directory.relativePath.appendingComponent(source.name)
-        produced.append(makeEvent(.removed, root: directory.root, relative: path, type: entry.type, inode: entry.inode, synthetic: false))
+        produced.append(makeEvent(.removed, root: directory.root, relative: path, type: entry.type, identity: id, synthetic: false))
     }
 
     private mutating func handleMoveIn(_ destination: Inotify.Event) {
         for index in targets[destination.watch]?.fileRoots ?? [] { handleFileRoot(index, destination) }
         guard let directory = targets[destination.watch]?.directories.first else { return }
-        handleCreation(named: destination.name, in: directory, isDirectoryHint: destination.mask.contains(.isDirectory), synthetic: false)
-    }
-
-    /// A single watched file, seen through its parent directory's watch.
-    private mutating func handleFileRoot(_ index: Int, _ event: Inotify.Event) {
-        guard !roots[index].isRemoved, case .file(let parentWatch, let name, let type, let inode) = roots[index].kind,
-            event.name == name
-        else { return }
-        let mask = event.mask
-        if mask.contains(.delete) || mask.contains(.movedFrom) {
-            // Deleted, or renamed away: the watched file is gone.
-            removeRoot(index)
-        } else if mask.contains(.movedTo) || mask.contains(.create) {
-            // An editor's atomic save renamed a new file over it: keep watching the new one.
-            guard case .success(let status) = Syscalls.status(roots[index].path) else { return }
-            if status.inode == inode { return }
-            roots[index].kind = .file(parentWatch: parentWatch, name: name, type: status.itemType, inode: status.inode)
-            produced.append(makeEvent(.created, root: index, relative: [], type: status.itemType, inode: status.inode, synthetic: false))
-        } else if mask.contains(.modify) {
-            produced.append(makeEvent(.modified, root: index, relative: [], type: type, inode: inode, synthetic: false))
-        } else if mask.contains(.attrib) {
-            produced.append(makeEvent(.attributesChanged, root: index, relative: [], type: type, inode: inode, synthetic: false))
-        }
+        handleCreation(named: destination.name, in: directory, isDirectoryHint: destination.mask.contains(.isDirectory))
     }
 
     /// The root is gone (deleted, moved away, unmounted): report it and stop watching it.
@@ -263,10 +405,19 @@ extension InotifyWatch {
             targets[parentWatch]?.fileRoots.removeAll { $0 == index }
             releaseIfUnused(parentWatch)
         }
-        produced.append(makeEvent(.rootRemoved, root: index, relative: [], type: type, inode: nil, synthetic: false))
+        produced.append(makeEvent(.rootRemoved, root: index, relative: [], type: type, identity: nil, synthetic: false))
     }
 
     // MARK: Watch bookkeeping
+
+    /// The identity of `entry`, an item of `directory`; `nil` while it is unknown.
+    func identity(of entry: WatchedEntry, in directory: WatchedDirectory) -> FileIdentity? {
+        if let child = entry.directory, child.inode != 0 {
+            return FileIdentity(device: child.device, inode: child.inode)
+        }
+        guard entry.inode != 0 else { return nil }
+        return FileIdentity(device: directory.device, inode: entry.inode)
+    }
 
     /// Stops watching a subtree that left the tree (or was replaced).
     ///

@@ -24,12 +24,17 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// Wall-clock nanoseconds before the last read that found the queue empty: after an
     /// overflow, anything changed since then may have gone unreported.
     var drainedAt: Int64 = 0
-    /// Directories reported unreadable, reported once each.
+    /// Directories reported unreadable, reported once each until they have been read again.
     var reportedUnreadable: Set<[UInt8]> = []
     /// Paths of files known to share an inode (hard links), so a write through one reports all.
     var hardLinks = HardLinkIndex()
-    /// Entries created while their path was stale (see ``verifyUnverified()``).
-    var unverified: [(WatchedDirectory, [UInt8])] = []
+    /// Names the kernel reported created, examined once the events read with them are applied
+    /// (see ``resolvePending(drained:)``).
+    var pendingCreations: [PendingCreation] = []
+    /// Directories of the model that could not be opened at their path yet.
+    var pendingCrawls: [WatchedDirectory] = []
+    /// Set while pending work is resolved with the kernel queue found empty.
+    var isResolvingDrained = false
     /// A failure found while handling events (the watch limit, say) that ends the watch.
     var pendingFailure: FileSystemEventsError?
 
@@ -163,10 +168,10 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             switch kernel?.read(into: &parsed) ?? .failure(.badFileDescriptor) {
             case .success:
                 handle(parsed)
-                if !unverified.isEmpty && pendingMoveFrom == nil { verifyUnverified() }
                 if produced.count >= options.bufferLimit || !channel.hasRoom {
                     // Enough for the consumer for now; what stays in the kernel queue waits
                     // (and overflows into a rescan if the consumer stays behind).
+                    resolvePendingWork(drained: false)
                     return nil
                 }
             case .failure(.resourceTemporarilyUnavailable):
@@ -177,13 +182,23 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                     pendingMoveFrom = nil
                     handleMoveOut(pending)
                 }
-                if !unverified.isEmpty { verifyUnverified() }
+                resolvePendingWork(drained: true)
                 return nil
             case .failure(let errno):
                 return .systemCallFailed(call: "read (inotify)", path: nil, errno: errno)
             }
         }
+        resolvePendingWork(drained: false)
         return nil
+    }
+
+    /// Creations and crawls that waited for the events read with them, then the other paths of
+    /// new hard links, in one walk for the whole batch.
+    private mutating func resolvePendingWork(drained: Bool) {
+        if pendingMoveFrom == nil || drained {
+            if !pendingCreations.isEmpty || !pendingCrawls.isEmpty { resolvePending(drained: drained) }
+        }
+        if hardLinks.hasUnresolved { hardLinks.resolve(searching: roots.compactMap(\.tree)) }
     }
 
     // MARK: Diagnostics
@@ -206,13 +221,15 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
 
     // MARK: Event construction
 
+    /// - Parameter identity: omitted when unknown (an item gone before it could be examined),
+    ///   never invented.
     func makeEvent(
         _ kind: FileSystemEvent.Kind,
         root: Int,
         relative: [UInt8],
         previous: [UInt8]? = nil,
         type: FileItemType,
-        inode: UInt64?,
+        identity: FileIdentity?,
         synthetic: Bool
     ) -> FileSystemEvent {
         let paths = roots[root].paths
@@ -222,7 +239,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             previousPath: previous.map(paths.path),
             itemType: type,
             isSynthetic: synthetic,
-            identity: inode.map { FileIdentity(device: roots[root].device, inode: $0) }
+            identity: identity.flatMap { $0.inode == 0 ? nil : $0 }
         )
     }
 }

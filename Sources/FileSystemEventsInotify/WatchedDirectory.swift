@@ -18,11 +18,29 @@ final class WatchedDirectory {
     /// Set once the directory has been watched and listed; until then its contents may be
     /// unknown (it was renamed before its own event was read) and it is crawled again.
     var isListed = false
+    /// The directory's own identity, `0` while unknown. Every path the model derives may be
+    /// stale (events still queued in the kernel will move it on), so whatever is opened at a
+    /// node's path is checked against this before the model believes it.
+    var device: UInt64
+    var inode: UInt64
 
-    init(parent: WatchedDirectory?, name: [UInt8], root: Int) {
+    init(parent: WatchedDirectory?, name: [UInt8], root: Int, device: UInt64 = 0, inode: UInt64 = 0) {
         self.parent = parent
         self.name = name
         self.root = root
+        self.device = device
+        self.inode = inode
+    }
+
+    /// Whether `self` is `other` or lies below it: re-linking `other` under `self` would make
+    /// the model a cycle.
+    func isInside(_ other: WatchedDirectory) -> Bool {
+        var node: WatchedDirectory? = self
+        while let current = node {
+            if current === other { return true }
+            node = current.parent
+        }
+        return false
     }
 
     /// The path below the root, `/`-separated.
@@ -45,14 +63,14 @@ final class WatchedDirectory {
     }
 
     /// The subtree as a snapshot (identity and type only), for diffing against a rescan.
-    func snapshot(device: UInt64) -> SnapshotDirectory {
+    func snapshot() -> SnapshotDirectory {
         let result = SnapshotDirectory(parent: nil, name: name)
         var entries: [SnapshotEntry] = []
         entries.reserveCapacity(children.count)
         for (name, entry) in children {
-            var snapshotEntry = SnapshotEntry(name: name, status: entry.status(device: device))
+            var snapshotEntry = SnapshotEntry(name: name, status: entry.status(device: entry.directory?.device ?? device))
             if let directory = entry.directory {
-                let child = directory.snapshot(device: device)
+                let child = directory.snapshot()
                 child.parent = result
                 snapshotEntry.directory = child
             }

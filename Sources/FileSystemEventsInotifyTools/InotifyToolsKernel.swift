@@ -15,10 +15,6 @@ struct InotifyToolsKernel: InotifyKernel {
 
     var readinessDescriptor: CInt { subscription.readable }
 
-    mutating func watchRecursively(path: [UInt8], mask: Inotify.Mask) -> Result<Void, Errno> {
-        InotifyToolsOwner.shared.watchRecursively(path, mask: mask)
-    }
-
     mutating func addWatch(path: [UInt8], mask: Inotify.Mask) -> Result<CInt, Errno> {
         InotifyToolsOwner.shared.addWatch(path, mask: mask, for: subscription)
     }

@@ -80,6 +80,8 @@ final class InotifyToolsOwner: Sendable {
         /// Sources that left last, waiting for the library to close its descriptor (or for a
         /// new source to take it over), so that stopping a source closes every descriptor.
         var shutdownWaiters: [DispatchSemaphore] = []
+        /// The library's inotify descriptor, found through `/proc/self/fdinfo` (-1 if not).
+        var libraryDescriptor: CInt = -1
     }
 
     private let state = Mutex(State())
@@ -139,7 +141,7 @@ final class InotifyToolsOwner: Sendable {
                 }
                 return unused
             }
-            for watch in unused { inotifytools_remove_watch_by_wd(watch) }
+            for watch in unused { removeKernelWatch(watch) }
             // Closed here, on the owner thread that routes events, so no delivery can be
             // writing to these descriptors (or to whatever reuses their numbers) meanwhile.
             Syscalls.close(subscription.readable)
@@ -154,30 +156,27 @@ final class InotifyToolsOwner: Sendable {
 
     // MARK: Library calls (all on the owner thread)
 
-    /// Watches `path` with `inotifytools_watch_recursively`, the library's own crawl, which
-    /// stops at the first failure and leaves a partial set of watches: its errno is returned
-    /// so the caller can fail with the same typed error as the raw backend.
-    func watchRecursively(_ path: [UInt8], mask: Inotify.Mask) -> Result<Void, Errno> {
-        perform {
-            let ok = withCString(path) { inotifytools_watch_recursively($0, Int32(bitPattern: mask.rawValue)) }
-            return ok == 1 ? .success(()) : .failure(Errno(rawValue: inotifytools_error()))
-        }
-    }
-
     func addWatch(_ path: [UInt8], mask: Inotify.Mask, for subscription: Subscription) -> Result<CInt, Errno> {
         let id = ObjectIdentifier(subscription)
         return perform { [self] in
-            // The library records directories with a trailing slash; a directory its recursive
-            // crawl already watched costs no system call here.
+            // Never through the library's path-to-watch table: the path is a /proc/self/fd link
+            // to a directory the watch opened and checked, and a table keyed by path answers
+            // for whatever stood at that path before. With the library's descriptor known,
+            // the watch is added on it directly and its number is the kernel's own answer.
+            let descriptor = state.withLock { $0.libraryDescriptor }
+            if descriptor >= 0 {
+                let added = Inotify.addWatch(descriptor, path: path, mask: mask)
+                if case .success(let watch) = added {
+                    state.withLock { _ = $0.holders[watch, default: []].insert(id) }
+                }
+                return added
+            }
+            let ok = withCString(path) { inotifytools_watch_file($0, Int32(bitPattern: mask.rawValue)) }
+            guard ok == 1 else { return .failure(Errno(rawValue: inotifytools_error())) }
             let key = path + [UInt8(ascii: "/")]
             var watch = withCString(key) { inotifytools_wd_from_filename($0) }
-            if watch < 0 {
-                let ok = withCString(path) { inotifytools_watch_file($0, Int32(bitPattern: mask.rawValue)) }
-                guard ok == 1 else { return .failure(Errno(rawValue: inotifytools_error())) }
-                watch = withCString(key) { inotifytools_wd_from_filename($0) }
-                if watch < 0 { watch = withCString(path) { inotifytools_wd_from_filename($0) } }
-                guard watch >= 0 else { return .failure(.noSuchFileOrDirectory) }
-            }
+            if watch < 0 { watch = withCString(path) { inotifytools_wd_from_filename($0) } }
+            guard watch >= 0 else { return .failure(.noSuchFileOrDirectory) }
             state.withLock { _ = $0.holders[watch, default: []].insert(id) }
             return .success(watch)
         }
@@ -192,8 +191,55 @@ final class InotifyToolsOwner: Sendable {
                 state.holders[watch] = holders.isEmpty ? nil : holders
                 return holders.isEmpty
             }
-            if unused { inotifytools_remove_watch_by_wd(watch) }
+            if unused { removeKernelWatch(watch) }
         }
+    }
+
+    /// Removes a watch added by ``addWatch(_:mask:for:)`` (on the owner thread).
+    private func removeKernelWatch(_ watch: CInt) {
+        let descriptor = state.withLock { $0.libraryDescriptor }
+        if descriptor >= 0 {
+            Inotify.removeWatch(descriptor, watch: watch)
+        } else {
+            inotifytools_remove_watch_by_wd(watch)
+        }
+    }
+
+    /// The library keeps its inotify descriptor to itself. It is the inotify instance whose
+    /// watch `watch` stands on `directory`'s inode, as `/proc/self/fdinfo` lists them.
+    private static func libraryDescriptor(watching directory: [UInt8], as watch: CInt) -> CInt {
+        guard case .success(let status) = Syscalls.status(atPath: directory, followSymlinks: false),
+              let listing = opendir("/proc/self/fdinfo")
+        else { return -1 }
+        defer { closedir(listing) }
+        let needle = Array("wd:\(String(watch, radix: 16)) ino:\(String(status.inode, radix: 16)) ".utf8)
+        while let entry = readdir(listing) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+            guard let number = Int32(String(decoding: name, as: UTF8.self)) else { continue }
+            let text = Self.contents(of: Array("/proc/self/fdinfo/".utf8) + name)
+            if text.starts(with: Array("pos:".utf8)), Self.contains(text, needle) { return number }
+        }
+        return -1
+    }
+
+    private static func contents(of path: [UInt8]) -> [UInt8] {
+        guard case .success(let fd) = Syscalls.open(atPath: path, flags: O_RDONLY) else { return [] }
+        defer { Syscalls.close(fd) }
+        var result: [UInt8] = []
+        withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 1) { buffer in
+            while case .success(let count) = Syscalls.read(fd, into: buffer), count > 0, result.count < 1 << 20 {
+                result += buffer[..<count]
+            }
+        }
+        return result
+    }
+
+    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty, haystack.count >= needle.count else { return false }
+        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
+            if haystack[start..<(start + needle.count)].elementsEqual(needle) { return true }
+        }
+        return false
     }
 
     // MARK: The owner thread
@@ -240,6 +286,8 @@ final class InotifyToolsOwner: Sendable {
             sentinelWatch = withCString(directory + [UInt8(ascii: "/")]) { inotifytools_wd_from_filename($0) }
             if watched == 1 && sentinelWatch >= 0 {
                 sentinel = directory
+                let descriptor = Self.libraryDescriptor(watching: directory, as: sentinelWatch)
+                state.withLock { $0.libraryDescriptor = descriptor }
             } else {
                 let errno = Errno(rawValue: inotifytools_error())
                 state.withLock { $0.initializationError = .systemCallFailed(call: "inotifytools_watch_file", path: nil, errno: errno) }
@@ -261,6 +309,7 @@ final class InotifyToolsOwner: Sendable {
                 if requests.isEmpty && state.subscriptions.isEmpty {
                     state.isRunning = false
                     state.sentinel = nil
+                    state.libraryDescriptor = -1
                     state.deferredRemovals = []
                     return ([], true)
                 }
@@ -274,7 +323,7 @@ final class InotifyToolsOwner: Sendable {
                 state.deferredRemovals = []
                 return deferred
             }
-            for watch in deferred { inotifytools_remove_watch_by_wd(watch) }
+            for watch in deferred { removeKernelWatch(watch) }
             // The library stays up for the new source: whoever waited for it to close stops
             // waiting.
             let handedOver = state.withLock { state -> [DispatchSemaphore] in

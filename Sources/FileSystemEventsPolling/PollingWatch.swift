@@ -14,6 +14,10 @@ struct PollingWatch {
         var snapshot: RootSnapshot
         /// Directories reported unreadable, so each is reported once until it recovers.
         var reportedUnreadable: Set<[UInt8]> = []
+        /// A root that is a file is watched by name, like `tail -F`: it may disappear
+        /// (`removed`) and appear again (`created`); the watch ends only with its directory.
+        let isFile: Bool
+        var isAbsent = false
     }
 
     init(options: WatchOptions, channel: FileSystemEventChannel) {
@@ -28,7 +32,7 @@ struct PollingWatch {
         for root in options.roots {
             do {
                 let result = try scanner.scan(root: root)
-                var watched = WatchedRoot(paths: PathBuilder(root: root), snapshot: result.snapshot)
+                var watched = WatchedRoot(paths: PathBuilder(root: root), snapshot: result.snapshot, isFile: result.snapshot.tree == nil)
                 report(unreadable: result.unreadable, for: &watched)
                 roots.append(watched)
             } catch {
@@ -92,6 +96,17 @@ struct PollingWatch {
                 result = try scanner.scan(root: root.paths.root)
             } catch {
                 if case .rootNotFound = error {
+                    if root.isFile, case .success(let parent) = Syscalls.status(atPath: root.paths.root.removingLastComponent().bytes, followSymlinks: true),
+                       parent.itemType == .directory
+                    {
+                        if !root.isAbsent {
+                            root.isAbsent = true
+                            batcher.add([FileSystemEvent(kind: .removed, path: root.paths.root, itemType: root.snapshot.status.itemType,
+                                                         isSynthetic: true, identity: root.snapshot.status.identity, timestamp: timestamp)], now: now)
+                        }
+                        remaining.append(root)
+                        continue
+                    }
                     batcher.add([rootRemoved(root, timestamp: timestamp)], now: now)
                     continue
                 }
@@ -101,6 +116,14 @@ struct PollingWatch {
             }
             let old = root.snapshot
             let new = result.snapshot
+            if root.isAbsent {
+                root.isAbsent = false
+                root.snapshot = new
+                batcher.add([FileSystemEvent(kind: .created, path: root.paths.root, itemType: new.status.itemType,
+                                             isSynthetic: true, identity: new.status.identity, timestamp: timestamp)], now: now)
+                remaining.append(root)
+                continue
+            }
             switch SnapshotDiff.rootChange(from: old, to: new, path: root.paths.root, timestamp: timestamp) {
             case .replaced:
                 batcher.add([rootRemoved(root, timestamp: timestamp)], now: now)

@@ -80,6 +80,27 @@ public struct ReplayModel: Sendable {
             removeSubtree(previous)
             removeSubtree(path)
             for (key, item) in moved { items[key] = item }
+        case .exchanged:
+            guard let previousPath = event.previousPath, let previous = relative(previousPath),
+                  items[previous] != nil, items[path] != nil
+            else {
+                anomalies.append("\(event): exchange of items that are not both known")
+                return
+            }
+            if path.isWithin(previous) || previous.isWithin(path) {
+                anomalies.append("\(event): exchanges a directory with something inside it")
+                return
+            }
+            var swapped: [(RelativePath, Item)] = []
+            for (key, item) in items where key.isWithin(previous) {
+                swapped.append((RelativePath(bytes: path.bytes + Array(key.bytes.dropFirst(previous.bytes.count))), item))
+            }
+            for (key, item) in items where key.isWithin(path) {
+                swapped.append((RelativePath(bytes: previous.bytes + Array(key.bytes.dropFirst(path.bytes.count))), item))
+            }
+            removeSubtree(previous)
+            removeSubtree(path)
+            for (key, item) in swapped { items[key] = item }
         case .modified:
             if items[path] == nil && path != .root {
                 anomalies.append("\(event): nothing known at \(path)")

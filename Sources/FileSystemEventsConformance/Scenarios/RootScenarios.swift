@@ -24,8 +24,28 @@ extension ConformanceSuite {
             try await watch.waitForEvent("modified single.txt after the replace", from: index) {
                 $0.path == file && $0.kind == .modified
             }
+            // Watched by name, like `tail -F`: deleted, it is `removed`, and the watch goes on.
             index = watch.eventCount
             try context.tree.remove("single.txt")
+            try await watch.waitForEvent("removed single.txt", from: index) { $0.path == file && $0.kind == .removed }
+            index = watch.eventCount
+            try context.tree.write("single.txt", "back again")
+            try await watch.waitForEvent("created single.txt", from: index) { $0.path == file && $0.kind == .created }
+
+            // Rotation: renamed away, a new file in its place: the new file is `created`.
+            index = watch.eventCount
+            try context.tree.rename("single.txt", to: "single.txt.1")
+            try context.tree.write("single.txt", "rotated")
+            try await watch.waitForEvent("created single.txt after rotation", from: index) { $0.path == file && $0.kind == .created }
+            try context.tree.append("single.txt", " and appended")
+            try await watch.waitForEvent("modified single.txt after rotation", from: index) { $0.path == file && $0.kind == .modified }
+            try check(!watch.events.contains { $0.kind == .rootRemoved },
+                      "a file watched by name must survive deletion and rotation:\n  \(watch.describeEvents(since: 0))")
+            try watch.expectNothing(within: "single.txt.1")
+
+            // Its directory gone, the watch ends.
+            index = watch.eventCount
+            try context.tree.removeTree(.root)
             try await watch.waitForEvent("rootRemoved for single.txt", from: index) { $0.path == file && $0.kind == .rootRemoved }
             try await watch.waitForEnd()
         },

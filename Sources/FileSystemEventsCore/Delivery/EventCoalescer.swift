@@ -5,7 +5,7 @@ import SystemPackage
 /// Only `modified` and `attributesChanged` are ever dropped, and only when the same batch has
 /// already said as much about the same item since the last structural change: a `modified`
 /// after `created` or after another `modified`. Structural events (`removed`, `renamed`,
-/// `overflow`, `rootRemoved`) reset what is known, since they can change which item a path
+/// `exchanged`, `overflow`, `rootRemoved`) reset what is known, since they can change which item a path
 /// names. Order is preserved.
 package enum EventCoalescer {
     package static func coalesce(_ events: [FileSystemEvent]) -> [FileSystemEvent] {
@@ -25,7 +25,7 @@ package enum EventCoalescer {
                 said[event.path, default: []].insert(.attributes)
             case .created:
                 said[event.path] = .created
-            case .removed, .renamed, .overflow, .rootRemoved:
+            case .removed, .renamed, .exchanged, .overflow, .rootRemoved:
                 said.removeAll(keepingCapacity: true)
             }
             result.append(event)

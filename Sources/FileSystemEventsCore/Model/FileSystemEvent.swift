@@ -18,6 +18,9 @@ public import SystemPackage
 /// - ``Kind/removed`` deletes the item and, for a directory, everything below it.
 /// - ``Kind/renamed`` moves the item from ``previousPath`` to ``path``, with everything below
 ///   it, replacing whatever stood at ``path``. Later events inside use the new path.
+/// - ``Kind/exchanged`` swaps the items at ``previousPath`` and ``path``, each with everything
+///   below it (`renameat2(RENAME_EXCHANGE)`: editors, package managers and atomic-swap
+///   deployments use it). Later events inside use the swapped paths.
 /// - ``Kind/modified`` and ``Kind/attributesChanged`` change no structure: the first says the
 ///   content was written, the second that mode, owner, times, link count or xattrs changed.
 /// - ``Kind/overflow`` says the backend lost kernel events; the synthetic events that follow it
@@ -31,6 +34,7 @@ public struct FileSystemEvent: Sendable, Hashable, CustomStringConvertible {
         case modified
         case attributesChanged
         case renamed
+        case exchanged
         case overflow
         case rootRemoved
     }
@@ -39,7 +43,8 @@ public struct FileSystemEvent: Sendable, Hashable, CustomStringConvertible {
     /// Absolute, built from the root as the caller gave it (made absolute and lexically
     /// normalised, never resolved through symlinks), so paths match what the caller expects.
     public var path: FilePath
-    /// The path before a ``Kind/renamed``; `nil` for every other kind.
+    /// The path before a ``Kind/renamed``, or the other item's path in an ``Kind/exchanged``
+    /// (the item reported by ``itemType`` and ``identity`` stood there); `nil` for every other kind.
     public var previousPath: FilePath?
     public var itemType: FileItemType
     /// `true` when the event was inferred from a scan (a listing of a new directory, a rescan

@@ -122,11 +122,9 @@ package struct SnapshotDiff {
             diff.appendChanges(from: old, to: new, path: [], renamed: false, into: &diff.modifications)
             return diff.modifications
         }
-        // Replaced (an editor's atomic save): the old file is gone, a new one stands there.
-        return [
-            diff.event(.removed, [], type: old.itemType, identity: old.identity),
-            diff.event(.created, [], type: new.itemType, identity: new.identity),
-        ]
+        // Replaced (an editor's atomic save, a rotation): a new item stands at the watched
+        // name, and `created` says so (it replaces what the consumer had), as on every backend.
+        return [diff.event(.created, [], type: new.itemType, identity: new.identity)]
     }
 
     private init(paths: PathBuilder, timestamp: FileSystemEvent.Timestamp) {

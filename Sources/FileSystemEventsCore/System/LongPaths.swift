@@ -1,0 +1,93 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+package import SystemPackage
+
+// Paths of any depth. The kernel refuses a path of `PATH_MAX` (4096) bytes or more with
+// `ENAMETOOLONG`, yet any user who may write in a tree can make one deeper than that (17
+// directories with 250-byte names will do). A watcher that resolves such paths in one call
+// goes blind below that depth, so these calls walk a long path a few components at a time,
+// each step relative to a descriptor of the one before.
+
+extension Syscalls {
+    /// The longest path handed to the kernel in one call; well below `PATH_MAX` so a step
+    /// plus its terminating NUL always fits.
+    package static let longPathStep = 3_072
+
+    /// `O_PATH` (Linux): a descriptor that only anchors a path walk, needing no read permission
+    /// on the directories passed through. Glibc hides it behind `_GNU_SOURCE`.
+    #if os(Linux)
+    private static let pathOnlyFlag: CInt = 0o10000000
+    #else
+    private static let pathOnlyFlag: CInt = O_RDONLY
+    #endif
+
+    /// Opens the directory at `path` (absolute or working-directory-relative bytes), however
+    /// long it is, for listing. Symlinks in the middle of the path are followed as the kernel
+    /// would; a final symlink only when `followSymlinks` is set.
+    package static func openDirectory(atPath path: [UInt8], followSymlinks: Bool) -> Result<CInt, Errno> {
+        var flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC
+        if !followSymlinks { flags |= O_NOFOLLOW }
+        return open(atPath: path, flags: flags)
+    }
+
+    /// `statx` of the item at `path`, however long it is.
+    package static func status(atPath path: [UInt8], followSymlinks: Bool = false) -> Result<FileStatus, Errno> {
+        withParent(of: path) { directory, name in
+            status(name, relativeTo: directory, followSymlinks: followSymlinks)
+        }
+    }
+
+    /// `statx` of an open descriptor (`AT_EMPTY_PATH`).
+    package static func status(ofDescriptor descriptor: CInt) -> Result<FileStatus, Errno> {
+        status("", relativeTo: descriptor, followSymlinks: false)
+    }
+
+    /// `openat(2)` of `path` with `flags`, however long the path is.
+    package static func open(atPath path: [UInt8], flags: CInt) -> Result<CInt, Errno> {
+        withParent(of: path) { directory, name in
+            valueOrErrno(retryOnInterrupt: true) { openat(directory, name, flags | O_CLOEXEC) }
+        }
+    }
+
+    /// Calls `body` with a directory descriptor and a short name that together mean `path`:
+    /// `AT_FDCWD` and the path itself when it is short enough, otherwise a descriptor opened
+    /// by walking the leading components in steps.
+    package static func withParent<T>(
+        of path: [UInt8],
+        _ body: (CInt, UnsafePointer<CChar>) -> Result<T, Errno>
+    ) -> Result<T, Errno> {
+        if path.count < longPathStep {
+            return withCString(path) { body(AT_FDCWD, $0) }
+        }
+        let slash = UInt8(ascii: "/")
+        var directory = AT_FDCWD
+        var start = 0
+        defer { if directory != AT_FDCWD { _ = close(directory) } }
+        while path.count - start >= longPathStep {
+            // Cut at the last separator that keeps this step short enough.
+            var cut = start + longPathStep - 1
+            while cut > start && path[cut] != slash { cut -= 1 }
+            // No separator in a whole step: one component longer than any file system allows.
+            guard cut > start else { return .failure(.fileNameTooLong) }
+            let opened = withCString(Array(path[start..<cut])) { name in
+                valueOrErrno(retryOnInterrupt: true) { openat(directory, name, pathOnlyFlag | O_DIRECTORY | O_CLOEXEC) }
+            }
+            switch opened {
+            case .success(let next):
+                if directory != AT_FDCWD { _ = close(directory) }
+                directory = next
+            case .failure(let errno):
+                return .failure(errno)
+            }
+            start = cut + 1
+            while start < path.count && path[start] == slash { start += 1 }
+        }
+        let rest = start < path.count ? Array(path[start...]) : [UInt8(ascii: ".")]
+        return withCString(rest) { body(directory, $0) }
+    }
+}

@@ -1,0 +1,148 @@
+#if os(Linux)
+import FileSystemEventsCore
+import SystemPackage
+
+extension InotifyWatch {
+    /// Rebuilds the model of every root from disk and reports the difference as synthetic
+    /// events, after `IN_Q_OVERFLOW` (or when the model turns out to be wrong about where
+    /// something is), so the replay invariant survives lost kernel events.
+    ///
+    /// Content cannot be diffed, since the model keeps no contents, so every file whose ctime
+    /// is at or after the moment the queue was last known empty (less a margin for coarse file
+    /// timestamps) is reported `modified` (mtime moved too) or `attributesChanged`. A few of
+    /// those may be repeats; none can be missing.
+    mutating func reconcile(afterOverflow: Bool) {
+        let since = drainedAt - 20_000_000
+        // Whatever waited to be examined is examined by the rescan itself.
+        pendingCreations.removeAll()
+        pendingCrawls.removeAll()
+        hardLinks.removeAll()
+        for index in roots.indices where !roots[index].isRemoved {
+            let rootPath = roots[index].path
+            if afterOverflow {
+                produced.append(FileSystemEvent(kind: .overflow, path: rootPath, itemType: .directory, isSynthetic: false))
+                diagnose(.rescannedAfterOverflow, roots[index].bytes, errno: nil,
+                         "the kernel event queue overflowed (fs.inotify.max_queued_events); rescanned \(rootPath) to reconcile")
+            }
+            switch roots[index].kind {
+            case .directory(let tree):
+                if case .stale = rescan(tree, changedSince: afterOverflow ? since : nil) { removeRoot(index) }
+            case .file:
+                refreshFileRoot(index, changedSince: afterOverflow ? since : nil)
+            }
+        }
+    }
+
+    enum RescanOutcome {
+        case rescanned
+        /// The directory is no longer at its path.
+        case stale
+        /// The directory could not be read; the model keeps what it had.
+        case unreadable
+    }
+
+    /// Rebuilds the subtree of `node` from disk (watch, then list, as always) and reports the
+    /// difference from the model as synthetic events.
+    ///
+    /// - Parameters:
+    ///   - sameIdentity: the directory at the node's path must still be the node's directory
+    ///     (false after an unmount, which uncovers another directory at the same path).
+    ///   - watchesDroppedByKernel: the old watches are gone already (an unmount).
+    @discardableResult
+    mutating func rescan(_ node: WatchedDirectory, changedSince: Int64?, sameIdentity: Bool = true, watchesDroppedByKernel: Bool = false) -> RescanOutcome {
+        guard node.parent == nil || node.isAttached else { return .stale }
+        let root = node.root
+        // Detach the old subtree's watches without removing them from the kernel: the fresh
+        // crawl gets the same watch back for every directory that is still there, and no event
+        // is lost in between.
+        var detached: [(WatchedDirectory, CInt)] = []
+        node.forEachDirectory { current in
+            guard current.watch >= 0 else { return }
+            detached.append((current, current.watch))
+            targets[current.watch]?.directories.removeAll { $0 === current }
+        }
+        let fresh = WatchedDirectory(parent: node.parent, name: node.name, root: root,
+                                     device: sameIdentity ? node.device : 0, inode: sameIdentity ? node.inode : 0)
+        var state = CrawlState()
+        state.changedSince = changedSince
+        var ancestor: WatchedDirectory? = node
+        while let current = ancestor {
+            if current.inode != 0 { state.ancestors.insert(FileIdentity(device: current.device, inode: current.inode)) }
+            ancestor = current.parent
+        }
+        let wasPending = pendingCrawls.count
+        crawl(fresh, emitting: false, state: &state)
+        if let failure = state.failure { pendingFailure = failure }
+        var outcome = RescanOutcome.rescanned
+        if !fresh.isListed {
+            outcome = pendingCrawls.count > wasPending && pendingCrawls.contains(where: { $0 === fresh }) ? .stale : .unreadable
+        }
+        pendingCrawls.removeAll { $0 === fresh }
+        guard outcome == .rescanned else {
+            for (current, watch) in detached {
+                targets[watch, default: WatchTargets()].directories.append(current)
+            }
+            if fresh.watch >= 0 {
+                let watch = fresh.watch
+                targets[watch]?.directories.removeAll { $0 === fresh }
+                releaseIfUnused(watch)
+            }
+            return outcome
+        }
+        let relative = node.relativePath
+        let base = PathBuilder(root: roots[root].paths.path(relative))
+        let events = SnapshotDiff.events(from: node.snapshot(), to: fresh.snapshot(), root: base)
+        produced.append(contentsOf: events)
+        if !state.changed.isEmpty {
+            let created = Set(events.lazy.filter { $0.kind == .created }.map(\.path))
+            for change in state.changed {
+                let path = roots[root].paths.path(change.directory.relativePath.appendingComponent(change.name))
+                guard !created.contains(path), let entry = change.directory.children[change.name] else { continue }
+                produced.append(
+                    FileSystemEvent(kind: change.content ? .modified : .attributesChanged, path: path, itemType: entry.type,
+                                    isSynthetic: true, identity: identity(of: entry, in: change.directory))
+                )
+            }
+        }
+        // The fresh subtree takes the node's place.
+        if let parent = node.parent {
+            if var entry = parent.children[node.name], entry.directory === node {
+                entry.directory = fresh
+                entry.inode = fresh.inode
+                parent.children[node.name] = entry
+            }
+        } else {
+            roots[root].kind = .directory(fresh)
+        }
+        registerHardLinks(state.hardLinkCandidates)
+        for (current, watch) in detached {
+            current.watch = -1
+            releaseIfUnused(watch, droppedByKernel: watchesDroppedByKernel)
+        }
+        return outcome
+    }
+
+    /// Rescans the nearest directory at or above `node` that is where the model says: the
+    /// model missed a move somewhere below it. The root itself gone is a removed root.
+    mutating func rescanNearestResolvable(_ node: WatchedDirectory) {
+        var current = node
+        while true {
+            guard current.parent == nil || current.isAttached else { return }
+            switch open(current) {
+            case .opened(let fd, _):
+                Syscalls.close(fd)
+                rescan(current, changedSince: nil)
+                return
+            case .inaccessible:
+                return
+            case .stale:
+                guard let parent = current.parent else {
+                    removeRoot(current.root)
+                    return
+                }
+                current = parent
+            }
+        }
+    }
+}
+#endif
