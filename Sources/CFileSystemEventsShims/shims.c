@@ -5,6 +5,10 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <stdio.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
 #if defined(__linux__)
 #include <sys/vfs.h>
 #endif
@@ -97,5 +101,14 @@ int64_t cfse_file_system_magic(const char *path) {
 #else
     (void)path;
     return 0;
+#endif
+}
+
+int cfse_exchange(const char *first, const char *second) {
+#if defined(__linux__) && defined(SYS_renameat2)
+    return (int)syscall(SYS_renameat2, AT_FDCWD, first, AT_FDCWD, second, 2 /* RENAME_EXCHANGE */);
+#else
+    errno = ENOSYS;
+    return -1;
 #endif
 }

@@ -7,7 +7,7 @@
 public enum ConformanceSuite {
     public static let scenarios: [ConformanceScenario] =
         basicScenarios + structureScenarios + renameScenarios + linkScenarios + rootScenarios
-        + nameScenarios + burstScenarios + lifecycleScenarios
+        + nameScenarios + burstScenarios + lifecycleScenarios + cornerScenarios
 
     public static func scenario(_ number: Int) -> ConformanceScenario? {
         scenarios.first { $0.number == number }

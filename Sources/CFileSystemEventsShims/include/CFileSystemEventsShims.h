@@ -34,6 +34,10 @@ int cfse_pipe_cloexec_nonblock(int fds[2]);
 /// Zero where the platform has no such number.
 int64_t cfse_file_system_magic(const char *path);
 
+/// `renameat2(RENAME_EXCHANGE)`: swaps two paths atomically. -1 with errno set (ENOSYS or
+/// EINVAL where the kernel or file system cannot).
+int cfse_exchange(const char *first, const char *second);
+
 /// The name of a directory entry (Swift imports `d_name` as a tuple).
 static inline const char *cfse_dirent_name(const struct dirent *entry) {
     return entry->d_name;

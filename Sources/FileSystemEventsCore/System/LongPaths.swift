@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 package import SystemPackage
+import CFileSystemEventsShims
 
 // Paths of any depth. The kernel refuses a path of `PATH_MAX` (4096) bytes or more with
 // `ENAMETOOLONG`, yet any user who may write in a tree can make one deeper than that (17
@@ -45,6 +46,13 @@ extension Syscalls {
     /// `statx` of an open descriptor (`AT_EMPTY_PATH`).
     package static func status(ofDescriptor descriptor: CInt) -> Result<FileStatus, Errno> {
         status("", relativeTo: descriptor, followSymlinks: false)
+    }
+
+    /// Swaps the items at two paths atomically (`renameat2(RENAME_EXCHANGE)`, Linux).
+    package static func exchange(_ first: [UInt8], _ second: [UInt8]) -> Result<Void, Errno> {
+        withCString(first) { a in
+            withCString(second) { b in nothingOrErrno(retryOnInterrupt: true) { cfse_exchange(a, b) } }
+        }
     }
 
     /// `openat(2)` of `path` with `flags`, however long the path is.
