@@ -17,6 +17,10 @@ public struct DirectoryEntry: Sendable, Hashable, Identifiable, CustomStringConv
     public var modificationTime: FileSystemEvent.Timestamp
     /// Device and inode: what stays the same when the item is renamed (a move in a listing).
     public var identity: FileIdentity
+    /// Birth time in nanoseconds since the epoch, 0 where the file system does not record it:
+    /// inode numbers are reused as soon as a file is deleted, so a move is paired on identity
+    /// *and* birth time.
+    package var birthTime: Int64 = 0
 
     public init(
         nameBytes: [UInt8],
@@ -74,5 +78,15 @@ public struct DirectoryEntry: Sendable, Hashable, Identifiable, CustomStringConv
             modificationTime: FileSystemEvent.Timestamp(secondsSinceEpoch: seconds, nanoseconds: Int32(remainder)),
             identity: status.identity
         )
+        self.birthTime = status.birthTime
     }
+
+    /// What pairs a removal with an insertion of the same item across a rename.
+    package struct Item: Hashable {
+        var identity: FileIdentity
+        var birthTime: Int64
+        var type: FileItemType
+    }
+
+    package var item: Item { Item(identity: identity, birthTime: birthTime, type: type) }
 }

@@ -77,8 +77,7 @@ public struct DirectoryListing: AsyncSequence, Sendable {
 
     /// The sorted list as it is now, once, without watching (what `ls` prints).
     public func currentEntries() throws(FileSystemEventsError) -> [DirectoryEntry] {
-        let reader = try DirectoryReader.open(directory, isRecursive: options.isRecursive, includesHidden: options.includesHidden)
-        defer { reader.close() }
+        let reader = try DirectoryReader(directory, isRecursive: options.isRecursive, includesHidden: options.includesHidden)
         return try reader.listAll().sorted(by: options.sortOrder.areInIncreasingOrder)
     }
 

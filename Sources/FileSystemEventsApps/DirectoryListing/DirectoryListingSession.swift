@@ -26,10 +26,6 @@ final class DirectoryListingSession {
         self.root = PathBuilder(root: listing.directory)
     }
 
-    deinit {
-        if case .running(let running) = state { running.reader.close() }
-    }
-
     func next(isolation actor: isolated (any Actor)?) async throws(FileSystemEventsError) -> DirectoryListingUpdate? {
         switch state {
         case .finished:
@@ -56,14 +52,13 @@ final class DirectoryListingSession {
     /// shows is harmless, because the listing re-reads the entry rather than replaying it.
     private func start(isolation actor: isolated (any Actor)?) async throws(FileSystemEventsError) -> DirectoryListingUpdate? {
         let options = listing.options
-        let reader = try DirectoryReader.open(listing.directory, isRecursive: options.isRecursive, includesHidden: options.includesHidden)
+        let reader = try DirectoryReader(listing.directory, isRecursive: options.isRecursive, includesHidden: options.includesHidden)
         do {
             let source = try listing.makeSource(listing.watchOptions)
             let stream = source.updates()
             var updates = stream.makeAsyncIterator()
             waitForReady: while true {
                 guard let update = try await updates.next(isolation: actor) else {
-                    reader.close()
                     state = .finished
                     return nil
                 }
@@ -83,7 +78,6 @@ final class DirectoryListingSession {
             state = .running(Running(reader: reader, stream: stream, updates: updates, list: list))
             return .listing(list.entries)
         } catch {
-            reader.close()
             state = .finished
             throw error
         }
@@ -105,13 +99,12 @@ final class DirectoryListingSession {
                 if case .events(let moreEvents) = more { events += moreEvents }
             }
             if events.contains(where: { $0.kind == .rootRemoved }) {
-                let reason = endReason(running.reader)
                 var changes = running.list.removeAll() ?? Self.noChanges([])
-                changes.endReason = reason
+                changes.endReason = .directoryRemoved(listing.directory)
                 finish(running)
                 return .changes(changes)
             }
-            if let changes = running.list.apply(replacements(for: events, reader: running.reader, list: running.list)) {
+            if let changes = running.list.apply(try replacements(for: events, reader: running.reader, list: running.list)) {
                 return .changes(changes)
             }
         }
@@ -123,7 +116,11 @@ final class DirectoryListingSession {
     /// which makes the result right however the events of a burst were ordered or coalesced.
     /// In a recursive listing a directory that is removed, replaced or renamed away takes its
     /// listed subtree with it, and one renamed into place brings its subtree, read in one walk.
-    private func replacements(for events: [FileSystemEvent], reader: DirectoryReader, list: SortedEntryList) -> [(name: [UInt8], entry: DirectoryEntry?)] {
+    private func replacements(
+        for events: [FileSystemEvent],
+        reader: DirectoryReader,
+        list: SortedEntryList
+    ) throws(FileSystemEventsError) -> [(name: [UInt8], entry: DirectoryEntry?)] {
         let isRecursive = listing.options.isRecursive
         var touched = Set<[UInt8]>()
         var vacated: [[UInt8]] = []  // paths whose listed subtree may be gone (recursive)
@@ -160,14 +157,24 @@ final class DirectoryListingSession {
             }
         }
 
+        // The directory itself gone (deleted, or moved away) reads as every name gone; the
+        // source's `rootRemoved`, still to come, then ends the listing.
+        let descriptor: CInt
+        do throws(FileSystemEventsError) {
+            descriptor = try reader.open()
+        } catch .rootNotFound(_), .notADirectory(_) {
+            descriptor = -1
+        }
+        defer { if descriptor >= 0 { Syscalls.close(descriptor) } }
+
         var known: [[UInt8]: DirectoryEntry] = [:]
-        if isRecursive {
+        if isRecursive && descriptor >= 0 {
             let directories = Set(vacated.filter { list.entry(named: $0)?.type == .directory })
             if !directories.isEmpty {
                 for name in list.names where Self.hasAncestor(name, in: directories) { touched.insert(name) }
             }
             for path in arrived {
-                for entry in reader.listSubtree(path) {
+                for entry in reader.listSubtree(path, in: descriptor) {
                     known[entry.nameBytes] = entry
                     touched.insert(entry.nameBytes)
                 }
@@ -178,7 +185,7 @@ final class DirectoryListingSession {
         replacements.reserveCapacity(touched.count)
         for name in touched {
             if !listing.options.includesHidden && DirectoryEntry.isHidden(name) { continue }
-            replacements.append((name, known[name] ?? reader.entry(at: name)))
+            replacements.append((name, descriptor < 0 ? nil : known[name] ?? reader.entry(at: name, in: descriptor)))
         }
         return replacements
     }
@@ -192,17 +199,7 @@ final class DirectoryListingSession {
 
     // MARK: End
 
-    /// Removed or moved away: the descriptor still names the directory, and a directory that
-    /// was deleted has no links left.
-    private func endReason(_ reader: DirectoryReader) -> DirectoryListing.EndReason {
-        if let status = reader.directoryStatus(), status.linkCount > 0 {
-            return .directoryMovedAway(listing.directory)
-        }
-        return .directoryRemoved(listing.directory)
-    }
-
     private func finish(_ running: Running) {
-        running.reader.close()
         state = .finished
     }
 

@@ -149,7 +149,7 @@ package struct SortedEntryList: Sendable {
         insertions: [DirectoryEntry],
         insertedOffsets: [Int]
     ) -> DirectoryListingChanges {
-        // The same item: the same name (and type), else the same device and inode.
+        // The same item: the same name (and type), else the same device, inode, birth time and type.
         var removalPartner = [Int?](repeating: nil, count: removals.count)
         var insertionPartner = [Int?](repeating: nil, count: insertions.count)
         if !removals.isEmpty && !insertions.isEmpty {
@@ -161,17 +161,15 @@ package struct SortedEntryList: Sendable {
                     insertionPartner[index] = partner
                 }
             }
-            var unpaired: [FileIdentity: [Int]] = [:]
+            var unpaired: [DirectoryEntry.Item: [Int]] = [:]
             for index in removals.indices where removalPartner[index] == nil {
-                unpaired[removals[index].entry.identity, default: []].append(index)
+                unpaired[removals[index].entry.item, default: []].append(index)
             }
             if !unpaired.isEmpty {
                 for (index, insertion) in insertions.enumerated() where insertionPartner[index] == nil {
-                    guard var candidates = unpaired[insertion.identity],
-                        let found = candidates.firstIndex(where: { removals[$0].entry.type == insertion.type })
-                    else { continue }
-                    let partner = candidates.remove(at: found)
-                    unpaired[insertion.identity] = candidates
+                    guard var candidates = unpaired[insertion.item], !candidates.isEmpty else { continue }
+                    let partner = candidates.removeFirst()
+                    unpaired[insertion.item] = candidates
                     removalPartner[partner] = index
                     insertionPartner[index] = partner
                 }
