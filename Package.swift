@@ -16,6 +16,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "FileSystemEvents", targets: ["FileSystemEvents"]),
+        .library(name: "FileSystemEventsApps", targets: ["FileSystemEventsApps"]),
         .library(name: "FileSystemEventsConformance", targets: ["FileSystemEventsConformance"]),
         .executable(name: "filewatch", targets: ["filewatch"]),
     ],
@@ -74,12 +75,22 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // App-facing features above the backends (a live directory listing), written against
+        // the FileSystemEventSource protocol only, so they run on every backend, third-party
+        // ones included.
+        .target(
+            name: "FileSystemEventsApps",
+            dependencies: ["FileSystemEventsCore"],
+            swiftSettings: strictSettings
+        ),
+
         // The product host apps import: re-exports the core and picks a backend by name.
         .target(
             name: "FileSystemEvents",
             dependencies: [
                 "CFileSystemEventsShims",
                 "FileSystemEventsCore",
+                "FileSystemEventsApps",
                 "FileSystemEventsPolling",
                 .target(name: "FileSystemEventsInotify", condition: .when(platforms: [.linux])),
                 .target(
@@ -123,6 +134,11 @@ let package = Package(
                 .target(name: "FileSystemEventsInotify", condition: .when(platforms: [.linux])),
                 "FileSystemEventsConformance",
             ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "DirectoryListingTests",
+            dependencies: ["FileSystemEvents", "FileSystemEventsApps", "FileSystemEventsConformance"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -176,6 +176,17 @@ public final class FileSystemEventChannel: Sendable {
         }
     }
 
+    /// The next buffered update if one is already waiting, else `nil` at once (never the end of
+    /// the stream): for consumers that merge whatever has piled up into one delivery, as a
+    /// directory listing turns a burst into one update.
+    package func nextIfBuffered() -> FileSystemWatchUpdate? {
+        state.withLock { state in
+            guard !state.isTerminated, !state.buffer.isEmpty else { return nil }
+            if case .success(let update)? = Self.takeNext(&state, bufferLimit: bufferLimit) { return update }
+            return nil
+        }
+    }
+
     /// Asks the producer to deliver what it has observed and end the stream; idempotent.
     package func requestFinish() {
         state.withLock { state in

@@ -61,6 +61,12 @@ public struct FileSystemEventStream: AsyncSequence, Sendable {
         await channel.waitForProducerExit()
     }
 
+    /// The next update if the source has one buffered already, without waiting; `nil` otherwise
+    /// (including at the end of the stream, which the iterator then reports).
+    package func nextIfBuffered() -> FileSystemWatchUpdate? {
+        storage.channel?.nextIfBuffered()
+    }
+
     /// An iterator that blocks the calling thread, for code outside Swift concurrency (a plain
     /// thread, a C host, a benchmark harness). Never use it from async code: it would hold a
     /// thread of the cooperative pool.

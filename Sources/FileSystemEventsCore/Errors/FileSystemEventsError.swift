@@ -6,6 +6,8 @@ public import SystemPackage
 public enum FileSystemEventsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A root given to the source does not exist.
     case rootNotFound(FilePath)
+    /// A path that must be a directory (the directory of a listing) is something else.
+    case notADirectory(FilePath)
     /// The process may not read or watch `path`.
     case permissionDenied(FilePath, operation: String)
     /// `inotify_add_watch` failed with `ENOSPC`: every watch allowed by
@@ -30,6 +32,8 @@ public enum FileSystemEventsError: Error, Sendable, Hashable, CustomStringConver
         switch self {
         case .rootNotFound(let path):
             return "watch root \(path) does not exist; create it or pass an existing path"
+        case .notADirectory(let path):
+            return "\(path) is not a directory; pass a directory (to follow a single file, use `filewatch watch`)"
         case .permissionDenied(let path, let operation):
             return "permission denied to \(operation) \(path); grant read and execute access or watch another path"
         case .watchLimitReached(let path, let limit):

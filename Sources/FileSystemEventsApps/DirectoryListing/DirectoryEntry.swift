@@ -1,0 +1,92 @@
+public import FileSystemEventsCore
+public import SystemPackage
+
+/// One item of a ``DirectoryListing``: its name (a path relative to the listed directory when
+/// the listing is recursive), type, size, modification time and identity.
+///
+/// Names are kept as bytes, exactly as the kernel returns them, so a name that is not valid
+/// UTF-8 survives and sorting is deterministic (`memcmp` order). Two entries are equal when
+/// every field is: an entry whose size or modification time changed is a different value,
+/// which is what makes `previous.applying(difference) == entries` exact.
+public struct DirectoryEntry: Sendable, Hashable, Identifiable, CustomStringConvertible {
+    /// The name, or the `/`-separated path relative to the listed directory, as raw bytes.
+    public var nameBytes: [UInt8]
+    public var type: FileItemType
+    /// Bytes, as `stat` reports them (`st_size`); for a symlink, the length of its target.
+    public var size: Int64
+    public var modificationTime: FileSystemEvent.Timestamp
+    /// Device and inode: what stays the same when the item is renamed (a move in a listing).
+    public var identity: FileIdentity
+    /// Birth time in nanoseconds since the epoch, 0 where the file system does not record it:
+    /// inode numbers are reused as soon as a file is deleted, so a move is paired on identity
+    /// *and* birth time.
+    package var birthTime: Int64 = 0
+
+    public init(
+        nameBytes: [UInt8],
+        type: FileItemType,
+        size: Int64,
+        modificationTime: FileSystemEvent.Timestamp,
+        identity: FileIdentity
+    ) {
+        self.nameBytes = nameBytes
+        self.type = type
+        self.size = size
+        self.modificationTime = modificationTime
+        self.identity = identity
+    }
+
+    /// The name for display: the bytes decoded as UTF-8, with U+FFFD for bytes that are not.
+    public var name: String { String(decoding: nameBytes, as: UTF8.self) }
+
+    /// The name as a relative path (join it to the listed directory for the item's path).
+    public var relativePath: FilePath { FilePath(bytes: nameBytes) }
+
+    /// Names are unique within a listing, so they identify rows (SwiftUI's `List`, a diffable
+    /// data source). Use ``identity`` to follow an item across renames.
+    public var id: [UInt8] { nameBytes }
+
+    public var description: String {
+        "\(type.rawValue) \(name) (\(size) bytes, modified \(modificationTime.secondsSinceEpoch).\(modificationTime.nanoseconds))"
+    }
+
+    /// Whether the name, or any component of a recursive listing's path, starts with a dot.
+    package var isHidden: Bool { Self.isHidden(nameBytes) }
+
+    package static func isHidden(_ path: [UInt8]) -> Bool {
+        var atComponentStart = true
+        for byte in path {
+            if atComponentStart && byte == UInt8(ascii: ".") { return true }
+            atComponentStart = byte == UInt8(ascii: "/")
+        }
+        return false
+    }
+
+    /// The entry for a `stat` result.
+    package init(nameBytes: [UInt8], status: FileStatus) {
+        let nanoseconds = status.modificationTime
+        var seconds = nanoseconds / 1_000_000_000
+        var remainder = nanoseconds % 1_000_000_000
+        if remainder < 0 {
+            seconds -= 1
+            remainder += 1_000_000_000
+        }
+        self.init(
+            nameBytes: nameBytes,
+            type: status.itemType,
+            size: status.size,
+            modificationTime: FileSystemEvent.Timestamp(secondsSinceEpoch: seconds, nanoseconds: Int32(remainder)),
+            identity: status.identity
+        )
+        self.birthTime = status.birthTime
+    }
+
+    /// What pairs a removal with an insertion of the same item across a rename.
+    package struct Item: Hashable {
+        var identity: FileIdentity
+        var birthTime: Int64
+        var type: FileItemType
+    }
+
+    package var item: Item { Item(identity: identity, birthTime: birthTime, type: type) }
+}

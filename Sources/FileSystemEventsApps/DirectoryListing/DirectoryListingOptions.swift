@@ -1,0 +1,28 @@
+extension DirectoryListing {
+    /// What a listing shows and in which order.
+    public struct Options: Sendable, Hashable {
+        public var sortOrder: SortOrder
+        /// Include entries whose name starts with a dot (and, recursively, what is below them).
+        public var includesHidden: Bool
+        /// List the whole subtree, entries named by their path relative to the directory, or
+        /// only the directory's own entries (the default).
+        ///
+        /// In a one-level listing a subdirectory's own size and modification time are those
+        /// last seen in the listed directory: changes inside it are not watched.
+        public var isRecursive: Bool
+        /// How long the source gathers changes before the listing delivers them as one update.
+        public var latency: Duration
+
+        public init(
+            sortOrder: SortOrder = .name,
+            includesHidden: Bool = false,
+            isRecursive: Bool = false,
+            latency: Duration = .zero
+        ) {
+            self.sortOrder = sortOrder
+            self.includesHidden = includesHidden
+            self.isRecursive = isRecursive
+            self.latency = latency
+        }
+    }
+}

@@ -1,0 +1,209 @@
+import FileSystemEventsCore
+import SystemPackage
+
+/// One run of a ``DirectoryListing``: the open directory, the source's stream, and the sorted
+/// list the app has been given. Used by one iterator, in one task at a time.
+final class DirectoryListingSession {
+    private enum State {
+        case notStarted
+        case running(Running)
+        case finished
+    }
+
+    private struct Running {
+        var reader: DirectoryReader
+        var stream: FileSystemEventStream
+        var updates: FileSystemEventStream.Iterator
+        var list: SortedEntryList
+    }
+
+    private let listing: DirectoryListing
+    private let root: PathBuilder
+    private var state = State.notStarted
+
+    init(listing: DirectoryListing) {
+        self.listing = listing
+        self.root = PathBuilder(root: listing.directory)
+    }
+
+    func next(isolation actor: isolated (any Actor)?) async throws(FileSystemEventsError) -> DirectoryListingUpdate? {
+        switch state {
+        case .finished:
+            return nil
+        case .notStarted:
+            return try await start(isolation: actor)
+        case .running(var running):
+            do {
+                let update = try await nextChange(&running, isolation: actor)
+                if case .running = state { state = .running(running) }
+                return update
+            } catch {
+                finish(running)
+                throw error
+            }
+        }
+    }
+
+    // MARK: Start
+
+    /// Opens the directory, starts the source and waits for it to be ready, then lists the
+    /// directory. Listing after `ready` means nothing is missed: whatever changes after the
+    /// listing has an event still to come, and an event for something the listing already
+    /// shows is harmless, because the listing re-reads the entry rather than replaying it.
+    private func start(isolation actor: isolated (any Actor)?) async throws(FileSystemEventsError) -> DirectoryListingUpdate? {
+        let options = listing.options
+        let reader = try DirectoryReader(listing.directory, isRecursive: options.isRecursive, includesHidden: options.includesHidden)
+        do {
+            let source = try listing.makeSource(listing.watchOptions)
+            let stream = source.updates()
+            var updates = stream.makeAsyncIterator()
+            waitForReady: while true {
+                guard let update = try await updates.next(isolation: actor) else {
+                    state = .finished
+                    return nil
+                }
+                if case .ready = update { break waitForReady }
+            }
+            let current = try reader.listAll()
+            if let previous = listing.resumedEntries {
+                var list = SortedEntryList(order: options.sortOrder, sorted: previous)
+                var replacements: [(name: [UInt8], entry: DirectoryEntry?)] = current.map { ($0.nameBytes, $0) }
+                let currentNames = Set(current.map(\.nameBytes))
+                for name in list.names where !currentNames.contains(name) { replacements.append((name, nil)) }
+                let changes = list.apply(replacements) ?? Self.noChanges(list.entries)
+                state = .running(Running(reader: reader, stream: stream, updates: updates, list: list))
+                return .changes(changes)
+            }
+            let list = SortedEntryList(order: options.sortOrder, unsorted: current)
+            state = .running(Running(reader: reader, stream: stream, updates: updates, list: list))
+            return .listing(list.entries)
+        } catch {
+            state = .finished
+            throw error
+        }
+    }
+
+    // MARK: Changes
+
+    /// Waits for the source's next batch of events, folds in every batch already buffered
+    /// behind it, and returns the resulting update; batches that change nothing the listing
+    /// shows (a write that left size and time as they were) are absorbed.
+    private func nextChange(_ running: inout Running, isolation actor: isolated (any Actor)?) async throws(FileSystemEventsError) -> DirectoryListingUpdate? {
+        while true {
+            guard let update = try await running.updates.next(isolation: actor) else {
+                finish(running)
+                return nil
+            }
+            guard case .events(var events) = update else { continue }
+            while let more = running.stream.nextIfBuffered() {
+                if case .events(let moreEvents) = more { events += moreEvents }
+            }
+            if events.contains(where: { $0.kind == .rootRemoved }) {
+                var changes = running.list.removeAll() ?? Self.noChanges([])
+                changes.endReason = .directoryRemoved(listing.directory)
+                finish(running)
+                return .changes(changes)
+            }
+            if let changes = running.list.apply(try replacements(for: events, reader: running.reader, list: running.list)) {
+                return .changes(changes)
+            }
+        }
+    }
+
+    /// The names the events touch, each with what the disk holds there now.
+    ///
+    /// Events are used only to know where to look: the entry is read from disk (one `statx`),
+    /// which makes the result right however the events of a burst were ordered or coalesced.
+    /// In a recursive listing a directory that is removed, replaced or renamed away takes its
+    /// listed subtree with it, and one renamed into place brings its subtree, read in one walk.
+    private func replacements(
+        for events: [FileSystemEvent],
+        reader: DirectoryReader,
+        list: SortedEntryList
+    ) throws(FileSystemEventsError) -> [(name: [UInt8], entry: DirectoryEntry?)] {
+        let isRecursive = listing.options.isRecursive
+        var touched = Set<[UInt8]>()
+        var vacated: [[UInt8]] = []  // paths whose listed subtree may be gone (recursive)
+        var arrived: [[UInt8]] = []  // directories renamed into place (recursive)
+
+        func touch(_ path: FilePath) -> [UInt8]? {
+            guard var relative = root.relative(path), !relative.isEmpty else { return nil }
+            if let slash = relative.firstIndex(of: UInt8(ascii: "/")) {
+                if !isRecursive {
+                    relative = Array(relative[..<slash])
+                } else {
+                    // A change inside a directory changes the directory's own time and size.
+                    for (index, byte) in relative.enumerated() where byte == UInt8(ascii: "/") {
+                        touched.insert(Array(relative[..<index]))
+                    }
+                }
+            }
+            touched.insert(relative)
+            return relative
+        }
+
+        for event in events {
+            switch event.kind {
+            case .overflow, .rootRemoved:
+                continue  // overflow: the synthetic events that follow name what changed
+            case .created, .removed, .renamed, .modified, .attributesChanged:
+                guard let relative = touch(event.path) else { continue }
+                if let previous = event.previousPath, let previousRelative = touch(previous), isRecursive {
+                    vacated.append(previousRelative)
+                }
+                guard isRecursive else { continue }
+                if event.kind == .removed || event.kind == .created { vacated.append(relative) }
+                if event.kind == .renamed && event.itemType != .file { arrived.append(relative) }
+            }
+        }
+
+        // The directory itself gone (deleted, or moved away) reads as every name gone; the
+        // source's `rootRemoved`, still to come, then ends the listing.
+        let descriptor: CInt
+        do throws(FileSystemEventsError) {
+            descriptor = try reader.open()
+        } catch .rootNotFound(_), .notADirectory(_) {
+            descriptor = -1
+        }
+        defer { if descriptor >= 0 { Syscalls.close(descriptor) } }
+
+        var known: [[UInt8]: DirectoryEntry] = [:]
+        if isRecursive && descriptor >= 0 {
+            let directories = Set(vacated.filter { list.entry(named: $0)?.type == .directory })
+            if !directories.isEmpty {
+                for name in list.names where Self.hasAncestor(name, in: directories) { touched.insert(name) }
+            }
+            for path in arrived {
+                for entry in reader.listSubtree(path, in: descriptor) {
+                    known[entry.nameBytes] = entry
+                    touched.insert(entry.nameBytes)
+                }
+            }
+        }
+
+        var replacements: [(name: [UInt8], entry: DirectoryEntry?)] = []
+        replacements.reserveCapacity(touched.count)
+        for name in touched {
+            if !listing.options.includesHidden && DirectoryEntry.isHidden(name) { continue }
+            replacements.append((name, descriptor < 0 ? nil : known[name] ?? reader.entry(at: name, in: descriptor)))
+        }
+        return replacements
+    }
+
+    private static func hasAncestor(_ name: [UInt8], in directories: Set<[UInt8]>) -> Bool {
+        for (index, byte) in name.enumerated() where byte == UInt8(ascii: "/") {
+            if directories.contains(Array(name[..<index])) { return true }
+        }
+        return false
+    }
+
+    // MARK: End
+
+    private func finish(_ running: Running) {
+        state = .finished
+    }
+
+    private static func noChanges(_ entries: [DirectoryEntry]) -> DirectoryListingChanges {
+        DirectoryListingChanges(entries: entries, difference: [DirectoryEntry]().difference(from: []), removed: [], inserted: [], updated: [], moves: [])
+    }
+}

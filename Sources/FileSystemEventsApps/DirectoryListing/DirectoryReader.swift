@@ -1,0 +1,102 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+package import FileSystemEventsCore
+package import SystemPackage
+
+/// Reads a listed directory: the whole listing at the start, a subtree that was renamed into
+/// place, and one entry per changed name.
+///
+/// Each read opens the directory once and works relative to that descriptor (`openat`, `statx`
+/// with a relative name) and on bytes, so an entry costs one system call and no path string,
+/// and a name that is not valid UTF-8 is read like any other. The descriptor is closed after
+/// each batch rather than held for the listing's lifetime: an open descriptor would keep the
+/// kernel from reporting the directory's deletion (inotify sends `IN_DELETE_SELF` only once
+/// the last reference to a removed directory is gone), and the listing must end then.
+package struct DirectoryReader: Sendable {
+    package let directory: FilePath
+    package let isRecursive: Bool
+    package let includesHidden: Bool
+
+    /// Checks `directory`, failing with the error a user can act on: it does not exist, is not
+    /// a directory, or may not be read.
+    package init(_ directory: FilePath, isRecursive: Bool, includesHidden: Bool) throws(FileSystemEventsError) {
+        switch Syscalls.status(directory, followSymlinks: true) {
+        case .success(let status):
+            guard status.itemType == .directory else { throw .notADirectory(directory) }
+        case .failure(let errno):
+            throw .forRoot(directory, call: "statx", errno: errno)
+        }
+        self.directory = directory
+        self.isRecursive = isRecursive
+        self.includesHidden = includesHidden
+        let descriptor = try open()
+        Syscalls.close(descriptor)
+    }
+
+    /// Opens the directory for one batch of reads; the caller closes it.
+    package func open() throws(FileSystemEventsError) -> CInt {
+        switch Syscalls.open(directory, flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC) {
+        case .success(let descriptor):
+            return descriptor
+        case .failure(let errno):
+            if errno == .notDirectory { throw .notADirectory(directory) }
+            throw .forRoot(directory, call: "open", errno: errno)
+        }
+    }
+
+    /// What the listing's source must leave out: hidden entries (and, recursively, everything
+    /// below a hidden directory) unless they are wanted.
+    package static func filter(includesHidden: Bool) -> PathFilter {
+        includesHidden ? .everything : PathFilter(exclude: [PathGlob(".*")])
+    }
+
+    private var scanner: SnapshotScanner {
+        SnapshotScanner(isRecursive: isRecursive, followsSymlinks: false, filter: Self.filter(includesHidden: includesHidden))
+    }
+
+    /// Every entry of the directory, unsorted.
+    package func listAll() throws(FileSystemEventsError) -> [DirectoryEntry] {
+        let (tree, unreadable) = scanner.scanDirectory(try open(), relativePath: [])
+        if let failure = unreadable.first(where: { $0.relativePath.isEmpty }) {
+            throw .forRoot(directory, call: "opendir", errno: failure.errno)
+        }
+        var entries: [DirectoryEntry] = []
+        entries.reserveCapacity(tree.entries.count)
+        flatten(tree, prefix: [], into: &entries)
+        return entries
+    }
+
+    /// The entries at and below `relativePath` (a directory renamed into the tree), or nothing
+    /// if it is not a directory any more.
+    package func listSubtree(_ relativePath: [UInt8], in descriptor: CInt) -> [DirectoryEntry] {
+        let opened = withCString(relativePath) { Syscalls.openDirectory($0, relativeTo: descriptor) }
+        guard case .success(let fd) = opened else { return [] }
+        let (tree, _) = scanner.scanDirectory(fd, relativePath: relativePath)
+        var entries: [DirectoryEntry] = []
+        flatten(tree, prefix: relativePath, into: &entries)
+        return entries
+    }
+
+    /// The entry now at `relativePath`, or `nil` if there is none (or it is hidden and hidden
+    /// entries are not listed).
+    package func entry(at relativePath: [UInt8], in descriptor: CInt) -> DirectoryEntry? {
+        if !includesHidden && DirectoryEntry.isHidden(relativePath) { return nil }
+        let result = withCString(relativePath) { Syscalls.status($0, relativeTo: descriptor) }
+        guard case .success(let status) = result else { return nil }
+        return DirectoryEntry(nameBytes: relativePath, status: status)
+    }
+
+    private func flatten(_ directory: SnapshotDirectory, prefix: [UInt8], into entries: inout [DirectoryEntry]) {
+        for entry in directory.entries {
+            let name = prefix.appendingComponent(entry.name)
+            if !includesHidden && entry.name.first == UInt8(ascii: ".") { continue }
+            entries.append(DirectoryEntry(nameBytes: name, status: entry.status))
+            if let child = entry.directory { flatten(child, prefix: name, into: &entries) }
+        }
+    }
+}

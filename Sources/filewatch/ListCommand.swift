@@ -1,0 +1,126 @@
+import ArgumentParser
+import FileSystemEvents
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `filewatch list`: a directory's entries, sorted, once (like `ls`) or kept up to date.
+struct ListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "Print a directory's entries, sorted; with --live, print how the list changes.",
+        discussion: """
+            Without --live, prints the sorted listing once and exits. With --live, prints the \
+            listing and then each change with its position in the list, until SIGINT or SIGTERM \
+            (exit 0) or until the directory is removed or moved away (exit 0 after an 'ended' \
+            line). The JSON Lines format is a stable contract, documented in docs/cli-list-json.md. \
+            The backend, latency and poll interval may also come from the environment \
+            (FILEWATCH_BACKEND, FILEWATCH_LATENCY, FILEWATCH_POLL_INTERVAL).
+            """
+    )
+
+    enum SortKey: String, ExpressibleByArgument, CaseIterable {
+        case name
+        case modified
+        case size
+
+        var key: DirectoryListing.SortOrder.Key {
+            switch self {
+            case .name: return .name
+            case .modified: return .modificationTime
+            case .size: return .size
+            }
+        }
+    }
+
+    @Argument(help: "The directory to list.", completion: .directory)
+    var directory: String = "."
+
+    @Flag(help: "Keep watching and print each change to the list.")
+    var live = false
+
+    @Option(help: "Sort by name (bytes), modified (time) or size; ties are broken by name.")
+    var sort: SortKey = .name
+
+    @Flag(help: "Reverse the order.")
+    var descending = false
+
+    @Flag(name: [.short, .long], help: "Include entries whose name starts with a dot.")
+    var all = false
+
+    @Flag(help: "List the whole subtree, by path relative to the directory.")
+    var recursive = false
+
+    @Option(help: "Backend for --live: auto, polling, inotify or inotifytools.")
+    var backend: String?
+
+    @Option(help: ArgumentHelp("Seconds to gather changes into one update (--live).", valueName: "seconds"))
+    var latency: Double?
+
+    @Option(help: ArgumentHelp("Seconds between scans for the polling backend (--live).", valueName: "seconds"))
+    var pollInterval: Double?
+
+    @Option(help: "Output format: text (for people) or json (JSON Lines, for scripts).")
+    var format: WatchCommand.OutputFormat = .text
+
+    func validate() throws {
+        if let latency, !(latency >= 0 && latency.isFinite) {
+            throw ValidationError("--latency must be a number of seconds, 0 or more (got \(latency))")
+        }
+        if let pollInterval, !(pollInterval > 0 && pollInterval.isFinite) {
+            throw ValidationError("--poll-interval must be a number of seconds above 0 (got \(pollInterval))")
+        }
+    }
+
+    func run() async throws {
+        let path = WatchOptions.absolute(FilePath(directory))
+        var options = DirectoryListing.Options(
+            sortOrder: .init(sort.key, descending: descending), includesHidden: all, isRecursive: recursive)
+        var formatter = ListingFormatter(format: format == .json ? .json : .text)
+        let output = StandardOutput()
+
+        guard live else {
+            do {
+                let entries = try DirectoryListing(directory: path, options: options, backend: .polling).currentEntries()
+                output.write(formatter.format(.listing(entries)))
+            } catch {
+                throw CommandFailure.badInput(String(describing: error))
+            }
+            return
+        }
+
+        var overrides = WatchConfiguration.Overrides()
+        overrides.backend = backend
+        overrides.latency = latency
+        overrides.pollInterval = pollInterval
+        let configuration: WatchConfiguration
+        do {
+            configuration = try await WatchConfiguration.load(roots: [path], overrides: overrides)
+        } catch {
+            throw CommandFailure.badInput(String(describing: error))
+        }
+        options.latency = configuration.options.latency
+        let listing = DirectoryListing(directory: path, options: options, configuration: configuration)
+
+        let worker = Task {
+            var hasDelivered = false
+            do {
+                for try await update in listing {
+                    hasDelivered = true
+                    output.write(formatter.format(update))
+                }
+            } catch {
+                // Before the first update, the directory or the options were at fault.
+                let message = String(describing: error)
+                throw hasDelivered ? CommandFailure.failed(message) : CommandFailure.badInput(message)
+            }
+        }
+        let signals = SignalHandler(signals: [SIGINT, SIGTERM]) { worker.cancel() }
+        defer { signals.cancel() }
+        try await worker.value
+    }
+}

@@ -1,0 +1,170 @@
+import FileSystemEventsConformance
+import Foundation
+import Testing
+
+/// `filewatch list` end to end: the listing once, bad input, and the live JSON Lines contract
+/// of docs/cli-list-json.md, applied by a script's rules to its own copy of the list and
+/// compared with a fresh `filewatch list` of the directory.
+@Suite(.serialized)
+struct ListCommandTests {
+    @Test("list once: sorted JSON, hidden entries only with --all, exit 0")
+    func listOnce() async throws {
+        let tree = try ScratchTree()
+        try tree.write("b", "bbbb")
+        try tree.write("a", "a")
+        try tree.write(".hidden", "h")
+        try tree.makeDirectory("dir")
+        let (status, lines, _) = try await FilewatchProcess.run(["list", tree.root.string, "--format", "json", "--sort", "size", "--descending"])
+        #expect(status == 0)
+        #expect(lines.count == 1)
+        let record = try Self.object(lines[0])
+        #expect(record["kind"] as? String == "listing")
+        let entries = record["entries"] as? [[String: Any]] ?? []
+        #expect(entries.compactMap { $0["name"] as? String } == ["dir", "b", "a"])
+        let b = try #require(entries.first { $0["name"] as? String == "b" })
+        #expect(b["type"] as? String == "file" && b["size"] as? Int == 4)
+        #expect((b["modified"] as? String)?.hasSuffix("Z") == true)
+
+        let (_, all, _) = try await FilewatchProcess.run(["list", tree.root.string, "--format", "json", "--all"])
+        let allEntries = try Self.object(all[0])["entries"] as? [[String: Any]] ?? []
+        #expect(allEntries.compactMap { $0["name"] as? String } == [".hidden", "a", "b", "dir"])
+
+        let (textStatus, text, _) = try await FilewatchProcess.run(["list", tree.root.string])
+        #expect(textStatus == 0)
+        #expect(text.count == 3)
+        #expect(text[0].hasPrefix("file") && text[0].hasSuffix("  a"))
+        #expect(text[2].hasPrefix("directory") && text[2].hasSuffix("  dir"))
+    }
+
+    @Test("bad input: one line on stderr, exit 2", arguments: [
+        (["list", "/nonexistent/filewatch-test"], "does not exist"),
+        (["list", "/nonexistent/filewatch-test", "--live"], "does not exist"),
+        (["list", ".", "--sort", "colour"], "--sort"),
+        (["list", ".", "--live", "--latency=-1"], "--latency"),
+        (["list", ".", "--live", "--backend", "nonsense"], "filewatch.backend"),
+    ])
+    func badInput(arguments: [String], expected: String) async throws {
+        let (status, output, error) = try await FilewatchProcess.run(arguments)
+        #expect(status == 2)
+        #expect(output.isEmpty)
+        #expect(error.split(separator: "\n").count == 1)
+        #expect(error.contains(expected), "\(error)")
+    }
+
+    @Test("a file is not a directory")
+    func notADirectory() async throws {
+        let tree = try ScratchTree()
+        try tree.write("file", "f")
+        let (status, _, error) = try await FilewatchProcess.run(["list", tree.path("file").string])
+        #expect(status == 2)
+        #expect(error.contains("not a directory"))
+    }
+
+    @Test("live JSON Lines: apply every record, match a fresh listing, end when the directory goes", arguments: ["polling", "auto"])
+    func liveJSON(backend: String) async throws {
+        let tree = try ScratchTree()
+        try tree.write("a", "a")
+        try tree.write("c", "c")
+        let live = try FilewatchProcess(["list", tree.root.string, "--live", "--format", "json", "--backend", backend,
+                                         "--poll-interval", "0.05", "--sort", "size"])
+        try await live.waitForLine("the listing") { $0.contains(#""kind":"listing""#) }
+
+        try tree.write("b", "grows")
+        try tree.rename("a", to: "z")
+        try tree.append("c", "cccccccc")
+        try tree.remove("z")
+        try tree.write(RelativePath(bytes: Array("odd".utf8) + [0xFF]), "x")
+        try tree.write("marker")
+        try await live.waitForLine("the marker") { $0.contains(#""name":"marker""#) }
+        var list = try Self.replay(live.outputLines)
+        var fresh = try await Self.freshListing(tree, sort: "size")
+        if list != fresh {
+            // A polling scan may have seen the marker before a straggler; one more change settles it.
+            try tree.write("marker2")
+            try await live.waitForLine("the second marker") { $0.contains(#""name":"marker2""#) }
+            list = try Self.replay(live.outputLines)
+            fresh = try await Self.freshListing(tree, sort: "size")
+        }
+        #expect(list == fresh)
+        #expect(live.outputLines.contains { $0.contains("nameBytes") })
+
+        try tree.removeTree(.root)
+        #expect(try await live.waitForExit() == 0)
+        let last = try Self.object(try #require(live.outputLines.last))
+        #expect(last["kind"] as? String == "ended")
+        #expect(last["reason"] as? String == "removed")
+        #expect(try Self.replay(live.outputLines).isEmpty)
+    }
+
+    @Test("live text: a line per change with its position; SIGINT exits 0")
+    func liveText() async throws {
+        let tree = try ScratchTree()
+        try tree.write("a", "a")
+        let live = try FilewatchProcess(["list", tree.root.string, "--live", "--backend", "polling", "--poll-interval", "0.05"])
+        try await live.waitForLine("the listing") { $0.hasSuffix("  a") }
+        try tree.write("b", "b")
+        let inserted = try await live.waitForLine("the insertion") { $0.hasPrefix("+ 1  b") }
+        try tree.rename("a", to: "c")
+        let moved = try await live.waitForLine("the move") { $0.hasPrefix(">") }
+        live.signal(SIGINT)
+        #expect(try await live.waitForExit() == 0)
+        #expect(inserted.contains("1 bytes"))
+        #expect(moved.contains("0 -> 1") && moved.contains("a -> c"))
+    }
+
+    // MARK: A script's view of the contract
+
+    /// An entry as a script compares it: every field.
+    struct Entry: Hashable {
+        var name: String
+        var nameBytes: String?
+        var type: String
+        var size: Int
+        var modified: String
+
+        init(_ object: [String: Any]) throws {
+            name = try #require(object["name"] as? String)
+            nameBytes = object["nameBytes"] as? String
+            type = try #require(object["type"] as? String)
+            size = try #require(object["size"] as? Int)
+            modified = try #require(object["modified"] as? String)
+        }
+    }
+
+    /// Applies the records as docs/cli-list-json.md says: `removed` from the highest offset down,
+    /// `inserted` from the lowest up, then `updated` in place.
+    static func replay(_ lines: [String]) throws -> [Entry] {
+        var list: [Entry] = []
+        for line in lines {
+            let record = try object(line)
+            switch record["kind"] as? String {
+            case "listing":
+                list = try (record["entries"] as? [[String: Any]] ?? []).map(Entry.init)
+            case "changes":
+                for offset in (record["removed"] as? [Int] ?? []).sorted(by: >) { list.remove(at: offset) }
+                for insertion in (record["inserted"] as? [[String: Any]] ?? []).sorted(by: { ($0["index"] as? Int ?? 0) < ($1["index"] as? Int ?? 0) }) {
+                    list.insert(try Entry(try #require(insertion["entry"] as? [String: Any])), at: try #require(insertion["index"] as? Int))
+                }
+                for update in record["updated"] as? [[String: Any]] ?? [] {
+                    list[try #require(update["index"] as? Int)] = try Entry(try #require(update["entry"] as? [String: Any]))
+                }
+            default:
+                continue
+            }
+        }
+        return list
+    }
+
+    static func freshListing(_ tree: ScratchTree, sort: String) async throws -> [Entry] {
+        let (status, lines, error) = try await FilewatchProcess.run(["list", tree.root.string, "--format", "json", "--sort", sort])
+        guard status == 0, let line = lines.first else { throw CLITestFailure("list failed: \(error)") }
+        return try (try object(line)["entries"] as? [[String: Any]] ?? []).map(Entry.init)
+    }
+
+    static func object(_ line: String) throws -> [String: Any] {
+        guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+            throw CLITestFailure("not a JSON object: \(line)")
+        }
+        return object
+    }
+}
