@@ -84,11 +84,11 @@ extension WatchedDirectory {
     /// Whether this node is still part of its root's tree.
     var isAttached: Bool {
         var node = self
-        while let parent = node.parent {
+        while true {
+            guard let parent = node.parent else { return node.isRoot }
             guard parent.children[node.name]?.directory === node else { return false }
             node = parent
         }
-        return true
     }
 }
 #endif

@@ -66,7 +66,7 @@ extension InotifyWatch {
     /// Works at any depth (see `Syscalls.openDirectory(atPath:followSymlinks:)`).
     func open(_ directory: WatchedDirectory, expectingIdentity: Bool = true) -> Opening {
         let absolute = roots[directory.root].paths.bytes(directory.relativePath)
-        let follow = options.followsSymlinks || directory.parent == nil
+        let follow = options.followsSymlinks || directory.isRoot
         let descriptor: CInt
         switch Syscalls.openDirectory(atPath: absolute, followSymlinks: follow) {
         case .success(let fd): descriptor = fd

@@ -126,15 +126,14 @@ extension InotifyWatch {
             // The file system under this directory went away: what it held is gone and the
             // mount point's own contents show again. Every watch on it hears this; the
             // topmost directory of that file system is the one to rescan.
-            if let parent = directory.parent {
-                guard parent.device != directory.device else { return }
-                rescan(directory, changedSince: nil, sameIdentity: false, watchesDroppedByKernel: true)
-            } else {
+            if directory.isRoot {
                 removeRoot(directory.root)
+            } else if let parent = directory.parent, parent.device != directory.device {
+                rescan(directory, changedSince: nil, sameIdentity: false, watchesDroppedByKernel: true)
             }
             return
         }
-        guard directory.parent == nil else {
+        guard directory.isRoot else {
             // Its parent's watch reports the same change by name; only an unreadable
             // directory becoming readable matters here.
             if mask.contains(.attrib) && !directory.isListed { rescan(directory, changedSince: nil) }

@@ -50,7 +50,7 @@ extension InotifyWatch {
     ///   - watchesDroppedByKernel: the old watches are gone already (an unmount).
     @discardableResult
     mutating func rescan(_ node: WatchedDirectory, changedSince: Int64?, sameIdentity: Bool = true, watchesDroppedByKernel: Bool = false) -> RescanOutcome {
-        guard node.parent == nil || node.isAttached else { return .stale }
+        guard node.isAttached else { return .stale }
         let root = node.root
         // Detach the old subtree's watches without removing them from the kernel: the fresh
         // crawl gets the same watch back for every directory that is still there, and no event
@@ -105,13 +105,13 @@ extension InotifyWatch {
             }
         }
         // The fresh subtree takes the node's place.
-        if let parent = node.parent {
+        if !node.isRoot, let parent = node.parent {
             if var entry = parent.children[node.name], entry.directory === node {
                 entry.directory = fresh
                 entry.inode = fresh.inode
                 parent.children[node.name] = entry
             }
-        } else {
+        } else if node.isRoot {
             roots[root].kind = .directory(fresh)
         }
         registerHardLinks(state.hardLinkCandidates)
@@ -127,7 +127,7 @@ extension InotifyWatch {
     mutating func rescanNearestResolvable(_ node: WatchedDirectory) {
         var current = node
         while true {
-            guard current.parent == nil || current.isAttached else { return }
+            guard current.isAttached else { return }
             switch open(current) {
             case .opened(let fd, _):
                 Syscalls.close(fd)
@@ -137,7 +137,7 @@ extension InotifyWatch {
                 return
             case .stale:
                 guard let parent = current.parent else {
-                    removeRoot(current.root)
+                    if current.isRoot { removeRoot(current.root) }
                     return
                 }
                 current = parent

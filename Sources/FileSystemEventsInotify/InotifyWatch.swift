@@ -96,6 +96,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             return
         }
         flushDiagnostics()
+        if options.capturesInitialState { channel.setInitialState(initialState()) }
         guard channel.send(.ready(roots: options.roots)) != .terminated else { return }
 
         var parsed: [Inotify.Event] = []
@@ -199,6 +200,21 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             if !pendingCreations.isEmpty || !pendingCrawls.isEmpty { resolvePending(drained: drained) }
         }
         if hardLinks.hasUnresolved { hardLinks.resolve(searching: roots.compactMap(\.tree)) }
+    }
+
+    /// The model as it stands, one snapshot per root: names, types and identities.
+    private func initialState() -> [FileTreeSnapshot] {
+        roots.map { root in
+            let snapshot: RootSnapshot
+            switch root.kind {
+            case .directory(let tree):
+                snapshot = RootSnapshot(status: FileStatus(device: tree.device, inode: tree.inode, mode: FileItemType.directory.modeBits),
+                                        tree: tree.snapshot())
+            case .file(_, _, let type, let inode):
+                snapshot = RootSnapshot(status: FileStatus(device: root.device, inode: inode, mode: type.modeBits), tree: nil)
+            }
+            return FileTreeSnapshot(root: root.path, snapshot: snapshot, options: options, recordsAttributes: false)
+        }
     }
 
     // MARK: Diagnostics

@@ -23,8 +23,12 @@ final class WatchedDirectory {
     /// node's path is checked against this before the model believes it.
     var device: UInt64
     var inode: UInt64
+    /// The top of a root's tree. A node without a parent is not necessarily one: `parent` is
+    /// weak, and a node that left the model may outlive its old parent.
+    let isRoot: Bool
 
     init(parent: WatchedDirectory?, name: [UInt8], root: Int, device: UInt64 = 0, inode: UInt64 = 0) {
+        self.isRoot = parent == nil
         self.parent = parent
         self.name = name
         self.root = root

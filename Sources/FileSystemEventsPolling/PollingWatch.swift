@@ -40,6 +40,14 @@ struct PollingWatch {
                 return
             }
         }
+        if options.capturesInitialState {
+            // The diff consumes old trees: the consumer gets copies.
+            channel.setInitialState(roots.map { root in
+                FileTreeSnapshot(root: root.paths.root,
+                                 snapshot: RootSnapshot(status: root.snapshot.status, tree: root.snapshot.tree?.deepCopy(parent: nil)),
+                                 options: options, recordsAttributes: true)
+            })
+        }
         guard channel.send(.ready(roots: options.roots)) != .terminated else { return }
 
         let interval = nanoseconds(options.pollInterval)

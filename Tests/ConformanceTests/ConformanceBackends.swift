@@ -1,4 +1,6 @@
 import FileSystemEvents
+import Glibc
+import SystemPackage
 import FileSystemEventsConformance
 
 /// The built-in backends as the conformance suite runs them.
@@ -10,6 +12,36 @@ enum ConformanceBackends {
         var options = options
         options.pollInterval = .milliseconds(40)
         return PollingEventSource(options: options)
+    }
+
+    /// A subscription of a ``FileSystemWatcher`` that watches the directory *above* the
+    /// scenario's root (the scratch directory, with `outside` beside the root), so the
+    /// subscription's own filtering does the work: moves in and out of the root arrive as
+    /// renames across its boundary. A root that is a file or a symlink is watched as itself.
+    static func shared(over backend: FileSystemEventBackend) -> ConformanceBackend {
+        ConformanceBackend(name: "shared watcher (\(backend.rawValue))") { options in
+            var watched = options
+            var roots: [FilePath] = []
+            for root in options.roots {
+                let parent = root.removingLastComponent()
+                let candidate = isPlainDirectory(root) && !parent.isEmpty ? parent : root
+                if !roots.contains(candidate) { roots.append(candidate) }
+            }
+            watched.roots = roots
+            watched.filter = .everything
+            watched.isRecursive = true
+            watched.latency = .zero
+            watched.bufferLimit = 65_536
+            let watcher = FileSystemWatcher(options: watched) { options throws(FileSystemEventsError) in
+                try backend.makeSource(options: options)
+            }
+            return watcher.source(for: options)
+        }
+    }
+
+    private static func isPlainDirectory(_ path: FilePath) -> Bool {
+        var info = stat()
+        return lstat(path.string, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
     static func named(_ backend: FileSystemEventBackend) -> ConformanceBackend {

@@ -28,6 +28,12 @@ struct ConformanceTests {
         try await run(scenario, against: ConformanceBackends.named(.inotify))
     }
 
+    /// A subscription of a shared watcher must pass exactly as a source does.
+    @Test("shared watcher subscription (inotify)", .enabled(if: FileSystemEventBackend.inotify.availability.isAvailable), arguments: scenarios)
+    func sharedWatcher(_ scenario: ConformanceScenario) async throws {
+        try await run(scenario, against: ConformanceBackends.shared(over: .inotify))
+    }
+
     /// Runs when the package is built with the InotifyTools trait (scripts/test.sh does so
     /// whenever libinotifytools0-dev is installed or installable).
     @Test("inotifytools backend", .enabled(if: FileSystemEventBackend.inotifytools.availability.isAvailable), arguments: scenarios)

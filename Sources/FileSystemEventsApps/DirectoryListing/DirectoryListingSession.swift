@@ -146,14 +146,16 @@ final class DirectoryListingSession {
             switch event.kind {
             case .overflow, .rootRemoved:
                 continue  // overflow: the synthetic events that follow name what changed
-            case .created, .removed, .renamed, .modified, .attributesChanged:
+            case .created, .removed, .renamed, .exchanged, .modified, .attributesChanged:
                 guard let relative = touch(event.path) else { continue }
                 if let previous = event.previousPath, let previousRelative = touch(previous), isRecursive {
                     vacated.append(previousRelative)
+                    // An exchange brings the other item's subtree to the previous path.
+                    if event.kind == .exchanged { arrived.append(previousRelative) }
                 }
                 guard isRecursive else { continue }
                 if event.kind == .removed || event.kind == .created { vacated.append(relative) }
-                if event.kind == .renamed && event.itemType != .file { arrived.append(relative) }
+                if (event.kind == .renamed || event.kind == .exchanged) && event.itemType != .file { arrived.append(relative) }
             }
         }
 

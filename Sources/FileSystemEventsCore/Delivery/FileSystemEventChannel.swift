@@ -33,6 +33,7 @@ public final class FileSystemEventChannel: Sendable {
         var exitWaiters: [CheckedContinuation<Void, Never>] = []
         var wakeupRead: CInt
         var wakeupWrite: CInt
+        var initialState: [FileTreeSnapshot]?
     }
 
     private let state: Mutex<State>
@@ -136,6 +137,17 @@ public final class FileSystemEventChannel: Sendable {
 
     /// True once the consumer has gone away or asked the source to stop.
     public var isTerminated: Bool { state.withLock { $0.isTerminated } }
+
+    /// Hands over the tree as the source has it, one snapshot per root in the order of
+    /// ``WatchOptions/roots``, when ``WatchOptions/capturesInitialState`` asks for it. Call it
+    /// before sending ``FileSystemWatchUpdate/ready(roots:)``: it is the state the events after
+    /// `ready` apply to, so it must be the model the source built, not a later walk.
+    public func setInitialState(_ snapshots: [FileTreeSnapshot]) {
+        state.withLock { $0.initialState = snapshots }
+    }
+
+    /// What ``setInitialState(_:)`` handed over.
+    package var initialState: [FileTreeSnapshot]? { state.withLock { $0.initialState } }
 
     /// True once the consumer asked for a graceful end: deliver what has been observed
     /// (flush the latency window; a polling source scans once more), then ``finish(throwing:)``.

@@ -61,10 +61,25 @@ public struct FileSystemEventStream: AsyncSequence, Sendable {
         await channel.waitForProducerExit()
     }
 
+    /// Tells the source to end at once, without waiting for it: for a consumer on a thread of
+    /// its own, which then reads the stream to its end (the blocking iterator returns `nil`
+    /// once the producer has closed its descriptors).
+    package func terminate() {
+        storage.channel?.terminate()
+    }
+
     /// The next update if the source has one buffered already, without waiting; `nil` otherwise
     /// (including at the end of the stream, which the iterator then reports).
     package func nextIfBuffered() -> FileSystemWatchUpdate? {
         storage.channel?.nextIfBuffered()
+    }
+
+    /// The watched tree at the instant of `ready`, one snapshot per root, once `ready` has been
+    /// delivered; `nil` unless ``WatchOptions/capturesInitialState`` was set (or the backend
+    /// cannot). Start from it and apply the events that follow `ready`: that is the replay
+    /// invariant, made something a consumer can do without listing the tree itself.
+    public var initialState: [FileTreeSnapshot]? {
+        storage.channel?.initialState
     }
 
     /// An iterator that blocks the calling thread, for code outside Swift concurrency (a plain

@@ -8,11 +8,14 @@ public import SystemPackage
 public struct FileTreeSnapshot: Sendable {
     /// The root as given (made absolute).
     public let root: FilePath
-    private var storage: Storage
+    var storage: Storage
     private let scanner: SnapshotScanner
+    /// Whether entries carry size and times (a scan), or only name, type and identity (the
+    /// model of a kernel-event backend, handed over at `ready`).
+    public let recordsAttributes: Bool
 
     /// Shared, immutable once made; copied before a diff if anyone else still holds it.
-    private final class Storage: @unchecked Sendable {
+    final class Storage: @unchecked Sendable {
         var snapshot: RootSnapshot
         init(_ snapshot: RootSnapshot) { self.snapshot = snapshot }
     }
@@ -27,14 +30,24 @@ public struct FileTreeSnapshot: Sendable {
         let absolute = WatchOptions.absolute(root)
         let scanner = SnapshotScanner(isRecursive: isRecursive, followsSymlinks: followsSymlinks, filter: filter)
         let result = try scanner.scan(root: absolute)
-        return FileTreeSnapshot(root: absolute, storage: Storage(result.snapshot), scanner: scanner)
+        return FileTreeSnapshot(root: absolute, storage: Storage(result.snapshot), scanner: scanner, recordsAttributes: true)
     }
 
-    private init(root: FilePath, storage: Storage, scanner: SnapshotScanner) {
+    private init(root: FilePath, storage: Storage, scanner: SnapshotScanner, recordsAttributes: Bool) {
         self.root = root
         self.storage = storage
         self.scanner = scanner
+        self.recordsAttributes = recordsAttributes
     }
+
+    /// A snapshot of a tree a backend (or the shared watcher) already holds, which it hands
+    /// over and never touches again.
+    package init(root: FilePath, snapshot: RootSnapshot, options: WatchOptions, recordsAttributes: Bool) {
+        self.init(root: root, storage: Storage(snapshot), scanner: SnapshotScanner(options: options), recordsAttributes: recordsAttributes)
+    }
+
+    /// The tree, for code in this package that reads it (never mutated through this).
+    package var rootSnapshot: RootSnapshot { storage.snapshot }
 
     /// Rescans the tree and returns what changed since this snapshot, which then describes
     /// the tree as it is now: one polling cycle. Nothing is copied when this snapshot is the

@@ -30,6 +30,9 @@ public struct WatchOptions: Sendable {
     public var bufferLimit: Int
     /// Where backends log diagnostics (they are also delivered as updates).
     public var logger: Logger?
+    /// Hand the tree as the source built it to the consumer at `ready`
+    /// (``FileSystemEventStream/initialState``). Off by default: it copies the whole model.
+    public var capturesInitialState: Bool = false
 
     public init(
         roots: [FilePath],

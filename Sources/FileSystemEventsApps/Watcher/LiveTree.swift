@@ -1,0 +1,141 @@
+import FileSystemEventsCore
+import SystemPackage
+
+/// The shared watcher's own copy of a watched tree: the source's state at `ready`, with every
+/// event since applied to it, as the replay invariant promises a consumer can.
+///
+/// It is what lets a new subscription start at once (its `ready` is a copy of a subtree, not a
+/// crawl), what a subscriber that fell behind is reconciled against, and what a directory moved
+/// into a subscribed subtree is expanded from. Entries keep name, type and identity; a content or
+/// attribute change bumps a counter in the change time (and modification time), so a diff
+/// between two copies reports it.
+///
+/// `@unchecked Sendable`: its directories are objects, and the tree is only ever read or
+/// changed under the shared watch's lock.
+struct LiveTree: @unchecked Sendable {
+    let root: FilePath
+    private(set) var snapshot: RootSnapshot
+    private var changeCounter: Int64 = 0
+
+    init(root: FilePath, snapshot: RootSnapshot) {
+        self.root = root
+        self.snapshot = snapshot
+    }
+
+    // MARK: Applying events
+
+    /// Applies one event whose paths are given relative to the root (`nil`: outside it).
+    mutating func apply(_ event: FileSystemEvent, relative: [UInt8]?, previous: [UInt8]?) {
+        guard let relative else { return }
+        switch event.kind {
+        case .created:
+            guard !relative.isEmpty else {
+                snapshot.status = status(for: event)
+                return
+            }
+            guard let (parent, name) = parentDirectory(of: relative) else { return }
+            var entry = SnapshotEntry(name: name, status: status(for: event))
+            if event.itemType == .directory {
+                entry.directory = SnapshotDirectory(parent: parent, name: name)
+            }
+            parent.insert(entry)
+        case .removed:
+            guard !relative.isEmpty, let (parent, name) = parentDirectory(of: relative) else { return }
+            parent.remove(named: name)
+        case .renamed:
+            guard let previous, !previous.isEmpty, !relative.isEmpty,
+                  let (source, sourceName) = parentDirectory(of: previous),
+                  let entry = source.remove(named: sourceName),
+                  let (destination, destinationName) = parentDirectory(of: relative)
+            else { return }
+            var moved = entry
+            moved.name = destinationName
+            destination.insert(moved)
+        case .exchanged:
+            guard let previous, !previous.isEmpty, !relative.isEmpty,
+                  let (first, firstName) = parentDirectory(of: previous),
+                  let (second, secondName) = parentDirectory(of: relative),
+                  var a = first.entry(named: firstName), var b = second.entry(named: secondName)
+            else { return }
+            first.remove(named: firstName)
+            second.remove(named: secondName)
+            a.name = secondName
+            b.name = firstName
+            second.insert(a)
+            first.insert(b)
+        case .modified, .attributesChanged:
+            changeCounter += 1
+            let content = event.kind == .modified
+            let counter = changeCounter
+            mutateStatus(at: relative) { status in
+                status.changeTime = counter
+                if content { status.modificationTime = counter }
+            }
+        case .overflow, .rootRemoved:
+            break
+        }
+    }
+
+    private func status(for event: FileSystemEvent) -> FileStatus {
+        FileStatus(device: event.identity?.device ?? 0, inode: event.identity?.inode ?? 0, mode: Self.modeBits(event.itemType))
+    }
+
+    private mutating func mutateStatus(at relative: [UInt8], _ body: (inout FileStatus) -> Void) {
+        if relative.isEmpty {
+            body(&snapshot.status)
+            return
+        }
+        guard let (parent, name) = parentDirectory(of: relative) else { return }
+        let (index, found) = parent.position(of: name)
+        guard found else { return }
+        body(&parent.entries[index].status)
+    }
+
+    static func modeBits(_ type: FileItemType) -> UInt32 {
+        switch type {
+        case .file: return 0o100000
+        case .directory: return 0o040000
+        case .symlink: return 0o120000
+        case .other, .unknown: return 0o010000
+        }
+    }
+
+    // MARK: Reading
+
+    /// The directory that holds the last component of `relative`, and that component.
+    func parentDirectory(of relative: [UInt8]) -> (SnapshotDirectory, [UInt8])? {
+        var directory = snapshot.tree
+        var start = relative.startIndex
+        while let slash = relative[start...].firstIndex(of: UInt8(ascii: "/")) {
+            directory = directory?.entry(named: Array(relative[start..<slash]))?.directory
+            start = slash + 1
+        }
+        guard let directory, start < relative.endIndex else { return nil }
+        return (directory, Array(relative[start...]))
+    }
+
+    func entry(at relative: [UInt8]) -> SnapshotEntry? {
+        guard let (parent, name) = parentDirectory(of: relative) else { return nil }
+        return parent.entry(named: name)
+    }
+
+    /// A private copy of the subtree at `relative` (the root when empty), as a root snapshot.
+    func copy(of relative: [UInt8]) -> RootSnapshot? {
+        if relative.isEmpty {
+            return RootSnapshot(status: snapshot.status, tree: snapshot.tree?.deepCopy(parent: nil))
+        }
+        guard let entry = entry(at: relative) else { return nil }
+        return RootSnapshot(status: entry.status, tree: entry.directory?.deepCopy(parent: nil))
+    }
+}
+
+extension SnapshotDirectory {
+    /// Every item below this directory with its path relative to it, parents first.
+    func forEachItem(_ prefix: [UInt8] = [], _ body: ([UInt8], SnapshotEntry) -> Void) {
+        for entry in entries {
+            let path = prefix.appendingComponent(entry.name)
+            body(path, entry)
+            entry.directory?.forEachItem(path, body)
+        }
+    }
+}

@@ -1,0 +1,259 @@
+import Dispatch
+import FileSystemEventsCore
+import Synchronization
+import SystemPackage
+
+/// One running source shared by every subscription of a ``FileSystemWatcher``, and the live
+/// tree it keeps.
+///
+/// A dispatcher thread reads the source, applies each event to the ``LiveTree`` of its root,
+/// and hands each subscription what it sees of it, all under one lock, so that a subscription
+/// made at any moment starts from a copy of the tree that the very next event applies to.
+final class SharedWatch: Sendable {
+    struct State: ~Copyable {
+        var trees: [LiveTree]?
+        var subscriptions: [ObjectIdentifier: WatchSubscription] = [:]
+        var failure: FileSystemEventsError?
+        var isEnded = false
+        /// Set when the last subscription left: this watch takes no more.
+        var isStopping = false
+    }
+
+    let roots: [FilePath]
+    private let rootPaths: [PathBuilder]
+    private let state = Mutex(State())
+    private let stream: FileSystemEventStream
+    private let dispatcherDone = DispatchSemaphore(value: 0)
+    /// Called once the last subscription has left (the watcher forgets this watch).
+    private let onIdle: @Sendable (SharedWatch) -> Void
+
+    init(source: any FileSystemEventSource, onIdle: @escaping @Sendable (SharedWatch) -> Void) {
+        self.roots = source.options.roots
+        self.rootPaths = source.options.roots.map(PathBuilder.init(root:))
+        self.onIdle = onIdle
+        self.stream = source.updates()
+        let started = ProducerThread.start { [self] in
+            dispatch()
+            dispatcherDone.signal()
+        }
+        if !started {
+            state.withLock { $0.failure = .systemCallFailed(call: "pthread_create", path: nil, errno: .resourceTemporarilyUnavailable) }
+            dispatcherDone.signal()
+        }
+    }
+
+    // MARK: Subscriptions
+
+    /// Registers `subscription`; it starts from the current tree (at once, if the source is
+    /// ready already) and receives every event applied after that. Returns `false` if this
+    /// watch is stopping (its last subscription has just left).
+    func add(_ subscription: WatchSubscription) -> Bool {
+        let added = state.withLock { state -> Bool in
+            guard !state.isStopping else { return false }
+            state.subscriptions[ObjectIdentifier(subscription)] = subscription
+            if let failure = state.failure {
+                subscription.inbox.withLock { $0.failure = failure }
+            } else if state.isEnded {
+                subscription.inbox.withLock { $0.isEnded = true }
+            } else if let trees = state.trees {
+                Self.start(subscription, trees: trees, options: nil)
+            }
+            return true
+        }
+        if added { subscription.signal() }
+        return added
+    }
+
+    /// Called by a subscription's thread as it leaves. The last one out stops the source and
+    /// waits until its descriptors are closed.
+    func remove(_ subscription: WatchSubscription) {
+        let isLast = state.withLock { state -> Bool in
+            state.subscriptions[ObjectIdentifier(subscription)] = nil
+            if state.subscriptions.isEmpty { state.isStopping = true }
+            return state.isStopping && state.subscriptions.isEmpty
+        }
+        guard isLast else { return }
+        onIdle(self)
+        stop()
+    }
+
+    /// Ends the source and waits for the dispatcher (and so the source) to finish.
+    func stop() {
+        stream.terminate()
+        dispatcherDone.wait()
+        dispatcherDone.signal()  // for any other waiter
+    }
+
+    var subscriptionCount: Int { state.withLock { $0.subscriptions.count } }
+
+    /// For a subscription that fell behind and has caught up: `overflow`, then the events from
+    /// what it had been told to the tree as it is now. It receives every event after this.
+    func reconcile(_ subscription: WatchSubscription) -> [FileSystemEvent] {
+        state.withLock { state in
+            guard let trees = state.trees else { return [] }
+            return subscription.inbox.withLock { inbox -> [FileSystemEvent] in
+                guard let stalled = inbox.stalledAt else { return [] }
+                inbox.stalledAt = nil
+                var events: [FileSystemEvent] = []
+                for (index, root) in inbox.scope.roots.enumerated() where !root.isRemoved {
+                    events.append(FileSystemEvent(kind: .overflow, path: root.path, itemType: root.isFile ? .file : .directory, isSynthetic: false))
+                    let now = inbox.scope.view(of: trees[root.watcherRoot], root: index)
+                    switch (stalled.views[index], now) {
+                    case (let before?, let after?):
+                        if let old = before.tree, let new = after.tree {
+                            events += SnapshotDiff.events(from: old, to: new, root: PathBuilder(root: root.path))
+                        } else {
+                            events += SnapshotDiff.events(fromFile: before.status, to: after.status, path: root.path)
+                        }
+                    case (_?, nil):
+                        inbox.scope.roots[index].isRemoved = true
+                        events.append(FileSystemEvent(kind: .rootRemoved, path: root.path, itemType: root.isFile ? .file : .directory, isSynthetic: true))
+                    default:
+                        break
+                    }
+                }
+                if inbox.scope.isEnded { inbox.isEnded = true }
+                return events
+            }
+        }
+    }
+
+    /// Hands `subscription` its starting state (a filtered copy of its subtrees).
+    private static func start(_ subscription: WatchSubscription, trees: [LiveTree], options: WatchOptions?) {
+        subscription.inbox.withLock { inbox in
+            var snapshots: [FileTreeSnapshot] = []
+            for (index, root) in inbox.scope.roots.enumerated() {
+                guard let view = inbox.scope.view(of: trees[root.watcherRoot], root: index) else {
+                    inbox.failure = .rootNotFound(root.path)
+                    return
+                }
+                if view.tree == nil { inbox.scope.roots[index].isFile = true }
+                snapshots.append(FileTreeSnapshot(root: root.path, snapshot: view, options: WatchOptions(roots: [root.path]), recordsAttributes: false))
+            }
+            inbox.initialState = snapshots
+        }
+    }
+
+    // MARK: The dispatcher
+
+    private func dispatch() {
+        var iterator = stream.makeBlockingIterator()
+        var failure: FileSystemEventsError?
+        do {
+            while let update = try iterator.next() {
+                switch update {
+                case .scanStarted:
+                    continue
+                case .ready:
+                    becomeReady(stream.initialState)
+                case .events(let events):
+                    apply(events)
+                case .diagnostic(let diagnostic):
+                    forward(diagnostic)
+                }
+            }
+        } catch {
+            failure = error
+        }
+        print("DEBUG dispatcher ended failure=\(String(describing: failure))")
+        let subscriptions = state.withLock { state -> [WatchSubscription] in
+            state.isEnded = true
+            state.failure = failure
+            return Array(state.subscriptions.values)
+        }
+        for subscription in subscriptions {
+            subscription.inbox.withLock { inbox in
+                if let failure { inbox.failure = failure } else { inbox.isEnded = true }
+            }
+            subscription.signal()
+        }
+    }
+
+    private func becomeReady(_ initial: [FileTreeSnapshot]?) {
+        var trees: [LiveTree] = []
+        for (index, root) in roots.enumerated() {
+            if let initial, index < initial.count {
+                // A private copy: the snapshot handed over may be read by others.
+                let snapshot = initial[index].rootSnapshot
+                trees.append(LiveTree(root: root, snapshot: RootSnapshot(status: snapshot.status, tree: snapshot.tree?.deepCopy(parent: nil))))
+            } else if let scanned = try? FileTreeSnapshot.scan(root) {
+                // A backend that hands over no state: the best that can be done is a walk now.
+                trees.append(LiveTree(root: root, snapshot: scanned.rootSnapshot))
+            } else {
+                trees.append(LiveTree(root: root, snapshot: RootSnapshot(status: FileStatus(device: 0, inode: 0, mode: 0o040000), tree: SnapshotDirectory(parent: nil, name: []))))
+            }
+        }
+        let subscriptions = state.withLock { state -> [WatchSubscription] in
+            state.trees = trees
+            for subscription in state.subscriptions.values { Self.start(subscription, trees: trees, options: nil) }
+            return Array(state.subscriptions.values)
+        }
+        for subscription in subscriptions { subscription.signal() }
+    }
+
+    private func apply(_ events: [FileSystemEvent]) {
+        let woken = state.withLock { state -> [WatchSubscription] in
+            guard var trees = state.trees else { return [] }
+            let subscriptions = Array(state.subscriptions.values)
+            // A subscriber past its buffer limit stops receiving: it keeps what it was told
+            // so far, and is reconciled once it has caught up.
+            var stalled: [Bool] = []
+            for subscription in subscriptions {
+                let isStalled = subscription.inbox.withLock { inbox -> Bool in
+                    if inbox.stalledAt == nil && !inbox.isEnded && inbox.events.count >= subscription.bufferLimit {
+                        inbox.stalledAt = WatchSubscription.StalledState(
+                            views: inbox.scope.roots.indices.map { inbox.scope.view(of: trees[inbox.scope.roots[$0].watcherRoot], root: $0) })
+                    }
+                    return inbox.stalledAt != nil || inbox.isEnded || inbox.isClosed
+                }
+                stalled.append(isStalled)
+            }
+            var outputs = [[FileSystemEvent]](repeating: [], count: subscriptions.count)
+            var scopes = subscriptions.map { subscription in subscription.inbox.withLock { $0.scope } }
+            for event in events {
+                let (rootIndex, relative) = locate(event.path)
+                let previous = event.previousPath.flatMap { path in rootIndex.flatMap { rootPaths[$0].relative(path) } }
+                if let rootIndex { trees[rootIndex].apply(event, relative: relative, previous: previous) }
+                for index in subscriptions.indices where !stalled[index] {
+                    if let rootIndex {
+                        scopes[index].translate(event, relative: relative, previous: previous, watcherRoot: rootIndex, tree: trees[rootIndex], into: &outputs[index])
+                    } else if event.kind == .overflow {
+                        for watcherRoot in roots.indices {
+                            scopes[index].translate(event, relative: nil, previous: nil, watcherRoot: watcherRoot, tree: trees[watcherRoot], into: &outputs[index])
+                        }
+                    }
+                }
+            }
+            state.trees = trees
+            var woken: [WatchSubscription] = []
+            for (index, subscription) in subscriptions.enumerated() where !stalled[index] {
+                let scope = scopes[index]
+                let output = outputs[index]
+                subscription.inbox.withLock { inbox in
+                    inbox.scope = scope
+                    inbox.events += output
+                    if scope.isEnded { inbox.isEnded = true; print("DEBUG scope ended by \(events.suffix(3))") }
+                }
+                if !output.isEmpty || scope.isEnded { woken.append(subscription) }
+            }
+            return woken
+        }
+        for subscription in woken { subscription.signal() }
+    }
+
+    /// Which root holds `path`, and the path relative to it.
+    private func locate(_ path: FilePath) -> (Int?, [UInt8]?) {
+        for (index, paths) in rootPaths.enumerated() {
+            if let relative = paths.relative(path) { return (index, relative) }
+        }
+        return (nil, nil)
+    }
+
+    private func forward(_ diagnostic: FileSystemWatchDiagnostic) {
+        let subscriptions = state.withLock { Array($0.subscriptions.values) }
+        for subscription in subscriptions {
+            subscription.inbox.withLock { $0.diagnostics.append(diagnostic) }
+            subscription.signal()
+        }
+    }
+}

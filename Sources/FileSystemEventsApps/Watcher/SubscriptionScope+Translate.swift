@@ -1,0 +1,172 @@
+import FileSystemEventsCore
+import SystemPackage
+
+extension SubscriptionScope {
+    /// How `event`, already applied to `tree`, looks to this subscriber: appended to `output`.
+    /// A subscribed root that is renamed follows its directory (if asked), one that is
+    /// removed ends (`rootRemoved`).
+    mutating func translate(
+        _ event: FileSystemEvent,
+        relative: [UInt8]?,
+        previous: [UInt8]?,
+        watcherRoot: Int,
+        tree: LiveTree,
+        into output: inout [FileSystemEvent]
+    ) {
+        switch event.kind {
+        case .overflow:
+            for root in roots where root.watcherRoot == watcherRoot && !root.isRemoved {
+                output.append(FileSystemEvent(kind: .overflow, path: root.path, itemType: .directory, isSynthetic: false, timestamp: event.timestamp))
+            }
+            return
+        case .rootRemoved:
+            for index in roots.indices where roots[index].watcherRoot == watcherRoot && !roots[index].isRemoved {
+                end(index, event: event, into: &output)
+            }
+            return
+        default:
+            break
+        }
+        guard let relative else { return }
+        if updateRoots(for: event, relative: relative, previous: previous, watcherRoot: watcherRoot, tree: tree, into: &output) {
+            return
+        }
+        let isDirectory = event.itemType == .directory
+        switch event.kind {
+        case .created, .removed, .modified, .attributesChanged:
+            if isVisible(relative, in: watcherRoot, isDirectory: isDirectory) { output.append(event) }
+        case .renamed:
+            let from = isVisible(previous, in: watcherRoot, isDirectory: isDirectory) && !isRoot(previous, watcherRoot)
+            let to = isVisible(relative, in: watcherRoot, isDirectory: isDirectory)
+            if from && to {
+                output.append(event)
+            } else if from, let previousPath = event.previousPath {
+                output.append(FileSystemEvent(kind: .removed, path: previousPath, itemType: event.itemType, isSynthetic: false,
+                                              identity: event.identity, timestamp: event.timestamp))
+            } else if to {
+                appendArrival(at: relative, path: event.path, watcherRoot: watcherRoot, tree: tree, timestamp: event.timestamp, into: &output)
+            }
+        case .exchanged:
+            guard let previous, let previousPath = event.previousPath else { return }
+            let first = isVisible(previous, in: watcherRoot, isDirectory: true)
+            let second = isVisible(relative, in: watcherRoot, isDirectory: true)
+            if first && second {
+                output.append(event)
+            } else if first {
+                appendArrival(at: previous, path: previousPath, watcherRoot: watcherRoot, tree: tree, timestamp: event.timestamp, into: &output)
+            } else if second {
+                appendArrival(at: relative, path: event.path, watcherRoot: watcherRoot, tree: tree, timestamp: event.timestamp, into: &output)
+            }
+        case .overflow, .rootRemoved:
+            break
+        }
+    }
+
+    private func isRoot(_ relative: [UInt8]?, _ watcherRoot: Int) -> Bool {
+        roots.contains { $0.watcherRoot == watcherRoot && !$0.isRemoved && $0.relative == relative }
+    }
+
+    /// An item that came into view (moved in from outside the subscription, or from an
+    /// excluded place): `created` for it and everything visible below it, from the tree.
+    private func appendArrival(
+        at relative: [UInt8], path: FilePath, watcherRoot: Int, tree: LiveTree,
+        timestamp: FileSystemEvent.Timestamp, into output: inout [FileSystemEvent]
+    ) {
+        guard let entry = tree.entry(at: relative), let (_, inner) = locate(relative, in: watcherRoot) else { return }
+        output.append(Self.created(path, entry.status, timestamp))
+        guard let directory = entry.directory else { return }
+        let paths = PathBuilder(root: path)
+        directory.forEachItem { below, child in
+            if admits(inner: inner.appendingComponent(below), isDirectory: child.itemType == .directory) {
+                output.append(Self.created(paths.path(below), child.status, timestamp))
+            }
+        }
+    }
+
+    static func created(_ path: FilePath, _ status: FileStatus, _ timestamp: FileSystemEvent.Timestamp) -> FileSystemEvent {
+        FileSystemEvent(kind: .created, path: path, itemType: status.itemType, isSynthetic: true,
+                        identity: status.inode == 0 ? nil : status.identity, timestamp: timestamp)
+    }
+
+    /// Effects of `event` on the subscribed roots themselves. Returns `true` when the event is
+    /// fully accounted for.
+    private mutating func updateRoots(
+        for event: FileSystemEvent, relative: [UInt8], previous: [UInt8]?, watcherRoot: Int,
+        tree: LiveTree, into output: inout [FileSystemEvent]
+    ) -> Bool {
+        var handled = false
+        for index in roots.indices where roots[index].watcherRoot == watcherRoot && !roots[index].isRemoved {
+            let root = roots[index]
+            switch event.kind {
+            case .removed:
+                guard Self.isWithin(root.relative, relative) else { continue }
+                if root.isFile && root.relative == relative {
+                    output.append(event)
+                } else {
+                    end(index, event: event, into: &output)
+                }
+                handled = true
+            case .created:
+                if root.isFile && root.relative == relative {
+                    output.append(event)
+                    handled = true
+                }
+            case .renamed:
+                if let previous, Self.isWithin(root.relative, previous) {
+                    if followsRenames && !root.isFile {
+                        move(index, from: previous, to: relative, tree: tree)
+                    } else if root.isFile && root.relative == previous {
+                        output.append(FileSystemEvent(kind: .removed, path: root.path, itemType: event.itemType, isSynthetic: false,
+                                                      identity: event.identity, timestamp: event.timestamp))
+                    } else {
+                        end(index, event: event, into: &output)
+                    }
+                    handled = true
+                } else if Self.isWithin(root.relative, relative) {
+                    if root.isFile && root.relative == relative {
+                        output.append(FileSystemEvent(kind: .created, path: root.path, itemType: event.itemType, isSynthetic: false,
+                                                      identity: event.identity, timestamp: event.timestamp))
+                    } else {
+                        end(index, event: event, into: &output)  // replaced by what moved over it
+                    }
+                    handled = true
+                }
+            case .exchanged:
+                guard let previous else { continue }
+                if Self.isWithin(root.relative, previous) || Self.isWithin(root.relative, relative) {
+                    if followsRenames && !root.isFile {
+                        let (from, to) = Self.isWithin(root.relative, previous) ? (previous, relative) : (relative, previous)
+                        move(index, from: from, to: to, tree: tree)
+                    } else {
+                        end(index, event: event, into: &output)
+                    }
+                    handled = true
+                }
+            default:
+                continue
+            }
+        }
+        return handled
+    }
+
+    private mutating func move(_ index: Int, from: [UInt8], to: [UInt8], tree: LiveTree) {
+        let suffix = roots[index].relative.dropFirst(from.count)
+        roots[index].relative = to + suffix
+        roots[index].path = PathBuilder(root: tree.root).path(roots[index].relative)
+    }
+
+    private mutating func end(_ index: Int, event: FileSystemEvent, into output: inout [FileSystemEvent]) {
+        roots[index].isRemoved = true
+        output.append(FileSystemEvent(kind: .rootRemoved, path: roots[index].path, itemType: roots[index].isFile ? .file : .directory,
+                                      isSynthetic: false, timestamp: event.timestamp))
+    }
+
+    /// Whether `path` is `ancestor` or below it (relative byte paths).
+    static func isWithin(_ path: [UInt8], _ ancestor: [UInt8]) -> Bool {
+        if ancestor.isEmpty { return true }
+        if path == ancestor { return true }
+        return path.count > ancestor.count && path[ancestor.count] == UInt8(ascii: "/") && path.starts(with: ancestor)
+    }
+
+    var isEnded: Bool { roots.allSatisfy(\.isRemoved) }
+}

@@ -1,0 +1,87 @@
+public import SystemPackage
+
+extension FileTreeSnapshot {
+    /// One item of a snapshot, as an app shows it or looks it up.
+    public struct Item: Sendable, Hashable, CustomStringConvertible {
+        /// Absolute, built from the snapshot's root as given.
+        public var path: FilePath
+        public var itemType: FileItemType
+        /// Device and inode, when known.
+        public var identity: FileIdentity?
+        /// `nil` when the snapshot records structure only (see ``FileTreeSnapshot/recordsAttributes``).
+        public var size: Int64?
+        public var modificationTime: FileSystemEvent.Timestamp?
+
+        public var description: String { "\(itemType.rawValue) \(path)" }
+    }
+
+    /// The root itself.
+    public var rootItem: Item {
+        makeItem(path: root, status: storage.snapshot.status)
+    }
+
+    /// Every item below the root, each directory before its contents, names in byte order.
+    public var items: [Item] {
+        var result: [Item] = []
+        guard let tree = storage.snapshot.tree else { return result }
+        result.reserveCapacity(storage.snapshot.entryCount)
+        let paths = PathBuilder(root: root)
+        func walk(_ directory: SnapshotDirectory, _ relative: [UInt8]) {
+            for entry in directory.entries {
+                let path = relative.appendingComponent(entry.name)
+                result.append(makeItem(path: paths.path(path), status: entry.status))
+                if let child = entry.directory { walk(child, path) }
+            }
+        }
+        walk(tree, [])
+        return result
+    }
+
+    /// The item at `path` (absolute, below the root as given), or `nil`.
+    public func item(at path: FilePath) -> Item? {
+        guard let relative = PathBuilder(root: root).relative(WatchOptions.absolute(path)) else { return nil }
+        if relative.isEmpty { return rootItem }
+        guard let (directory, name) = locate(relative), let entry = directory.entry(named: name) else { return nil }
+        return makeItem(path: WatchOptions.absolute(path), status: entry.status)
+    }
+
+    /// The items directly inside the directory at `path`, in byte order of their names; `nil`
+    /// if there is no directory there (or its contents were not recorded).
+    public func contents(of path: FilePath) -> [Item]? {
+        let absolute = WatchOptions.absolute(path)
+        guard let relative = PathBuilder(root: root).relative(absolute), let directory = directory(at: relative) else { return nil }
+        let paths = PathBuilder(root: absolute)
+        return directory.entries.map { makeItem(path: paths.path($0.name), status: $0.status) }
+    }
+
+    private func makeItem(path: FilePath, status: FileStatus) -> Item {
+        Item(
+            path: path,
+            itemType: status.itemType,
+            identity: status.inode == 0 ? nil : status.identity,
+            size: recordsAttributes ? status.size : nil,
+            modificationTime: recordsAttributes
+                ? FileSystemEvent.Timestamp(secondsSinceEpoch: status.modificationTime / 1_000_000_000,
+                                            nanoseconds: Int32(status.modificationTime % 1_000_000_000))
+                : nil
+        )
+    }
+
+    /// The directory holding the last component of `relative`, and that component.
+    private func locate(_ relative: [UInt8]) -> (SnapshotDirectory, [UInt8])? {
+        let components = relative.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).map(Array.init)
+        guard let last = components.last else { return nil }
+        var directory = storage.snapshot.tree
+        for component in components.dropLast() {
+            directory = directory?.entry(named: component)?.directory
+        }
+        guard let directory else { return nil }
+        return (directory, last)
+    }
+
+    private func directory(at relative: [UInt8]) -> SnapshotDirectory? {
+        if relative.isEmpty { return storage.snapshot.tree }
+        guard let (parent, name) = locate(relative) else { return nil }
+        return parent.entry(named: name)?.directory
+    }
+}
