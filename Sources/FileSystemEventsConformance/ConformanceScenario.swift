@@ -5,11 +5,20 @@ import Synchronization
 public struct ConformanceScenario: Sendable, CustomStringConvertible, Hashable {
     public let number: Int
     public let name: String
+    /// Whether the scenario is worth running a second time as an unprivileged user: it depends
+    /// on permissions, or it races the kernel in ways a root process's privileges could hide
+    /// (root reads every directory and has its own inotify limits). `scripts/test.sh` reruns
+    /// these as `nobody` (FILEWATCH_CONFORMANCE_ONLY=unprivileged).
+    public let runsUnprivileged: Bool
     let body: @Sendable (ConformanceContext) async throws -> Void
 
-    init(_ number: Int, _ name: String, _ body: @escaping @Sendable (ConformanceContext) async throws -> Void) {
+    init(
+        _ number: Int, _ name: String, runsUnprivileged: Bool = false,
+        _ body: @escaping @Sendable (ConformanceContext) async throws -> Void
+    ) {
         self.number = number
         self.name = name
+        self.runsUnprivileged = runsUnprivileged
         self.body = body
     }
 
