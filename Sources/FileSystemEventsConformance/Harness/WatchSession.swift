@@ -206,6 +206,21 @@ public final class WatchSession: Sendable {
         }
     }
 
+    /// One marker for several watches of the same tree, waited for in each, so none of them
+    /// is left behind by a marker only the others have seen.
+    public static func sync(_ sessions: [WatchSession], in directory: RelativePath = .root) async throws {
+        guard let tree = sessions.first?.tree else { return }
+        let marker = directory / RelativePath(markerPrefix + String(tree.uniqueNumber()))
+        let markerPath = tree.absolute(marker, in: .root)
+        let starts = sessions.map(\.eventCount)
+        try tree.write(marker, "sync")
+        for (session, start) in zip(sessions, starts) {
+            try await session.waitForEvent("the marker \(marker)", from: start) { event in
+                (event.kind == .created || event.kind == .modified) && event.path.bytes == markerPath
+            }
+        }
+    }
+
     public static let markerPrefix = ".filewatch-sync-"
 
     // MARK: Consumer control
@@ -257,6 +272,26 @@ public final class WatchSession: Sendable {
         await stream.stop()
         let task = consumer.withLock { $0 }
         await task?.value
+    }
+
+    /// How long a watch may take to stop before the harness calls it a hang.
+    public static let stopDeadline: Duration = .seconds(20)
+
+    /// Stops the watch, but waits at most `deadline`: a backend that hangs must fail its
+    /// scenario, not stall the whole suite. Returns whether the watch stopped in time.
+    public func stop(within deadline: Duration) async -> Bool {
+        let outcome = FirstOutcome()
+        return await withCheckedContinuation { continuation in
+            outcome.set(continuation)
+            Task { [self] in
+                await stop()
+                outcome.resume(true)
+            }
+            Task {
+                try? await Task.sleep(for: deadline)
+                outcome.resume(false)
+            }
+        }
     }
 
     /// Waits for the stream to end by itself (after `rootRemoved`).
@@ -336,5 +371,18 @@ public final class WatchSession: Sendable {
                     + "\nlast events:\n  " + events.suffix(40).map(\.description).joined(separator: "\n  ")
             )
         }
+    }
+}
+
+/// A continuation resumed by whichever of two racers gets there first.
+private final class FirstOutcome: Sendable {
+    private let continuation = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+
+    func set(_ continuation: CheckedContinuation<Bool, Never>) {
+        self.continuation.withLock { $0 = continuation }
+    }
+
+    func resume(_ value: Bool) {
+        continuation.withLock { $0.take() }?.resume(returning: value)
     }
 }
