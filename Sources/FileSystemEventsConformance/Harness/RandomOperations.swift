@@ -206,8 +206,7 @@ package struct RandomOperations {
 
     /// The harness's markers and queue fillers (named with the marker prefix), and what lies below them.
     private static func isHarnessOwn(_ path: RelativePath) -> Bool {
-        let first = path.bytes.split(separator: UInt8(ascii: "/"), maxSplits: 1).first.map(Array.init) ?? []
-        return WatchSession.isMarkerName(first) || WatchSession.isMarkerName(path.bytes)
+        WatchSession.isMarkerName(path.bytes)
     }
 
     private func occupied(_ path: RelativePath) -> Bool {

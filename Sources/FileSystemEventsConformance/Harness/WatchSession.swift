@@ -321,9 +321,16 @@ public final class WatchSession: Sendable {
         return isMarkerName(path.bytes)
     }
 
+    /// True for a marker, a queue filler directory (``hold(queuing:)``) and anything in one:
+    /// any component that starts with the marker prefix.
     static func isMarkerName(_ path: [UInt8]) -> Bool {
-        let start = path.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? 0
-        return path[start...].starts(with: markerPrefixBytes)
+        var start = 0
+        while start < path.count {
+            if path[start...].starts(with: markerPrefixBytes) { return true }
+            guard let slash = path[start...].firstIndex(of: UInt8(ascii: "/")) else { return false }
+            start = slash + 1
+        }
+        return false
     }
 
     private static let markerPrefixBytes = Array(markerPrefix.utf8)
@@ -368,7 +375,8 @@ public final class WatchSession: Sendable {
             throw ConformanceFailure(
                 "replay invariant broken\(label.isEmpty ? "" : " (\(label))") after \(eventCount) events:\n  "
                     + problems.joined(separator: "\n  ")
-                    + "\nlast events:\n  " + events.suffix(40).map(\.description).joined(separator: "\n  ")
+                    + "\nlast events (the harness's markers and queue fillers left out):\n  "
+                    + scenarioEvents().suffix(40).map(\.description).joined(separator: "\n  ")
             )
         }
     }
