@@ -5,11 +5,20 @@ import Synchronization
 public struct ConformanceScenario: Sendable, CustomStringConvertible, Hashable {
     public let number: Int
     public let name: String
+    /// Whether the scenario is worth running a second time as an unprivileged user: it depends
+    /// on permissions, or it races the kernel in ways a root process's privileges could hide
+    /// (root reads every directory and has its own inotify limits). `scripts/test.sh` reruns
+    /// these as `nobody` (FILEWATCH_CONFORMANCE_ONLY=unprivileged).
+    public let runsUnprivileged: Bool
     let body: @Sendable (ConformanceContext) async throws -> Void
 
-    init(_ number: Int, _ name: String, _ body: @escaping @Sendable (ConformanceContext) async throws -> Void) {
+    init(
+        _ number: Int, _ name: String, runsUnprivileged: Bool = false,
+        _ body: @escaping @Sendable (ConformanceContext) async throws -> Void
+    ) {
         self.number = number
         self.name = name
+        self.runsUnprivileged = runsUnprivileged
         self.body = body
     }
 
@@ -23,10 +32,19 @@ public struct ConformanceScenario: Sendable, CustomStringConvertible, Hashable {
         do {
             try await body(context)
         } catch {
-            await context.stopAll()
+            let hung = await context.stopAll()
+            if hung > 0, let failure = error as? ConformanceFailure {
+                throw ConformanceFailure(failure.message + "\n" + Self.hangMessage(hung))
+            }
             throw error
         }
-        await context.stopAll()
+        let hung = await context.stopAll()
+        try check(hung == 0, Self.hangMessage(hung))
+    }
+
+    private static func hangMessage(_ count: Int) -> String {
+        "\(count) watch(es) did not stop within \(WatchSession.stopDeadline) of stop(): the backend hangs "
+            + "(its producer never ends; it is abandoned, still running, so the rest of the suite can go on)"
     }
 
     public static func == (lhs: ConformanceScenario, rhs: ConformanceScenario) -> Bool { lhs.number == rhs.number }
@@ -53,9 +71,12 @@ public final class ConformanceContext: Sendable {
         return session
     }
 
-    func stopAll() async {
-        for session in sessions.withLock({ $0 }) {
-            await session.stop()
+    /// Stops every watch; returns how many did not stop within ``WatchSession/stopDeadline``.
+    func stopAll() async -> Int {
+        var hung = 0
+        for session in sessions.withLock({ $0 }) where !(await session.stop(within: WatchSession.stopDeadline)) {
+            hung += 1
         }
+        return hung
     }
 }

@@ -7,7 +7,11 @@
 public enum ConformanceSuite {
     public static let scenarios: [ConformanceScenario] =
         basicScenarios + structureScenarios + renameScenarios + linkScenarios + rootScenarios
-        + nameScenarios + burstScenarios + lifecycleScenarios + cornerScenarios
+        + nameScenarios + burstScenarios + lifecycleScenarios + contentScenarios + randomMixScenarios
+        + backPressureScenarios + cornerScenarios
+
+    /// The scenarios to run again as an unprivileged user (see ``ConformanceScenario/runsUnprivileged``).
+    public static var unprivilegedScenarios: [ConformanceScenario] { scenarios.filter(\.runsUnprivileged) }
 
     public static func scenario(_ number: Int) -> ConformanceScenario? {
         scenarios.first { $0.number == number }

@@ -8,12 +8,14 @@ import Testing
 /// two cores.
 @Suite(.serialized)
 struct ConformanceTests {
-    /// All scenarios, or those listed in FILEWATCH_CONFORMANCE_ONLY (comma-separated numbers),
-    /// which scripts/test.sh uses to rerun one scenario as an unprivileged user.
+    /// All scenarios, or those listed in FILEWATCH_CONFORMANCE_ONLY: comma-separated numbers,
+    /// or `unprivileged` for those worth a second run as an unprivileged user, which is how
+    /// scripts/test.sh reruns them as `nobody`.
     static let scenarios: [ConformanceScenario] = {
         guard let only = ProcessInfo.processInfo.environment["FILEWATCH_CONFORMANCE_ONLY"] else {
             return ConformanceSuite.scenarios
         }
+        if only == "unprivileged" { return ConformanceSuite.unprivilegedScenarios }
         let numbers = Set(only.split(separator: ",").compactMap { Int($0) })
         return ConformanceSuite.scenarios.filter { numbers.contains($0.number) }
     }()

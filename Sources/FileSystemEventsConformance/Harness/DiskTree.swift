@@ -9,18 +9,33 @@ public import FileSystemEventsCore
 
 /// What is on disk, read independently of any backend (plain `opendir`/`lstat` by path), so a
 /// bug in the library's own scanner cannot hide a bug in a backend.
+///
+/// The root itself is an item too (at ``RelativePath/root``), when it exists: a watched file
+/// is compared by content like any other, and a root that is gone leaves an empty tree.
 public struct DiskTree: Sendable, Equatable {
     public struct Item: Sendable, Equatable {
         public var type: FileItemType
         /// FNV-1a of a regular file's content; `nil` for everything else.
         public var contentHash: UInt64?
+        /// Device and inode, from `lstat`.
+        public var identity: FileIdentity?
     }
 
     public var items: [RelativePath: Item]
 
-    /// Reads the tree below `root`; `depth` 1 reads only the root's children.
+    /// Reads the tree at `root` (followed if it is a symlink, as a watch follows the root the
+    /// user named); with `recursive` false, only the root's children.
     package static func read(root: [UInt8], recursive: Bool, admits: (RelativePath, Bool) -> Bool) -> DiskTree {
         var items: [RelativePath: Item] = [:]
+        var rootInfo = stat()
+        guard withC(root, { stat($0, &rootInfo) }) == 0 else { return DiskTree(items: [:]) }
+        let rootType = FileItemType(mode: UInt32(rootInfo.st_mode))
+        items[.root] = Item(
+            type: rootType,
+            contentHash: rootType == .file ? ContentObservation.read(root)?.hash : nil,
+            identity: FileIdentity(device: UInt64(rootInfo.st_dev), inode: UInt64(rootInfo.st_ino))
+        )
+        guard rootType == .directory else { return DiskTree(items: items) }
         func walk(_ absolute: [UInt8], _ relative: RelativePath) {
             for name in names(in: absolute) {
                 let childAbsolute = absolute + [UInt8(ascii: "/")] + name
@@ -29,15 +44,11 @@ public struct DiskTree: Sendable, Equatable {
                 guard withC(childAbsolute, { lstat($0, &info) }) == 0 else { continue }
                 let type = FileItemType(mode: UInt32(info.st_mode))
                 guard admits(childRelative, type == .directory) else { continue }
-                var hash: UInt64?
-                if type == .file {
-                    let fd = withC(childAbsolute) { open($0, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
-                    if fd >= 0 {
-                        hash = fnv1a(readAll(fd))
-                        close(fd)
-                    }
-                }
-                items[childRelative] = Item(type: type, contentHash: hash)
+                let hash = type == .file ? ContentObservation.read(childAbsolute)?.hash : nil
+                items[childRelative] = Item(
+                    type: type, contentHash: hash,
+                    identity: FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+                )
                 if type == .directory && recursive {
                     walk(childAbsolute, childRelative)
                 }

@@ -1,154 +1,220 @@
 public import FileSystemEventsCore
 package import SystemPackage
 
-/// A consumer's copy of the tree, built the way the contract says a consumer builds it:
-/// start from the tree at `ready`, apply every event in order.
+/// A consumer's copy of the watched trees, built the way the contract says a consumer builds
+/// it: start from the trees at `ready`, apply every event in order, re-read a file's content
+/// when an event says it was created or modified.
 ///
 /// It is strict on purpose. An event that cannot be applied (a rename whose source the
 /// consumer never heard of, a `created` under a missing parent, a `modified` of nothing) is an
 /// *anomaly*: real consumers would diverge there, so a scenario fails on any anomaly even if
 /// the final trees happen to match.
+///
+/// Every root is modelled, each with its root item at ``RelativePath/root`` (see ``DiskTree``);
+/// a rename from one root into another moves the subtree between them.
 public struct ReplayModel: Sendable {
     public struct Item: Sendable, Equatable {
         public var type: FileItemType
-        /// The content hash the consumer knows from the initial tree; `nil` once an event told
-        /// it to re-read (created, modified), since it would then read the new content.
+        /// The content hash the consumer last read (from the tree at `ready`, or when a
+        /// `created` or `modified` event made it re-read); `nil` when that read proved nothing.
         public var knownContent: UInt64?
+        /// Which file that read opened.
+        public var contentIdentity: FileIdentity?
+        /// The event that made the consumer read did not say which file it meant; the read is
+        /// trusted only if the same file is still there at the end.
+        public var contentNeedsSameFile = false
+
+        init(type: FileItemType, observation: ContentObservation?, needsSameFile: Bool) {
+            self.type = type
+            self.knownContent = observation?.hash
+            self.contentIdentity = observation?.identity
+            self.contentNeedsSameFile = needsSameFile
+        }
     }
 
-    public private(set) var items: [RelativePath: Item]
+    /// Per root, in the order of ``roots``.
+    public private(set) var trees: [[RelativePath: Item]]
     public private(set) var anomalies: [String] = []
     public private(set) var rootRemoved = false
-    private let root: PathBuilder
+    package let roots: [FilePath]
+    private let rootBytes: [[UInt8]]
 
-    package init(initial: DiskTree, root: FilePath) {
-        var items: [RelativePath: Item] = [:]
-        for (path, item) in initial.items {
-            items[path] = Item(type: item.type, knownContent: item.contentHash)
+    /// The first root's items.
+    public var items: [RelativePath: Item] { trees.first ?? [:] }
+
+    package init(initial: [DiskTree], roots: [FilePath]) {
+        self.roots = roots
+        self.rootBytes = roots.map(\.bytes)
+        self.trees = roots.indices.map { index in
+            var items: [RelativePath: Item] = [:]
+            guard index < initial.count else { return items }
+            for (path, item) in initial[index].items {
+                let observation = item.contentHash.flatMap { hash in item.identity.map { ContentObservation(hash: hash, identity: $0) } }
+                items[path] = Item(type: item.type, observation: observation, needsSameFile: false)
+            }
+            return items
         }
-        self.items = items
-        self.root = PathBuilder(root: root)
     }
 
-    package mutating func apply(_ event: FileSystemEvent) {
-        guard let path = relative(event.path) else {
-            if event.kind != .overflow { anomalies.append("\(event): path outside the watched root") }
+    package init(initial: DiskTree, root: FilePath) {
+        self.init(initial: [initial], roots: [root])
+    }
+
+    /// Applies one event; `observed` is what the consumer read when it received the event
+    /// (``ContentObservation/forEvent(_:)``), `nil` when it read nothing.
+    package mutating func apply(_ event: FileSystemEvent, observed: ContentObservation? = nil) {
+        guard let (root, path) = locate(event.path) else {
+            if event.kind != .overflow { anomalies.append("\(event): path outside the watched roots") }
             return
         }
         switch event.kind {
         case .created:
-            if path == .root {
-                // A single watched file came back (replaced); the root is the item itself.
-                items[.root] = Item(type: event.itemType, knownContent: nil)
-                return
-            }
-            if let parent = path.parent, parent != .root, items[parent]?.type != .directory {
+            if let parent = path.parent, trees[root][parent]?.type != .directory {
                 anomalies.append("\(event): parent \(parent) is not a known directory")
             }
-            removeSubtree(path)
-            items[path] = Item(type: event.itemType, knownContent: nil)
+            removeSubtree(path, in: root)
+            trees[root][path] = read(event, observed)
         case .removed:
-            if path == .root {
-                items[.root] = nil
-                return
-            }
-            if items[path] == nil {
+            if trees[root][path] == nil {
                 anomalies.append("\(event): nothing known at \(path)")
             }
-            removeSubtree(path)
+            removeSubtree(path, in: root)
         case .renamed:
-            guard let previousPath = event.previousPath, let previous = relative(previousPath) else {
-                anomalies.append("\(event): rename without a previous path inside the root")
+            guard let previousPath = event.previousPath, let (sourceRoot, previous) = locate(previousPath) else {
+                anomalies.append("\(event): rename without a previous path inside the roots")
                 return
             }
-            guard items[previous] != nil else {
+            guard trees[sourceRoot][previous] != nil else {
                 anomalies.append("\(event): rename source \(previous) is not known")
                 return
             }
-            if let parent = path.parent, parent != .root, items[parent]?.type != .directory {
+            if let parent = path.parent, trees[root][parent]?.type != .directory {
                 anomalies.append("\(event): destination parent \(parent) is not a known directory")
             }
-            if path.isWithin(previous) && path != previous {
+            if sourceRoot == root && path.isWithin(previous) && path != previous {
                 anomalies.append("\(event): moves a directory into itself")
                 return
             }
             var moved: [(RelativePath, Item)] = []
-            for (key, item) in items where key.isWithin(previous) {
+            for (key, item) in trees[sourceRoot] where key.isWithin(previous) {
                 let suffix = Array(key.bytes.dropFirst(previous.bytes.count))
                 moved.append((RelativePath(bytes: path.bytes + suffix), item))
             }
-            removeSubtree(previous)
-            removeSubtree(path)
-            for (key, item) in moved { items[key] = item }
+            removeSubtree(previous, in: sourceRoot)
+            removeSubtree(path, in: root)
+            for (key, item) in moved { trees[root][key] = item }
         case .exchanged:
-            guard let previousPath = event.previousPath, let previous = relative(previousPath),
-                  items[previous] != nil, items[path] != nil
+            guard let previousPath = event.previousPath, let (otherRoot, previous) = locate(previousPath),
+                  trees[otherRoot][previous] != nil, trees[root][path] != nil
             else {
                 anomalies.append("\(event): exchange of items that are not both known")
                 return
             }
-            if path.isWithin(previous) || previous.isWithin(path) {
+            if otherRoot == root && (path.isWithin(previous) || previous.isWithin(path)) {
                 anomalies.append("\(event): exchanges a directory with something inside it")
                 return
             }
-            var swapped: [(RelativePath, Item)] = []
-            for (key, item) in items where key.isWithin(previous) {
-                swapped.append((RelativePath(bytes: path.bytes + Array(key.bytes.dropFirst(previous.bytes.count))), item))
+            var toPath: [(RelativePath, Item)] = []
+            for (key, item) in trees[otherRoot] where key.isWithin(previous) {
+                toPath.append((RelativePath(bytes: path.bytes + Array(key.bytes.dropFirst(previous.bytes.count))), item))
             }
-            for (key, item) in items where key.isWithin(path) {
-                swapped.append((RelativePath(bytes: previous.bytes + Array(key.bytes.dropFirst(path.bytes.count))), item))
+            var toPrevious: [(RelativePath, Item)] = []
+            for (key, item) in trees[root] where key.isWithin(path) {
+                toPrevious.append((RelativePath(bytes: previous.bytes + Array(key.bytes.dropFirst(path.bytes.count))), item))
             }
-            removeSubtree(previous)
-            removeSubtree(path)
-            for (key, item) in swapped { items[key] = item }
+            removeSubtree(previous, in: otherRoot)
+            removeSubtree(path, in: root)
+            for (key, item) in toPath { trees[root][key] = item }
+            for (key, item) in toPrevious { trees[otherRoot][key] = item }
         case .modified:
-            if items[path] == nil && path != .root {
+            guard var item = trees[root][path] else {
                 anomalies.append("\(event): nothing known at \(path)")
+                return
             }
-            items[path]?.knownContent = nil
+            let fresh = read(event, observed)
+            item.knownContent = fresh.knownContent
+            item.contentIdentity = fresh.contentIdentity
+            item.contentNeedsSameFile = fresh.contentNeedsSameFile
+            trees[root][path] = item
         case .attributesChanged:
-            if items[path] == nil && path != .root {
+            if trees[root][path] == nil {
                 anomalies.append("\(event): nothing known at \(path)")
             }
         case .overflow:
             break
         case .rootRemoved:
             rootRemoved = true
-            items.removeAll()
+            trees[root].removeAll()
         }
     }
 
-    private mutating func removeSubtree(_ path: RelativePath) {
-        guard let item = items.removeValue(forKey: path) else { return }
+    /// The item a consumer knows after reading for `event`.
+    private func read(_ event: FileSystemEvent, _ observed: ContentObservation?) -> Item {
+        guard let observed else { return Item(type: event.itemType, observation: nil, needsSameFile: false) }
+        if let identity = event.identity {
+            // The consumer read another file than the event meant: it learnt nothing.
+            if identity != observed.identity { return Item(type: event.itemType, observation: nil, needsSameFile: false) }
+            return Item(type: event.itemType, observation: observed, needsSameFile: false)
+        }
+        return Item(type: event.itemType, observation: observed, needsSameFile: true)
+    }
+
+    private mutating func removeSubtree(_ path: RelativePath, in root: Int) {
+        guard let item = trees[root].removeValue(forKey: path) else { return }
         if item.type == .directory {
-            for key in items.keys where key.isWithin(path) {
-                items[key] = nil
+            for key in trees[root].keys where key.isWithin(path) {
+                trees[root][key] = nil
             }
         }
     }
 
-    private func relative(_ path: FilePath) -> RelativePath? {
-        root.relative(path).map { RelativePath(bytes: $0) }
+    /// Which root an absolute path lies in (the first that contains it), and where in it.
+    private func locate(_ path: FilePath) -> (Int, RelativePath)? {
+        let bytes = path.bytes
+        for (index, root) in rootBytes.enumerated() {
+            if bytes == root { return (index, .root) }
+            var prefix = root
+            if prefix.last != UInt8(ascii: "/") { prefix.append(UInt8(ascii: "/")) }
+            if bytes.count > prefix.count, bytes[..<prefix.count].elementsEqual(prefix) {
+                return (index, RelativePath(bytes: Array(bytes[prefix.count...])))
+            }
+        }
+        return nil
     }
 
-    /// Differences between this model and the disk, as lines a person can act on; empty when
-    /// the replay invariant holds (structure, types, and every content change announced).
-    package func differences(from disk: DiskTree) -> [String] {
+    /// Differences between this model and the disk (one ``DiskTree`` per root), as lines a
+    /// person can act on; empty when the replay invariant holds: structure, types, and every
+    /// content change announced by an event after the consumer last read the file.
+    package func differences(from disk: [DiskTree]) -> [String] {
         var lines: [String] = []
-        for (path, item) in disk.items.sorted(by: { $0.key < $1.key }) {
-            guard let known = items[path] else {
-                lines.append("missing from replay: \(path) (\(item.type.rawValue))")
-                continue
+        for (index, items) in trees.enumerated() {
+            let diskItems = index < disk.count ? disk[index].items : [:]
+            let label = trees.count > 1 ? "root \(index) " : ""
+            for (path, item) in diskItems.sorted(by: { $0.key < $1.key }) {
+                guard let known = items[path] else {
+                    lines.append("missing from replay: \(label)\(describe(path)) (\(item.type.rawValue))")
+                    continue
+                }
+                if known.type != item.type {
+                    lines.append("type differs at \(label)\(describe(path)): replay \(known.type.rawValue), disk \(item.type.rawValue)")
+                } else if item.type == .file, let knownContent = known.knownContent, knownContent != item.contentHash,
+                    !known.contentNeedsSameFile || known.contentIdentity == item.identity
+                {
+                    lines.append("content of \(label)\(describe(path)) changed without a created or modified event after the consumer last read it")
+                }
             }
-            if known.type != item.type {
-                lines.append("type differs at \(path): replay \(known.type.rawValue), disk \(item.type.rawValue)")
-            } else if item.type == .file, let knownContent = known.knownContent, knownContent != item.contentHash {
-                lines.append("content of \(path) changed without a created or modified event")
+            for (path, item) in items.sorted(by: { $0.key < $1.key }) where diskItems[path] == nil {
+                lines.append("replay has \(label)\(describe(path)) (\(item.type.rawValue)) that is not on disk")
             }
-        }
-        for (path, item) in items.sorted(by: { $0.key < $1.key }) where disk.items[path] == nil && path != .root {
-            lines.append("replay has \(path) (\(item.type.rawValue)) that is not on disk")
         }
         return lines
+    }
+
+    package func differences(from disk: DiskTree) -> [String] {
+        differences(from: [disk])
+    }
+
+    private func describe(_ path: RelativePath) -> String {
+        path == .root ? "the root itself" : path.description
     }
 }

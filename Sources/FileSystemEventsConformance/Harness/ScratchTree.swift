@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 public import SystemPackage
+import Synchronization
 
 /// A private temporary directory holding the watched root and, beside it, an `outside`
 /// directory to move items into and out of the watched tree.
@@ -20,6 +21,14 @@ public final class ScratchTree: Sendable {
     public let root: FilePath
     /// A sibling of the root that is not watched.
     public let outside: FilePath
+
+    private let numbers = Atomic<Int>(0)
+
+    /// A number not handed out before on this tree, for harness files that must not collide
+    /// across the watches a scenario starts on it.
+    public func uniqueNumber() -> Int {
+        numbers.add(1, ordering: .relaxed).newValue
+    }
 
     public enum Area: Sendable {
         case root
@@ -113,6 +122,37 @@ public final class ScratchTree: Sendable {
         let source = absolute(existing, in: area)
         let link = absolute(path, in: area)
         try Self.call("link \(path)") { withC(source) { s in withC(link) { l in Glibc_link(s, l) } } }
+    }
+
+    /// Rewrites a file in place with `content` and then puts its access and modification times
+    /// back, as `cp -p`, `rsync -t` and `touch -r` do: with content of the same length, only
+    /// the change time (which no one can set) tells the rewrite apart.
+    public func rewriteKeepingTimes(_ path: RelativePath, _ content: String, in area: Area = .root) throws {
+        let target = absolute(path, in: area)
+        var info = stat()
+        try Self.call("lstat \(path)") { withC(target) { lstat($0, &info) } }
+        try writeBytes(path, Array(content.utf8), flags: O_WRONLY | O_TRUNC, in: area)
+        let times = [info.st_atim, info.st_mtim]
+        try Self.call("utimensat \(path)") {
+            withC(target) { pointer in times.withUnsafeBufferPointer { utimensat(AT_FDCWD, pointer, $0.baseAddress, AT_SYMLINK_NOFOLLOW) } }
+        }
+    }
+
+    /// Whether two names are links to one file (`rename(2)` between them does nothing).
+    public func isSameFile(_ first: RelativePath, _ second: RelativePath, in area: Area = .root) -> Bool {
+        var one = stat()
+        var two = stat()
+        guard withC(absolute(first, in: area), { lstat($0, &one) }) == 0,
+            withC(absolute(second, in: area), { lstat($0, &two) }) == 0
+        else { return false }
+        return one.st_dev == two.st_dev && one.st_ino == two.st_ino
+    }
+
+    /// How many names the item has (0 if there is none at `path`).
+    public func linkCount(_ path: RelativePath, in area: Area = .root) -> Int {
+        var info = stat()
+        guard withC(absolute(path, in: area), { lstat($0, &info) }) == 0 else { return 0 }
+        return Int(info.st_nlink)
     }
 
     public func exists(_ path: RelativePath, in area: Area = .root) -> Bool {

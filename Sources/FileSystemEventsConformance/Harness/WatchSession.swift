@@ -18,9 +18,10 @@ public final class WatchSession: Sendable {
     let stream: FileSystemEventStream
     private let state: Mutex<Recorder>
     private let consumer: Mutex<Task<Void, Never>?> = Mutex(nil)
-    private let markerCount = Atomic<Int>(0)
-    /// The tree on disk when the source said `ready`: the replay's starting point.
-    let initialTree: Mutex<DiskTree?> = Mutex(nil)
+    /// The trees on disk (one per root) when the source said `ready`: the replay's starting point.
+    let initialTrees: Mutex<[DiskTree]?> = Mutex(nil)
+    /// The roots' bytes, for telling the harness's marker files apart without `FilePath`.
+    private let rootBytes: [[UInt8]]
 
     /// How long any single wait may take before the scenario fails. Generous: a loaded
     /// two-core CI machine is slow, and a correct backend always gets there.
@@ -29,6 +30,8 @@ public final class WatchSession: Sendable {
     /// What has been recorded so far; conditions are evaluated against it.
     public struct Recorded: Sendable {
         public var events: [FileSystemEvent] = []
+        /// For each event, what the consumer read when it received it (see ``ContentObservation``).
+        public var observations: [ContentObservation?] = []
         public var diagnostics: [FileSystemWatchDiagnostic] = []
         public var isReady = false
         public var isFinished = false
@@ -56,6 +59,7 @@ public final class WatchSession: Sendable {
         self.source = source
         self.stream = source.updates()
         self.state = Mutex(Recorder())
+        self.rootBytes = options.roots.map { WatchOptions.absolute($0).bytes }
     }
 
     /// Starts consuming and returns once the source is ready (or fails).
@@ -80,19 +84,29 @@ public final class WatchSession: Sendable {
             throw error
         }
         try check(session.state.withLock { $0.recorded.isReady }, "the stream ended before ready")
-        session.initialTree.withLock { $0 = session.readDisk() }
+        session.initialTrees.withLock { $0 = session.readDisks() }
         return session
     }
 
     // MARK: Recording
 
     private func record(_ update: FileSystemWatchUpdate) {
+        // Read what a consumer reads on this batch now, as a consumer would, outside the lock.
+        var observations: [ContentObservation?] = []
+        if case .events(let events) = update {
+            observations = events.map(ContentObservation.forEvent)
+        }
         let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
             switch update {
             case .scanStarted: state.sawScanStarted = true
             case .ready: state.recorded.isReady = true
             case .events(let events):
-                if state.recorded.isReady { state.recorded.events += events } else { state.eventsBeforeReady += events }
+                if state.recorded.isReady {
+                    state.recorded.events += events
+                    state.recorded.observations += observations
+                } else {
+                    state.eventsBeforeReady += events
+                }
             case .diagnostic(let diagnostic): state.recorded.diagnostics.append(diagnostic)
             }
             return Self.satisfiedWaiters(&state)
@@ -168,8 +182,13 @@ public final class WatchSession: Sendable {
         from index: Int = 0,
         _ predicate: @escaping @Sendable (FileSystemEvent) -> Bool
     ) async throws {
+        // Each event is tested once: the condition runs on every batch, and a burst has
+        // tens of thousands of events.
+        let scanned = Atomic<Int>(index)
         try await waitUntil(what()) { state in
-            state.events[min(index, state.events.count)...].contains(where: predicate)
+            let start = min(scanned.load(ordering: .relaxed), state.events.count)
+            scanned.store(state.events.count, ordering: .relaxed)
+            return state.events[start...].contains(where: predicate)
         }
     }
 
@@ -177,13 +196,28 @@ public final class WatchSession: Sendable {
     /// made before the marker has then been reported: kernel queues are ordered, and a scan
     /// that lists the marker reads everything else after it.
     public func sync(in directory: RelativePath = .root) async throws {
-        let number = markerCount.add(1, ordering: .relaxed).newValue
+        let number = tree.uniqueNumber()
         let marker = directory / RelativePath(Self.markerPrefix + String(number))
-        let markerPath = tree.path(marker)
+        let markerPath = tree.absolute(marker, in: .root)
         let start = eventCount
         try tree.write(marker, "sync \(number)")
         try await waitForEvent("the marker \(marker)", from: start) { event in
-            event.path == markerPath && (event.kind == .created || event.kind == .modified)
+            (event.kind == .created || event.kind == .modified) && event.path.bytes == markerPath
+        }
+    }
+
+    /// One marker for several watches of the same tree, waited for in each, so none of them
+    /// is left behind by a marker only the others have seen.
+    public static func sync(_ sessions: [WatchSession], in directory: RelativePath = .root) async throws {
+        guard let tree = sessions.first?.tree else { return }
+        let marker = directory / RelativePath(markerPrefix + String(tree.uniqueNumber()))
+        let markerPath = tree.absolute(marker, in: .root)
+        let starts = sessions.map(\.eventCount)
+        try tree.write(marker, "sync")
+        for (session, start) in zip(sessions, starts) {
+            try await session.waitForEvent("the marker \(marker)", from: start) { event in
+                (event.kind == .created || event.kind == .modified) && event.path.bytes == markerPath
+            }
         }
     }
 
@@ -194,6 +228,22 @@ public final class WatchSession: Sendable {
     /// Stops consuming (the source's buffer fills, and a kernel queue overflows behind it).
     public func pause() {
         state.withLock { $0.isPaused = true }
+    }
+
+    /// Holds the consumer with `count` events queued ahead of whatever the scenario does next,
+    /// so the backend reads the scenario's events only after the tree has changed beneath
+    /// them: the consumer stops, its buffer fills (give the watch a small `bufferLimit`), and
+    /// the kernel queue holds the rest. Creates `count` files in a directory of their own that
+    /// is watched before the consumer stops; ``resume()`` releases.
+    public func hold(queuing count: Int) async throws {
+        let number = tree.uniqueNumber()
+        let directory = RelativePath(Self.markerPrefix + "queue-\(number)")
+        try tree.makeDirectory(directory)
+        try await sync(in: directory)
+        pause()
+        for index in 0..<count {
+            try tree.write(directory / RelativePath("q\(index)"))
+        }
     }
 
     public func resume() {
@@ -224,6 +274,26 @@ public final class WatchSession: Sendable {
         await task?.value
     }
 
+    /// How long a watch may take to stop before the harness calls it a hang.
+    public static let stopDeadline: Duration = .seconds(20)
+
+    /// Stops the watch, but waits at most `deadline`: a backend that hangs must fail its
+    /// scenario, not stall the whole suite. Returns whether the watch stopped in time.
+    public func stop(within deadline: Duration) async -> Bool {
+        let outcome = FirstOutcome()
+        return await withCheckedContinuation { continuation in
+            outcome.set(continuation)
+            Task { [self] in
+                await stop()
+                outcome.resume(true)
+            }
+            Task {
+                try? await Task.sleep(for: deadline)
+                outcome.resume(false)
+            }
+        }
+    }
+
     /// Waits for the stream to end by itself (after `rootRemoved`).
     public func waitForEnd() async throws {
         try await waitUntil("the stream to end") { $0.isFinished }
@@ -243,25 +313,51 @@ public final class WatchSession: Sendable {
         return all[min(index, all.count)...].filter { !Self.isMarker($0.path) && !Self.isMarker($0.previousPath) }
     }
 
+    /// Whether `path` names one of the harness's marker files. On bytes: `FilePath`'s
+    /// component parsing costs about 0.4 ms a call in a debug build, and this runs for every
+    /// event of a burst.
     static func isMarker(_ path: FilePath?) -> Bool {
-        guard let name = path?.lastComponent?.string else { return false }
-        return name.hasPrefix(markerPrefix)
+        guard let path else { return false }
+        return isMarkerName(path.bytes)
     }
 
-    /// The tree on disk as this watch should see it (recursion and filters applied).
+    /// True for a marker, a queue filler directory (``hold(queuing:)``) and anything in one:
+    /// any component that starts with the marker prefix.
+    static func isMarkerName(_ path: [UInt8]) -> Bool {
+        var start = 0
+        while start < path.count {
+            if path[start...].starts(with: markerPrefixBytes) { return true }
+            guard let slash = path[start...].firstIndex(of: UInt8(ascii: "/")) else { return false }
+            start = slash + 1
+        }
+        return false
+    }
+
+    private static let markerPrefixBytes = Array(markerPrefix.utf8)
+
+    /// The tree on disk as this watch should see it (recursion and filters applied), below
+    /// the first root.
     public func readDisk() -> DiskTree {
-        let rootBytes = tree.bytes(of: options.roots[0])
+        readDisks()[0]
+    }
+
+    /// The trees on disk below every root, in the order of the options' roots.
+    public func readDisks() -> [DiskTree] {
         let filter = options.filter
-        return DiskTree.read(root: rootBytes, recursive: options.isRecursive) { path, isDirectory in
-            filter.admits(relativePath: path.bytes, name: path.name.bytes, isDirectory: isDirectory)
+        return rootBytes.map { root in
+            DiskTree.read(root: root, recursive: options.isRecursive) { path, isDirectory in
+                filter.admits(relativePath: path.bytes, name: path.name.bytes, isDirectory: isDirectory)
+            }
         }
     }
 
-    /// Replays every event since `ready` on the initial tree and compares with the disk.
+    /// Replays every event since `ready` on the initial trees, with what the consumer read
+    /// for each event.
     public func replay() throws -> ReplayModel {
-        guard let initial = initialTree.withLock({ $0 }) else { throw ConformanceFailure("no initial tree") }
-        var model = ReplayModel(initial: initial, root: options.roots[0])
-        for event in events { model.apply(event) }
+        guard let initial = initialTrees.withLock({ $0 }) else { throw ConformanceFailure("no initial tree") }
+        let (events, observations) = state.withLock { ($0.recorded.events, $0.recorded.observations) }
+        var model = ReplayModel(initial: initial, roots: rootBytes.map { FilePath(bytes: $0) })
+        for (event, observed) in zip(events, observations) { model.apply(event, observed: observed) }
         return model
     }
 
@@ -271,7 +367,7 @@ public final class WatchSession: Sendable {
         let before = eventsBeforeReady
         try check(before.isEmpty, "events arrived before ready: \(before.prefix(5))")
         let model = try replay()
-        let disk = readDisk()
+        let disk = readDisks()
         var problems = model.anomalies.prefix(10).map { "anomaly: \($0)" }
         problems += model.differences(from: disk).prefix(20)
         if !problems.isEmpty {
@@ -279,8 +375,22 @@ public final class WatchSession: Sendable {
             throw ConformanceFailure(
                 "replay invariant broken\(label.isEmpty ? "" : " (\(label))") after \(eventCount) events:\n  "
                     + problems.joined(separator: "\n  ")
-                    + "\nlast events:\n  " + events.suffix(40).map(\.description).joined(separator: "\n  ")
+                    + "\nlast events (the harness's markers and queue fillers left out):\n  "
+                    + scenarioEvents().suffix(40).map(\.description).joined(separator: "\n  ")
             )
         }
+    }
+}
+
+/// A continuation resumed by whichever of two racers gets there first.
+private final class FirstOutcome: Sendable {
+    private let continuation = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+
+    func set(_ continuation: CheckedContinuation<Bool, Never>) {
+        self.continuation.withLock { $0 = continuation }
+    }
+
+    func resume(_ value: Bool) {
+        continuation.withLock { $0.take() }?.resume(returning: value)
     }
 }

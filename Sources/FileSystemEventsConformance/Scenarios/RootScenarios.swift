@@ -8,6 +8,7 @@ extension ConformanceSuite {
             let watch = try await context.watch { $0.roots = [file] }
             try context.tree.append("single.txt", " two")
             try await watch.waitForEvent("modified single.txt") { $0.path == file && $0.kind == .modified }
+            try watch.assertReplayMatchesDisk("appended to")
 
             // An editor's save: write a temporary file beside it, rename it over the original.
             var index = watch.eventCount
@@ -17,6 +18,7 @@ extension ConformanceSuite {
                 $0.path == file && ($0.kind == .created || $0.kind == .modified)
             }
             try watch.expectNothing(within: ".single.txt.tmp")
+            try watch.assertReplayMatchesDisk("replaced by an atomic save")
 
             // The new file must still be watched.
             index = watch.eventCount
@@ -24,6 +26,7 @@ extension ConformanceSuite {
             try await watch.waitForEvent("modified single.txt after the replace", from: index) {
                 $0.path == file && $0.kind == .modified
             }
+            try watch.assertReplayMatchesDisk("appended to after the replace")
             // Watched by name, like `tail -F`: deleted, it is `removed`, and the watch goes on.
             index = watch.eventCount
             try context.tree.remove("single.txt")
@@ -48,6 +51,7 @@ extension ConformanceSuite {
             try context.tree.removeTree(.root)
             try await watch.waitForEvent("rootRemoved for single.txt", from: index) { $0.path == file && $0.kind == .rootRemoved }
             try await watch.waitForEnd()
+            try watch.assertReplayMatchesDisk("deleted")
         },
         ConformanceScenario(23, "the root deleted: rootRemoved, and the sequence ends") { context in
             try context.tree.makeDirectories("a/b")
@@ -70,6 +74,7 @@ extension ConformanceSuite {
             // Changes in the moved tree are no longer ours.
             try context.tree.write("moved-root/late.txt", "late", in: .outside)
             try check(watch.events.last?.kind == .rootRemoved, "events followed rootRemoved: \(watch.events.suffix(3))")
+            try watch.assertReplayMatchesDisk()
         },
     ]
 }

@@ -328,19 +328,33 @@ package struct SnapshotDiff {
 
     /// Content and attribute changes of one item. A directory's own times change whenever its
     /// entries do; those changes are already told by the entries' events, so directories only
-    /// report permission and ownership changes. A rename changes the item's ctime, so
-    /// `renamed` items ignore ctime.
+    /// report permission and ownership changes.
+    ///
+    /// A regular file's content may change while size and mtime stay put: `cp -p`, `rsync -t`
+    /// and `touch -r` write the same number of bytes and then restore the old mtime. Only the
+    /// change time, which no caller can set, still moves. So a ctime that moved without a
+    /// visible attribute change (mode, owner, link count) is a content-change candidate and is
+    /// reported `modified`: the consumer re-reads, which is harmless if only an xattr changed
+    /// (statx cannot see xattrs). That holds for an item carried through a rename too, although
+    /// the rename itself moves the ctime: a rename and a rewrite in one interval cannot be told
+    /// apart from the status, and a redundant `modified` costs a re-read where a missing one
+    /// costs the consumer a stale file.
     private func appendChanges(from old: FileStatus, to new: FileStatus, path: [UInt8], renamed: Bool, into list: inout [FileSystemEvent]) {
         let ownership = old.permissions != new.permissions || old.userID != new.userID || old.groupID != new.groupID
         if new.itemType == .directory {
             if ownership { list.append(event(.attributesChanged, path, type: .directory, identity: new.identity)) }
             return
         }
-        let content = old.modificationTime != new.modificationTime || old.size != new.size
+        let visibleAttributes = ownership || old.linkCount != new.linkCount
+        let changeTimeMoved = old.changeTime != new.changeTime
+        // Only a regular file has content that can be rewritten in place; a symlink's target
+        // cannot change without a new inode, so its lone ctime move is an attribute change.
+        let hiddenRewrite = new.itemType == .file && changeTimeMoved && !visibleAttributes
+        let content = old.modificationTime != new.modificationTime || old.size != new.size || hiddenRewrite
         if content {
             list.append(event(.modified, path, type: new.itemType, identity: new.identity))
         }
-        if ownership || old.linkCount != new.linkCount || (!content && !renamed && old.changeTime != new.changeTime) {
+        if visibleAttributes || (!content && !renamed && changeTimeMoved) {
             list.append(event(.attributesChanged, path, type: new.itemType, identity: new.identity))
         }
     }

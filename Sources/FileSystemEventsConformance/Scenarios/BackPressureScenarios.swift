@@ -1,0 +1,144 @@
+import FileSystemEventsCore
+
+/// Small enough that a held consumer stops the backend at once, so the scenario's own events
+/// wait in the kernel queue behind the filler while the tree changes beneath them.
+let backPressureBufferLimit = 8
+
+extension ConformanceSuite {
+    /// Each scenario holds the consumer (``WatchSession/hold(queuing:)``), changes the tree
+    /// beneath the queued events, releases, checks the replay, and then writes inside every
+    /// directory it made, which only a backend that watches the right directories reports.
+    static let backPressureScenarios: [ConformanceScenario] = [
+        ConformanceScenario(38, "a directory renamed and its path recreated beneath queued events", runsUnprivileged: true) { context in
+            try context.tree.makeDirectories("a/x")
+            let watch = try await context.watch { $0.bufferLimit = backPressureBufferLimit }
+            try await watch.hold(queuing: 200)
+            try context.tree.rename("a", to: "b")
+            try context.tree.makeDirectories("a/x")
+            try context.tree.write("b/x/f", "f")
+            try context.tree.write("a/x/g", "g")
+            watch.resume()
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("mv a b; mkdir -p a/x beneath queued events, a/x present at ready")
+
+            // The same, with the first directory itself made while the consumer is held.
+            try await watch.hold(queuing: 200)
+            try context.tree.makeDirectories("c/x")
+            try context.tree.rename("c", to: "d")
+            try context.tree.makeDirectories("c/x")
+            try context.tree.write("d/x/f", "f")
+            try context.tree.write("c/x/g", "g")
+            watch.resume()
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("mkdir -p c/x; mv c d; mkdir -p c/x, all beneath queued events")
+
+            let index = watch.eventCount
+            for directory in ["a/x", "b/x", "c/x", "d/x"] {
+                try context.tree.write(RelativePath(directory) / "after.txt", directory)
+            }
+            try await watch.sync()
+            for directory in ["a/x", "b/x", "c/x", "d/x"] {
+                try watch.expect(.created, RelativePath(directory) / "after.txt", since: index)
+            }
+            try watch.assertReplayMatchesDisk("files created in every directory afterwards")
+        },
+        ConformanceScenario(39, "a lagging watcher: mkdir T; mv A/B T and a symlink renamed away, behind 2,000 queued creates",
+                            runsUnprivileged: true) { context in
+            try context.tree.makeDirectories("A/B/C")
+            for name in ["one", "two", "three"] { try context.tree.write(RelativePath("A/B/C/\(name).txt"), name) }
+            try context.tree.makeDirectories("P/Q")
+            try context.tree.write("P/Q/q.txt", "q")
+            try context.tree.write("F", "a file")
+            let watch = try await context.watch { $0.bufferLimit = backPressureBufferLimit }
+            try await watch.hold(queuing: 2_000)
+            // rename(2) onto the fresh, empty T: B replaces it, so T/C holds B's files.
+            try context.tree.makeDirectory("T")
+            try context.tree.rename("A/B", to: "T")
+            // mv P/Q into a fresh directory.
+            try context.tree.makeDirectory("U")
+            try context.tree.rename("P/Q", to: "U/Q")
+            // A name whose type changes while its creation is still queued.
+            try context.tree.symlink("L", pointingTo: "x")
+            try context.tree.rename("L", to: "S")
+            try context.tree.rename("F", to: "L")
+            watch.resume()
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("mkdir T; mv A/B T; mkdir U; mv P/Q U/Q; ln -s x L; mv L S; mv F L")
+
+            let index = watch.eventCount
+            try context.tree.write("T/C/after.txt", "after")
+            try context.tree.write("U/Q/after.txt", "after")
+            try await watch.sync()
+            try watch.expect(.created, "T/C/after.txt", since: index)
+            try watch.expect(.created, "U/Q/after.txt", since: index)
+            try watch.assertReplayMatchesDisk("files created in the moved directories afterwards")
+        },
+        ConformanceScenario(70, "renames in a chain and a directory swap beneath queued events", runsUnprivileged: true) { context in
+            try context.tree.makeDirectories("p/q")
+            try context.tree.write("p/q/deep.txt", "deep")
+            try context.tree.makeDirectories("u/inner")
+            try context.tree.write("u/inner/u.txt", "u")
+            try context.tree.makeDirectories("v")
+            try context.tree.write("v/v.txt", "v")
+            let watch = try await context.watch { $0.bufferLimit = backPressureBufferLimit }
+            try await watch.hold(queuing: 500)
+            // p moves away, a new p appears, the old one moves into it, and its old name returns.
+            try context.tree.rename("p", to: "r")
+            try context.tree.makeDirectory("p")
+            try context.tree.rename("r", to: "p/r")
+            try context.tree.makeDirectories("r/q")
+            try context.tree.write("p/r/q/f.txt", "f")
+            try context.tree.write("r/q/g.txt", "g")
+            // u and v trade places through a temporary name.
+            try context.tree.rename("u", to: "swap-tmp")
+            try context.tree.rename("v", to: "u")
+            try context.tree.rename("swap-tmp", to: "v")
+            try context.tree.write("u/new.txt", "in the old v")
+            try context.tree.write("v/inner/new.txt", "in the old u")
+            watch.resume()
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("rename chain and swap")
+
+            let index = watch.eventCount
+            let directories: [RelativePath] = ["p", "p/r/q", "r/q", "u", "v", "v/inner"]
+            for directory in directories { try context.tree.write(directory / "after.txt", "after") }
+            try await watch.sync()
+            for directory in directories { try watch.expect(.created, directory / "after.txt", since: index) }
+            try watch.assertReplayMatchesDisk("files created in every directory afterwards")
+        },
+        ConformanceScenario(71, "trees deleted and their names recreated as other types beneath queued events",
+                            runsUnprivileged: true) { context in
+            try context.tree.makeDirectories("w/z")
+            try context.tree.write("w/z/old.txt", "old")
+            try context.tree.write("file-then-dir", "a file")
+            try context.tree.makeDirectories("dir-then-link/inside")
+            let watch = try await context.watch { $0.bufferLimit = backPressureBufferLimit }
+            try await watch.hold(queuing: 500)
+            // A directory becomes a file, then a directory again with other contents.
+            try context.tree.removeTree("w")
+            try context.tree.write("w", "briefly a file")
+            try context.tree.remove("w")
+            try context.tree.makeDirectories("w/z/y")
+            try context.tree.write("w/z/y/new.txt", "new")
+            // A file becomes a directory; a directory becomes a symlink to a directory.
+            try context.tree.remove("file-then-dir")
+            try context.tree.makeDirectories("file-then-dir/sub")
+            try context.tree.removeTree("dir-then-link")
+            try context.tree.symlink("dir-then-link", pointingTo: "w/z")
+            // A directory made and removed entirely beneath the queue.
+            try context.tree.makeDirectories("gone/a/b")
+            try context.tree.write("gone/a/b/c.txt", "c")
+            try context.tree.removeTree("gone")
+            watch.resume()
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("deleted and recreated as other types")
+
+            let index = watch.eventCount
+            let directories: [RelativePath] = ["w/z/y", "file-then-dir/sub"]
+            for directory in directories { try context.tree.write(directory / "after.txt", "after") }
+            try await watch.sync()
+            for directory in directories { try watch.expect(.created, directory / "after.txt", since: index) }
+            try watch.assertReplayMatchesDisk("files created in the recreated directories afterwards")
+        },
+    ]
+}

@@ -1,0 +1,48 @@
+import FileSystemEventsCore
+
+extension ConformanceSuite {
+    static let contentScenarios: [ConformanceScenario] = [
+        ConformanceScenario(34, "a rewrite that keeps size and mtime (cp -p, rsync -t) is modified") { context in
+            try context.tree.write("kept.txt", "version 1")
+            let watch = try await context.watch()
+            try context.tree.rewriteKeepingTimes("kept.txt", "version 2")
+            try await watch.sync()
+            try watch.expect(.modified, "kept.txt")
+            try watch.assertReplayMatchesDisk("a file present at ready, rewritten in place")
+
+            // A file that arrived after ready: the consumer read it on `created`, so its later
+            // rewrite must be announced as well.
+            try context.tree.write("fresh.txt", "aaaa")
+            try await watch.sync()
+            let index = watch.eventCount
+            try context.tree.rewriteKeepingTimes("fresh.txt", "bbbb")
+            try await watch.sync()
+            try watch.expect(.modified, "fresh.txt", since: index)
+            try watch.assertReplayMatchesDisk("a file created after ready, rewritten in place")
+        },
+        ConformanceScenario(35, "a rewrite that keeps size and mtime, right after a rename, is modified") { context in
+            try context.tree.write("moving.txt", "before the move")
+            try context.tree.makeDirectories("dir/sub")
+            try context.tree.write("dir/sub/inner.txt", "inner one")
+            let watch = try await context.watch()
+            // Renamed and rewritten in one go, the file itself and one carried by its directory.
+            try context.tree.rename("moving.txt", to: "moved.txt")
+            try context.tree.rewriteKeepingTimes("moved.txt", "after  the move")
+            try context.tree.rename("dir", to: "dir2")
+            try context.tree.rewriteKeepingTimes("dir2/sub/inner.txt", "inner two")
+            try await watch.sync()
+            try watch.expect(.modified, "moved.txt")
+            try watch.expect(.modified, "dir2/sub/inner.txt")
+            try watch.assertReplayMatchesDisk("files present at ready")
+
+            try context.tree.write("late.txt", "1111")
+            try await watch.sync()
+            let index = watch.eventCount
+            try context.tree.rename("late.txt", to: "later.txt")
+            try context.tree.rewriteKeepingTimes("later.txt", "2222")
+            try await watch.sync()
+            try watch.expect(.modified, "later.txt", since: index)
+            try watch.assertReplayMatchesDisk("a file created after ready")
+        },
+    ]
+}
