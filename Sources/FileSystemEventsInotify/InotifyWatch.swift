@@ -122,7 +122,12 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                     continue
                 }
             }
-            let timeout = batcher.millisecondsUntilDue(now: MonotonicClock.nanoseconds())
+            var timeout = batcher.millisecondsUntilDue(now: MonotonicClock.nanoseconds())
+            // Creations and crawls still waiting for the model to catch up are looked at again
+            // soon even if the kernel says nothing more: the queue they waited for may be
+            // empty already (a read stopped early for the consumer, or a move still settling).
+            let hasPendingWork = !pendingCreations.isEmpty || !pendingCrawls.isEmpty
+            if hasPendingWork { timeout = timeout < 0 ? 2 : min(timeout, 2) }
             let ready: [Int16]
             switch Syscalls.pollReadable([readiness, channel.wakeupDescriptor], timeoutMilliseconds: timeout) {
             case .success(let revents): ready = revents
@@ -131,7 +136,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                 return
             }
             if ready[1] != 0 { channel.drainWakeups() }
-            if ready[0] != 0 {
+            if ready[0] != 0 || hasPendingWork {
                 if let error = readAvailable(&parsed) ?? pendingFailure {
                     deliver(all: true)
                     channel.finish(throwing: error)

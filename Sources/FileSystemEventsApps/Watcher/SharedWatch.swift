@@ -155,7 +155,6 @@ final class SharedWatch: Sendable {
         } catch {
             failure = error
         }
-        print("DEBUG dispatcher ended failure=\(String(describing: failure))")
         let subscriptions = state.withLock { state -> [WatchSubscription] in
             state.isEnded = true
             state.failure = failure
@@ -232,7 +231,7 @@ final class SharedWatch: Sendable {
                 subscription.inbox.withLock { inbox in
                     inbox.scope = scope
                     inbox.events += output
-                    if scope.isEnded { inbox.isEnded = true; print("DEBUG scope ended by \(events.suffix(3))") }
+                    if scope.isEnded { inbox.isEnded = true }
                 }
                 if !output.isEmpty || scope.isEnded { woken.append(subscription) }
             }

@@ -119,7 +119,6 @@ final class WatchSubscription: Sendable {
             }
             for diagnostic in taken.diagnostics { channel.send(.diagnostic(diagnostic)) }
             if !taken.events.isEmpty { batcher.add(taken.events, now: now) }
-            if taken.stalled { print("DEBUG stalled hasRoom=\(status.hasRoom) batcherEmpty=\(batcher.isEmpty) took=\(taken.events.count)") }
             if taken.stalled && status.hasRoom && batcher.isEmpty {
                 let reconciled = watch.reconcile(self)
                 if !reconciled.isEmpty { batcher.add(reconciled, now: now) }
