@@ -14,13 +14,16 @@ struct PollingWatch {
         var snapshot: RootSnapshot
         /// Directories reported unreadable, so each is reported once until it recovers.
         var reportedUnreadable: Set<[UInt8]> = []
+        /// The root's own failure, reported once until a scan succeeds again (or the failure
+        /// changes), as for directories below it.
+        var reportedFailure: FileSystemEventsError?
     }
 
     init(options: WatchOptions, channel: FileSystemEventChannel) {
         self.options = options
         self.channel = channel
         self.scanner = SnapshotScanner(options: options)
-        self.batcher = EventBatcher(latency: options.latency)
+        self.batcher = EventBatcher(latency: options.latency, bufferLimit: options.bufferLimit)
     }
 
     mutating func run() {
@@ -38,7 +41,7 @@ struct PollingWatch {
         }
         guard channel.send(.ready(roots: options.roots)) != .terminated else { return }
 
-        let interval = nanoseconds(options.pollInterval)
+        let interval = options.pollInterval.saturatingNanoseconds
         var nextScan = MonotonicClock.nanoseconds() &+ interval
         while !channel.isTerminated {
             let now = MonotonicClock.nanoseconds()
@@ -54,7 +57,7 @@ struct PollingWatch {
             if channel.isFinishRequested {
                 // One last look, so nothing that happened before the request is lost.
                 scanAll(now: now)
-                if !batcher.isEmpty { channel.send(.events(batcher.takeAll())) }
+                sendHeld()
                 channel.finish()
                 return
             }
@@ -72,11 +75,12 @@ struct PollingWatch {
                 scanAll(now: afterWait)
                 nextScan = MonotonicClock.nanoseconds() &+ interval
             }
-            if let batch = batcher.takeIfDue(now: MonotonicClock.nanoseconds()) {
+            // A window that reached the buffer limit closed early; several may be due at once.
+            while let batch = batcher.takeIfDue(now: MonotonicClock.nanoseconds()) {
                 if channel.send(.events(batch)) == .terminated { return }
             }
             if roots.isEmpty {
-                if !batcher.isEmpty { channel.send(.events(batcher.takeAll())) }
+                sendHeld()
                 channel.finish()
                 return
             }
@@ -95,7 +99,10 @@ struct PollingWatch {
                     batcher.add([rootRemoved(root, timestamp: timestamp)], now: now)
                     continue
                 }
-                send(diagnostic: FileSystemWatchDiagnostic(problem: .unreadableDirectory, path: root.paths.root, message: error.description))
+                if root.reportedFailure != error {
+                    root.reportedFailure = error
+                    send(diagnostic: FileSystemWatchDiagnostic(problem: .unreadableDirectory, path: root.paths.root, message: error.description))
+                }
                 remaining.append(root)
                 continue
             }
@@ -120,10 +127,18 @@ struct PollingWatch {
                 batcher.add(events, now: now)
             }
             root.snapshot = new
+            root.reportedFailure = nil
             report(unreadable: result.unreadable, for: &root)
             remaining.append(root)
         }
         roots = remaining
+    }
+
+    /// Sends everything held, in batches of at most the buffer limit, for a final flush.
+    private mutating func sendHeld() {
+        while let batch = batcher.takeIfDue(now: .max) {
+            if channel.send(.events(batch)) == .terminated { return }
+        }
     }
 
     private func rootRemoved(_ root: WatchedRoot, timestamp: FileSystemEvent.Timestamp) -> FileSystemEvent {
@@ -158,10 +173,5 @@ struct PollingWatch {
     private func send(diagnostic: FileSystemWatchDiagnostic) {
         options.logger?.warning("\(diagnostic.message)")
         channel.send(.diagnostic(diagnostic))
-    }
-
-    private func nanoseconds(_ duration: Duration) -> UInt64 {
-        let (seconds, attoseconds) = duration.components
-        return UInt64(max(0, seconds)) &* 1_000_000_000 &+ UInt64(max(0, attoseconds) / 1_000_000_000)
     }
 }
