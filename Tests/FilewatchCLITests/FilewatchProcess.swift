@@ -132,6 +132,9 @@ final class FilewatchProcess: Sendable {
             let seen = generation
             if let line = outputLines.first(where: predicate) { return line }
             if outputClosed {
+                // The pipes close an instant before the exit is reaped; terminationStatus traps
+                // while the process still runs.
+                process.waitUntilExit()
                 throw CLITestFailure("filewatch exited (\(process.terminationStatus)) before \(what); stderr: \(standardError)")
             }
             guard ContinuousClock.now < deadline else {
