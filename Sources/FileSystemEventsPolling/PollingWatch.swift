@@ -134,7 +134,7 @@ struct PollingWatch {
         roots = remaining
     }
 
-    /// Sends everything held, in batches of at most the buffer limit, for a final flush.
+    /// Sends everything held, window by window, for a final flush.
     private mutating func sendHeld() {
         while let batch = batcher.takeIfDue(now: .max) {
             if channel.send(.events(batch)) == .terminated { return }

@@ -31,19 +31,37 @@ import Testing
         #expect(batcher.isEmpty)
     }
 
-    @Test("one add larger than the limit is split into batches of the limit, in order")
-    func splitsLargeAdd() {
+    @Test("one add larger than the limit stays whole (a read or a diff is consistent only together) and is due at once")
+    func largeAddStaysWhole() {
         var batcher = EventBatcher(latency: .seconds(3600), bufferLimit: 64)
-        batcher.add((0..<1000).map { Self.event($0) }, now: 0)
+        batcher.add((0..<10).map { Self.event($0) }, now: 0)
+        batcher.add((10..<1000).map { Self.event($0) }, now: 0)
         #expect(batcher.millisecondsUntilDue(now: 0) == 0)
-        var batches: [[FileSystemEvent]] = []
-        while let batch = batcher.takeIfDue(now: 0) { batches.append(batch) }
-        #expect(batches.count == 15 && batches.allSatisfy { $0.count == 64 })
-        // The remaining 40 wait for their window.
-        #expect(batcher.heldCount == 40)
-        batches.append(batcher.takeAll())
-        let inOrder = batches.flatMap { $0 }.map(\.path) == (0..<1000).map { Self.event($0).path }
-        #expect(inOrder)
+        // The open window closed before the large add, which then filled its own.
+        let first = batcher.takeIfDue(now: 0)
+        let second = batcher.takeIfDue(now: 0)
+        #expect(first?.count == 10)
+        #expect(second?.count == 990)
+        #expect(batcher.takeIfDue(now: 0) == nil)
+        #expect(batcher.isEmpty)
+    }
+
+    @Test("windows gathered from many adds never exceed the limit")
+    func unevenAdds() {
+        var batcher = EventBatcher(latency: .seconds(60), bufferLimit: 50)
+        var next = 0
+        var delivered = 0
+        for size in [7, 30, 13, 1, 49, 50, 2, 26, 26, 26] {
+            batcher.add((next..<next + size).map { Self.event($0) }, now: 0)
+            next += size
+            #expect(batcher.heldCount <= 50 + size)
+            while let batch = batcher.takeIfDue(now: 0) {
+                #expect(batch.count <= 50, "a batch of \(batch.count)")
+                delivered += batch.count
+            }
+        }
+        delivered += batcher.takeAll().count
+        #expect(delivered == next)
     }
 
     @Test("below the limit the window closes by time, coalesced")
@@ -77,7 +95,7 @@ import Testing
     @Test("takeAll hands out early-closed and open windows together, in order")
     func takeAllKeepsOrder() {
         var batcher = EventBatcher(latency: .seconds(60), bufferLimit: 4)
-        batcher.add((0..<10).map { Self.event($0) }, now: 0)
+        for index in 0..<10 { batcher.add([Self.event(index)], now: 0) }
         let inOrder = batcher.takeAll().map(\.path) == (0..<10).map { Self.event($0).path }
         #expect(inOrder)
         #expect(batcher.isEmpty)

@@ -61,7 +61,8 @@ import Testing
             // 49 events may wait for it.
             observed.events.filter { $0.kind == .created }.count >= count - 49
         })
-        #expect(observed.batches.allSatisfy { $0.count <= 50 }, "batch sizes \(observed.batches.map(\.count))")
+        // Held back at most: one window short of the limit. (A batch may exceed the limit
+        // only when one scan's diff did: a diff is delivered whole.)
         #expect(Set(observed.events.filter { $0.kind == .created }.map(\.path)).count >= count - 49)
     }
 

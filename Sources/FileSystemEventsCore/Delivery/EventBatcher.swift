@@ -13,10 +13,14 @@ import Darwin
 /// window closes without any timer thread.
 ///
 /// Held events count against ``WatchOptions/bufferLimit`` like delivered ones: a window that
-/// reaches the limit closes early, so no batch holds more than `bufferLimit` events and a long
-/// window over a flood costs memory in proportion to the limit, never without bound. (What is
-/// buffered downstream, in the channel, is bounded by the same limit: the producer stops
-/// reading once the channel is full.)
+/// reaches the limit closes early, so a long window over a flood costs memory in proportion to
+/// the limit, never without bound, and a batch gathered from several reads or scans never holds
+/// more than the limit. One ``add(_:now:)`` is never split, though: it is one kernel read or one
+/// scan's diff, whose events are only consistent together (a polling diff lists its changes by
+/// name, not by time, so a consumer that syncs on a marker file must get the whole diff at once).
+/// Backends keep each add small (a kernel backend stops reading at the limit). What is buffered
+/// downstream, in the channel, is bounded by the same limit: the producer stops reading once
+/// the channel is full.
 package struct EventBatcher {
     package let latencyNanoseconds: UInt64
     /// The most events one batch holds; the window closes early when it is reached.
@@ -37,23 +41,26 @@ package struct EventBatcher {
 
     package var isEmpty: Bool { pending.isEmpty && closed.isEmpty }
 
-    /// Events held, in open and early-closed windows together (never more than one `add` beyond
-    /// what the producer has not taken yet).
+    /// Events held, in the open window and in windows closed early but not taken yet.
     package var heldCount: Int { pending.count + closed.reduce(0) { $0 + $1.count } }
 
     package mutating func add(_ events: [FileSystemEvent], now: UInt64) {
-        var remaining = events[...]
-        while !remaining.isEmpty {
-            if pending.isEmpty { windowOpenedAt = now }
-            let room = limit - pending.count
-            pending.append(contentsOf: remaining.prefix(room))
-            remaining = remaining.dropFirst(room)
-            if pending.count >= limit {
-                // The window is full: it closes now instead of at the end of the latency.
-                closed.append(EventCoalescer.coalesce(pending))
-                pending = []
-            }
+        guard !events.isEmpty else { return }
+        if !pending.isEmpty && pending.count + events.count > limit {
+            // These would overfill the open window: it closes now, and they open the next.
+            closeWindow()
         }
+        if pending.isEmpty { windowOpenedAt = now }
+        pending.append(contentsOf: events)
+        if pending.count >= limit {
+            // The window is full: it closes now instead of at the end of the latency.
+            closeWindow()
+        }
+    }
+
+    private mutating func closeWindow() {
+        closed.append(EventCoalescer.coalesce(pending))
+        pending = []
     }
 
     /// The `poll` timeout that ends the current window; -1 when nothing is pending.
@@ -72,9 +79,8 @@ package struct EventBatcher {
     package mutating func takeIfDue(now: UInt64) -> [FileSystemEvent]? {
         if !closed.isEmpty { return closed.removeFirst() }
         guard !pending.isEmpty, now >= dueAt else { return nil }
-        let events = EventCoalescer.coalesce(pending)
-        pending = []
-        return events
+        closeWindow()
+        return closed.removeFirst()
     }
 
     /// When the open window closes by time (saturating: a window of years never wraps round).
