@@ -123,6 +123,12 @@ let package = Package(
             dependencies: ["FileSystemEventsCore", "FileSystemEventsConformance"],
             swiftSettings: strictSettings
         ),
+        // The product's own logic: configuration, option checks, stream rules, filters per backend.
+        .testTarget(
+            name: "FileSystemEventsTests",
+            dependencies: ["FileSystemEvents", "FileSystemEventsConformance"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "ConformanceTests",
             dependencies: ["FileSystemEvents", "FileSystemEventsConformance"],

@@ -72,8 +72,9 @@ public enum FileSystemEventBackend: String, Sendable, Hashable, CaseIterable, Cu
     }
 
     /// Makes a source for `options`, failing with a typed error that says how to enable a
-    /// backend that is not available here.
+    /// backend that is not available here. Options no source can honour (``WatchOptions/validate()``) are rejected here already.
     public func makeSource(options: WatchOptions) throws(FileSystemEventsError) -> any FileSystemEventSource {
+        try options.validate()
         let backend = resolved(for: options.roots)
         if case .unavailable(let reason, let remedy) = backend.availability {
             throw .backendUnavailable(name: backend.rawValue, reason: reason, remedy: remedy)

@@ -1,5 +1,6 @@
 public import Configuration
 public import FileSystemEventsCore
+import Foundation
 public import SystemPackage
 
 /// A backend and its options, read through swift-configuration so the same keys work from
@@ -8,13 +9,15 @@ public import SystemPackage
 /// | key | environment | JSON (`{"filewatch": {...}}`) | value |
 /// |---|---|---|---|
 /// | `filewatch.backend` | `FILEWATCH_BACKEND` | `"backend"` | `auto`, `polling`, `inotify`, `inotifytools` |
-/// | `filewatch.latency` | `FILEWATCH_LATENCY` | `"latency"` | seconds, ≥ 0 |
-/// | `filewatch.pollInterval` | `FILEWATCH_POLL_INTERVAL` | `"pollInterval"` | seconds, > 0 |
+/// | `filewatch.latency` | `FILEWATCH_LATENCY` | `"latency"` | seconds, 0 to 86400 |
+/// | `filewatch.pollInterval` | `FILEWATCH_POLL_INTERVAL` | `"pollInterval"` | seconds, 0.001 to 86400 |
 /// | `filewatch.recursive` | `FILEWATCH_RECURSIVE` | `"recursive"` | `true`/`false` |
 /// | `filewatch.followSymlinks` | `FILEWATCH_FOLLOW_SYMLINKS` | `"followSymlinks"` | `true`/`false` |
 /// | `filewatch.include` | `FILEWATCH_INCLUDE` (comma-separated) | `"include"` | globs |
 /// | `filewatch.exclude` | `FILEWATCH_EXCLUDE` (comma-separated) | `"exclude"` | globs |
 /// | `filewatch.bufferLimit` | `FILEWATCH_BUFFER_LIMIT` | `"bufferLimit"` | events, > 0 |
+/// | `filewatch.depth` | `FILEWATCH_DEPTH` | `"depth"` | directory levels below a root, ≥ 0 |
+/// | `filewatch.ignoreEditorFiles` | `FILEWATCH_IGNORE_EDITOR_FILES` | `"ignoreEditorFiles"` | `true`/`false` |
 ///
 /// Precedence: values set in code (or CLI flags) over the environment over the file.
 /// A value of the wrong type or out of range is a
@@ -39,6 +42,8 @@ public struct WatchConfiguration: Sendable {
         case include
         case exclude
         case bufferLimit
+        case depth
+        case ignoreEditorFiles
 
         /// The full key, as users write it: `filewatch.pollInterval`.
         public var fullName: String { "filewatch.\(rawValue)" }
@@ -72,16 +77,10 @@ public struct WatchConfiguration: Sendable {
             }
         }
         if let seconds = try reader.double(.latency) {
-            guard seconds >= 0, seconds.isFinite else {
-                throw .invalidConfiguration(key: Key.latency.displayName, value: "\(seconds)", expected: "a number of seconds, 0 or more")
-            }
-            options.latency = .nanoseconds(Int64(seconds * 1e9))
+            options.latency = try Self.duration(seconds, key: .latency, range: WatchOptions.latencyRange)
         }
         if let seconds = try reader.double(.pollInterval) {
-            guard seconds > 0, seconds.isFinite else {
-                throw .invalidConfiguration(key: Key.pollInterval.displayName, value: "\(seconds)", expected: "a number of seconds above 0")
-            }
-            options.pollInterval = .nanoseconds(Int64(seconds * 1e9))
+            options.pollInterval = try Self.duration(seconds, key: .pollInterval, range: WatchOptions.pollIntervalRange)
         }
         if let recursive = try reader.bool(.recursive) { options.isRecursive = recursive }
         if let follow = try reader.bool(.followSymlinks) { options.followsSymlinks = follow }
@@ -93,7 +92,32 @@ public struct WatchConfiguration: Sendable {
             }
             options.bufferLimit = limit
         }
+        if let depth = try reader.int(.depth) {
+            guard WatchOptions.depthRange.contains(depth) else {
+                throw .invalidConfiguration(key: Key.depth.displayName, value: "\(depth)",
+                                            expected: "a whole number of directory levels from 0 to \(WatchOptions.depthRange.upperBound)")
+            }
+            options.filter.maximumDepth = depth
+        }
+        if let ignore = try reader.bool(.ignoreEditorFiles) { options.filter.ignoresEditorFiles = ignore }
         self.init(backend: backend, options: options)
+    }
+
+    /// Seconds as a `Duration`, checked against `range` first: a `Double` beyond `Int64`
+    /// nanoseconds would trap in the conversion, so the range check must come before it.
+    private static func duration(_ seconds: Double, key: Key, range: ClosedRange<Duration>) throws(FileSystemEventsError) -> Duration {
+        let low = Self.seconds(range.lowerBound), high = Self.seconds(range.upperBound)
+        guard seconds.isFinite, seconds >= low, seconds <= high else {
+            let lowText = low == 0 ? "0" : "\(low)"
+            throw .invalidConfiguration(key: key.displayName, value: "\(seconds)",
+                                        expected: "a number of seconds from \(lowText) to \(Int(high))")
+        }
+        return .nanoseconds(Int64((seconds * 1e9).rounded()))
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) + Double(attoseconds) / 1e18
     }
 
     /// Values given in code or on a command line, which take precedence over everything else.
@@ -106,6 +130,8 @@ public struct WatchConfiguration: Sendable {
         public var include: [String]?
         public var exclude: [String]?
         public var bufferLimit: Int?
+        public var depth: Int?
+        public var ignoreEditorFiles: Bool?
 
         public init() {}
 
@@ -122,6 +148,8 @@ public struct WatchConfiguration: Sendable {
             set(.include, include.map { .stringArray($0) })
             set(.exclude, exclude.map { .stringArray($0) })
             set(.bufferLimit, bufferLimit.map { .int($0) })
+            set(.depth, depth.map { .int($0) })
+            set(.ignoreEditorFiles, ignoreEditorFiles.map { .bool($0) })
             return values
         }
     }
@@ -143,10 +171,13 @@ public struct WatchConfiguration: Sendable {
             providers.append(EnvironmentVariablesProvider())
         }
         if let configFile {
+            // Checked first, so each problem is a plain sentence: the provider's own errors are
+            // Foundation's ("Error Domain=NSCocoaErrorDomain Code=256 ...").
+            try ConfigurationFileCheck.check(configFile)
             do {
                 providers.append(try await FileProvider<JSONSnapshot>(filePath: configFile))
             } catch {
-                throw .unreadableConfigurationFile(configFile, reason: String(describing: error))
+                throw .unreadableConfigurationFile(configFile, reason: "it could not be loaded as JSON configuration")
             }
         }
         return try WatchConfiguration(reading: ConfigReader(providers: providers), roots: roots)
@@ -155,6 +186,67 @@ public struct WatchConfiguration: Sendable {
     /// Makes the configured source.
     public func makeSource() throws(FileSystemEventsError) -> any FileSystemEventSource {
         try backend.makeSource(options: options)
+    }
+}
+
+/// Reads a configuration file the way a user can act on: it exists, it is a file, it may be
+/// read, it holds JSON whose top level (and `filewatch` member) is an object.
+enum ConfigurationFileCheck {
+    static let example = #"{"filewatch": {"backend": "polling"}}"#
+
+    static func check(_ path: FilePath) throws(FileSystemEventsError) {
+        let bytes: [UInt8]
+        switch read(path) {
+        case .success(let read): bytes = read
+        case .failure(let errno):
+            switch errno {
+            case .noSuchFileOrDirectory, .notDirectory:
+                throw .unreadableConfigurationFile(path, reason: "the file does not exist")
+            case .isDirectory:
+                throw .unreadableConfigurationFile(path, reason: "it is a directory, not a JSON file")
+            case .permissionDenied, .notPermitted:
+                throw .unreadableConfigurationFile(path, reason: "permission denied; make it readable")
+            default:
+                throw .unreadableConfigurationFile(path, reason: "reading it failed (\(errno))")
+            }
+        }
+        let parsed: Any
+        do {
+            parsed = try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
+        } catch {
+            let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String
+            let at = detail.map { ": " + $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
+            throw .unreadableConfigurationFile(path, reason: "it is not valid JSON\(at.hasSuffix(".") ? String(at.dropLast()) : at); expected an object such as \(example)")
+        }
+        guard let object = parsed as? [String: Any] else {
+            throw .unreadableConfigurationFile(path, reason: "its top level is not a JSON object; expected an object such as \(example)")
+        }
+        if let scope = object["filewatch"], !(scope is [String: Any]) {
+            throw .unreadableConfigurationFile(path, reason: "its \"filewatch\" member is not an object; expected an object such as \(example)")
+        }
+    }
+
+    /// The whole file, or why not (`EISDIR` for a directory, from `read(2)`).
+    private static func read(_ path: FilePath) -> Result<[UInt8], Errno> {
+        let descriptor: CInt
+        switch Syscalls.open(path, flags: O_RDONLY | O_CLOEXEC) {
+        case .success(let fd): descriptor = fd
+        case .failure(let errno): return .failure(errno)
+        }
+        defer { Syscalls.close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count: Int
+            switch chunk.withUnsafeMutableBytes({ Syscalls.read(descriptor, into: $0) }) {
+            case .success(let read): count = read
+            case .failure(let errno): return .failure(errno)
+            }
+            if count == 0 { return .success(bytes) }
+            bytes += chunk[..<count]
+            // A configuration file is small; refuse to slurp a device or a huge file.
+            if bytes.count > 16 << 20 { return .failure(.fileTooLarge) }
+        }
     }
 }
 

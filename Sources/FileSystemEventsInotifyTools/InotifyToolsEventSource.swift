@@ -28,7 +28,7 @@ public struct InotifyToolsEventSource: FileSystemEventSource {
 
     public func updates() -> FileSystemEventStream {
         let options = self.options
-        return FileSystemEventStream(bufferLimit: options.bufferLimit) { channel in
+        return FileSystemEventStream(options: options) { channel in
             var watch = InotifyWatch<InotifyToolsKernel>(options: options, channel: channel)
             watch.run { () throws(FileSystemEventsError) in try InotifyToolsKernel() }
         }

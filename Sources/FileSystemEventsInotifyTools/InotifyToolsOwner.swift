@@ -15,11 +15,14 @@ import SystemPackage
 /// event out before handing it on.
 ///
 /// The owner blocks in the library's own `inotifytools_next_event`, whose timeout is in whole
-/// seconds (and whose 0 means "forever" in 3.22). To be woken at once, for a new request or
-/// a stop, it also watches a private *sentinel* directory: touching it makes an `IN_ATTRIB`
-/// that ends the library's wait, and the owner filters it out. When the last source leaves,
-/// the library is cleaned up, the sentinel removed and the thread ends, so a stopped watch
-/// leaves no descriptor behind.
+/// seconds; a negative timeout blocks (0 means "do not wait" in the library's documentation,
+/// and older versions spin on it). To be woken at once, for a new request or a stop, it also
+/// watches a private *sentinel* file: touching it (`futimens` on the owner's descriptor) makes
+/// an `IN_ATTRIB` that ends the library's wait, and the owner filters it out. The sentinel is
+/// unlinked as soon as the library watches it (the watch and the descriptor keep the inode
+/// alive), so nothing is left in `$TMPDIR` however the process ends: a clean stop, SIGTERM, a
+/// closed stdout, even SIGKILL. When the last source leaves, the library is cleaned up, the
+/// sentinel closed and the thread ends, so a stopped watch leaves no descriptor behind.
 final class InotifyToolsOwner: Sendable {
     static let shared = InotifyToolsOwner()
 
@@ -68,8 +71,8 @@ final class InotifyToolsOwner: Sendable {
     private struct State: ~Copyable {
         var isRunning = false
         var requests: [@Sendable () -> Void] = []
-        /// The sentinel directory of the running owner thread, touched to wake it.
-        var sentinel: [UInt8]?
+        /// The descriptor of the running owner thread's (unlinked) sentinel file, touched to wake it.
+        var sentinel: CInt?
         var subscriptions: [ObjectIdentifier: Subscription] = [:]
         /// Which subscriptions asked for each watch (the kernel gives one watch per inode).
         var holders: [CInt: Set<ObjectIdentifier>] = [:]
@@ -206,9 +209,9 @@ final class InotifyToolsOwner: Sendable {
     }
 
     /// The library keeps its inotify descriptor to itself. It is the inotify instance whose
-    /// watch `watch` stands on `directory`'s inode, as `/proc/self/fdinfo` lists them.
-    private static func libraryDescriptor(watching directory: [UInt8], as watch: CInt) -> CInt {
-        guard case .success(let status) = Syscalls.status(atPath: directory, followSymlinks: false),
+    /// watch `watch` stands on the sentinel's inode, as `/proc/self/fdinfo` lists them.
+    private static func libraryDescriptor(watching sentinel: CInt, as watch: CInt) -> CInt {
+        guard case .success(let status) = Syscalls.status(ofDescriptor: sentinel),
               let listing = opendir("/proc/self/fdinfo")
         else { return -1 }
         defer { closedir(listing) }
@@ -273,28 +276,33 @@ final class InotifyToolsOwner: Sendable {
 
     private func run(ready: DispatchSemaphore) {
         var sentinelWatch: CInt = -1
-        var sentinel: [UInt8]?
+        var sentinel: CInt?
         if inotifytools_initialize() == 0 {
             let errno = Errno(rawValue: inotifytools_error())
             let error: FileSystemEventsError = errno == .tooManyOpenFiles
                 ? .instanceLimitReached(currentLimit: InotifyLimits.current("max_user_instances"))
                 : .systemCallFailed(call: "inotifytools_initialize", path: nil, errno: errno)
             state.withLock { $0.initializationError = error }
-        } else if let directory = Self.makeSentinelDirectory() {
-            let watched = withCString(directory) { inotifytools_watch_file($0, Int32(bitPattern: Inotify.Mask.attrib.rawValue)) }
-            // The library records directories with a trailing slash.
-            sentinelWatch = withCString(directory + [UInt8(ascii: "/")]) { inotifytools_wd_from_filename($0) }
-            if watched == 1 && sentinelWatch >= 0 {
-                sentinel = directory
-                let descriptor = Self.libraryDescriptor(watching: directory, as: sentinelWatch)
-                state.withLock { $0.libraryDescriptor = descriptor }
-            } else {
-                let errno = Errno(rawValue: inotifytools_error())
-                state.withLock { $0.initializationError = .systemCallFailed(call: "inotifytools_watch_file", path: nil, errno: errno) }
-                _ = withCString(directory) { rmdir($0) }
-            }
         } else {
-            state.withLock { $0.initializationError = .systemCallFailed(call: "mkdtemp", path: nil, errno: Errno(rawValue: errno)) }
+            switch Self.makeSentinelFile() {
+            case .success(let (descriptor, path)):
+                let watched = withCString(path) { inotifytools_watch_file($0, Int32(bitPattern: Inotify.Mask.attrib.rawValue)) }
+                let watchError = Errno(rawValue: inotifytools_error())
+                sentinelWatch = withCString(path) { inotifytools_wd_from_filename($0) }
+                // The name goes at once: the watch follows the inode, which the descriptor
+                // keeps alive, so there is nothing to clean up later (and no later to rely on).
+                _ = withCString(path) { unlink($0) }
+                if watched == 1 && sentinelWatch >= 0 {
+                    sentinel = descriptor
+                    let library = Self.libraryDescriptor(watching: descriptor, as: sentinelWatch)
+                    state.withLock { $0.libraryDescriptor = library }
+                } else {
+                    state.withLock { $0.initializationError = .systemCallFailed(call: "inotifytools_watch_file", path: nil, errno: watchError) }
+                    Syscalls.close(descriptor)
+                }
+            case .failure(let errno):
+                state.withLock { $0.initializationError = .systemCallFailed(call: "mkstemp", path: nil, errno: errno) }
+            }
         }
         let initialized = sentinel != nil
         state.withLock { $0.sentinel = sentinel }
@@ -342,7 +350,7 @@ final class InotifyToolsOwner: Sendable {
             dispatchEvents(until: sentinelWatch)
         }
         if initialized { inotifytools_cleanup() }
-        if let sentinel { _ = withCString(sentinel) { rmdir($0) } }
+        if let sentinel { Syscalls.close(sentinel) }
         let waiters = state.withLock { state -> [DispatchSemaphore] in
             defer { state.shutdownWaiters = [] }
             return state.shutdownWaiters
@@ -367,7 +375,8 @@ final class InotifyToolsOwner: Sendable {
     private func dispatchEvents(until sentinelWatch: CInt) {
         var held: Inotify.Event?
         defer { if let held { route([held]) } }
-        while let pointer = inotifytools_next_event(0) {
+        // A negative timeout blocks until an event (the sentinel's, at the latest).
+        while let pointer = inotifytools_next_event(-1) {
             let event = Inotify.event(at: UnsafeRawPointer(pointer))
             if event.watch == sentinelWatch { return }
             if let first = held {
@@ -436,15 +445,19 @@ final class InotifyToolsOwner: Sendable {
         idle.signal()
         state.withLock { state in
             guard let sentinel = state.sentinel else { return }
-            _ = withCString(sentinel) { utimensat(AT_FDCWD, $0, nil, 0) }
+            _ = futimens(sentinel, nil)
         }
     }
 
-    private static func makeSentinelDirectory() -> [UInt8]? {
-        let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+    /// A new empty file in `$TMPDIR` (or `/tmp`), open for writing, and its path.
+    private static func makeSentinelFile() -> Result<(CInt, [UInt8]), Errno> {
+        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array((base + "/filewatch-inotifytools-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { return nil }
-        return [UInt8](UnsafeRawBufferPointer(start: made, count: strlen(made)))
+        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard descriptor >= 0 else { return .failure(Errno(rawValue: errno)) }
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        let path = template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return .success((descriptor, path))
     }
 
 }

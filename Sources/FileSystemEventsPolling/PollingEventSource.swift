@@ -37,7 +37,7 @@ public struct PollingEventSource: FileSystemEventSource {
 
     public func updates() -> FileSystemEventStream {
         let options = self.options
-        return FileSystemEventStream(bufferLimit: options.bufferLimit) { channel in
+        return FileSystemEventStream(options: options) { channel in
             var watch = PollingWatch(options: options, channel: channel)
             watch.run()
         }

@@ -18,13 +18,16 @@ struct PollingWatch {
         /// (`removed`) and appear again (`created`); the watch ends only with its directory.
         let isFile: Bool
         var isAbsent = false
+        /// The root's own failure, reported once until a scan succeeds again (or the failure
+        /// changes), as for directories below it.
+        var reportedFailure: FileSystemEventsError?
     }
 
     init(options: WatchOptions, channel: FileSystemEventChannel) {
         self.options = options
         self.channel = channel
         self.scanner = SnapshotScanner(options: options)
-        self.batcher = EventBatcher(latency: options.latency)
+        self.batcher = EventBatcher(latency: options.latency, bufferLimit: options.bufferLimit)
     }
 
     mutating func run() {
@@ -50,7 +53,7 @@ struct PollingWatch {
         }
         guard channel.send(.ready(roots: options.roots)) != .terminated else { return }
 
-        let interval = nanoseconds(options.pollInterval)
+        let interval = options.pollInterval.saturatingNanoseconds
         var nextScan = MonotonicClock.nanoseconds() &+ interval
         while !channel.isTerminated {
             let now = MonotonicClock.nanoseconds()
@@ -66,7 +69,7 @@ struct PollingWatch {
             if channel.isFinishRequested {
                 // One last look, so nothing that happened before the request is lost.
                 scanAll(now: now)
-                if !batcher.isEmpty { channel.send(.events(batcher.takeAll())) }
+                sendHeld()
                 channel.finish()
                 return
             }
@@ -84,11 +87,12 @@ struct PollingWatch {
                 scanAll(now: afterWait)
                 nextScan = MonotonicClock.nanoseconds() &+ interval
             }
-            if let batch = batcher.takeIfDue(now: MonotonicClock.nanoseconds()) {
+            // A window that reached the buffer limit closed early; several may be due at once.
+            while let batch = batcher.takeIfDue(now: MonotonicClock.nanoseconds()) {
                 if channel.send(.events(batch)) == .terminated { return }
             }
             if roots.isEmpty {
-                if !batcher.isEmpty { channel.send(.events(batcher.takeAll())) }
+                sendHeld()
                 channel.finish()
                 return
             }
@@ -118,7 +122,10 @@ struct PollingWatch {
                     batcher.add([rootRemoved(root, timestamp: timestamp)], now: now)
                     continue
                 }
-                send(diagnostic: FileSystemWatchDiagnostic(problem: .unreadableDirectory, path: root.paths.root, message: error.description))
+                if root.reportedFailure != error {
+                    root.reportedFailure = error
+                    send(diagnostic: FileSystemWatchDiagnostic(problem: .unreadableDirectory, path: root.paths.root, message: error.description))
+                }
                 remaining.append(root)
                 continue
             }
@@ -151,10 +158,18 @@ struct PollingWatch {
                 batcher.add(events, now: now)
             }
             root.snapshot = new
+            root.reportedFailure = nil
             report(unreadable: result.unreadable, for: &root)
             remaining.append(root)
         }
         roots = remaining
+    }
+
+    /// Sends everything held, window by window, for a final flush.
+    private mutating func sendHeld() {
+        while let batch = batcher.takeIfDue(now: .max) {
+            if channel.send(.events(batch)) == .terminated { return }
+        }
     }
 
     private func rootRemoved(_ root: WatchedRoot, timestamp: FileSystemEvent.Timestamp) -> FileSystemEvent {
@@ -189,10 +204,5 @@ struct PollingWatch {
     private func send(diagnostic: FileSystemWatchDiagnostic) {
         options.logger?.warning("\(diagnostic.message)")
         channel.send(.diagnostic(diagnostic))
-    }
-
-    private func nanoseconds(_ duration: Duration) -> UInt64 {
-        let (seconds, attoseconds) = duration.components
-        return UInt64(max(0, seconds)) &* 1_000_000_000 &+ UInt64(max(0, attoseconds) / 1_000_000_000)
     }
 }

@@ -119,8 +119,7 @@ struct ListCommand: AsyncParsableCommand {
                 throw hasDelivered ? CommandFailure.failed(message) : CommandFailure.badInput(message)
             }
         }
-        let signals = SignalHandler(signals: [SIGINT, SIGTERM]) { worker.cancel() }
-        defer { signals.cancel() }
+        _ = try TerminationMonitor(onFirstSignal: { worker.cancel() }, onOutputClosed: { worker.cancel() })
         try await worker.value
     }
 }

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Dispatch
 import FileSystemEvents
 #if canImport(Glibc)
 import Glibc
@@ -17,7 +16,7 @@ struct WatchCommand: AsyncParsableCommand {
         discussion: """
             Options may also come from the environment (FILEWATCH_BACKEND, FILEWATCH_LATENCY, \
             FILEWATCH_POLL_INTERVAL, FILEWATCH_RECURSIVE, FILEWATCH_FOLLOW_SYMLINKS, FILEWATCH_INCLUDE, \
-            FILEWATCH_EXCLUDE) or a JSON file given with --config ({"filewatch": {"backend": "polling"}}); \
+            FILEWATCH_EXCLUDE, FILEWATCH_BUFFER_LIMIT, FILEWATCH_DEPTH, FILEWATCH_IGNORE_EDITOR_FILES) or a JSON file given with --config ({"filewatch": {"backend": "polling"}}); \
             flags win over the environment, which wins over the file. The JSON Lines format is a \
             stable contract, documented in docs/cli-json.md.
             """
@@ -32,10 +31,11 @@ struct WatchCommand: AsyncParsableCommand {
     @Option(help: "Output format: text (for people) or json (JSON Lines, for scripts).")
     var format: OutputFormat = .text
 
-    @Option(help: ArgumentHelp("Seconds to gather events before printing them (coalesces bursts).", valueName: "seconds"))
+    // `.unconditional`: `--latency -1` is a (bad) value to report as such, not a missing one.
+    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds to gather events before printing them (coalesces bursts), 0 to 86400.", valueName: "seconds"))
     var latency: Double?
 
-    @Option(help: ArgumentHelp("Seconds between scans for the polling backend.", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds between scans for the polling backend, 0.001 to 86400.", valueName: "seconds"))
     var pollInterval: Double?
 
     @Flag(name: .customLong("no-recursive"), help: "Watch only the roots' direct children.")
@@ -50,6 +50,12 @@ struct WatchCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Ignore items matching this glob, and whole directories (repeatable).", valueName: "glob"))
     var exclude: [String] = []
 
+    @Option(parsing: .unconditional, help: ArgumentHelp("Report items at most this many directory levels below a root (0: direct children only); deeper directories are not watched.", valueName: "levels"))
+    var depth: Int?
+
+    @Flag(help: "Ignore editors' swap, backup and temporary files (*.swp, *~, .#*, 4913, .subl*.tmp, *.part).")
+    var ignoreEditorFiles = false
+
     @Option(help: ArgumentHelp("A JSON configuration file.", valueName: "file"), completion: .file())
     var config: String?
 
@@ -59,12 +65,22 @@ struct WatchCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
-        if let latency, !(latency >= 0 && latency.isFinite) {
-            throw ValidationError("--latency must be a number of seconds, 0 or more (got \(latency))")
+        // Checked here, by flag name, before any conversion: 1e10 seconds would trap on the
+        // way to a Duration.
+        if let latency, !(latency.isFinite && latency >= 0 && latency <= 86_400) {
+            throw ValidationError("invalid value \(Self.text(latency)) for --latency: expected a number of seconds from 0 to 86400")
         }
-        if let pollInterval, !(pollInterval > 0 && pollInterval.isFinite) {
-            throw ValidationError("--poll-interval must be a number of seconds above 0 (got \(pollInterval))")
+        if let pollInterval, !(pollInterval.isFinite && pollInterval >= 0.001 && pollInterval <= 86_400) {
+            throw ValidationError("invalid value \(Self.text(pollInterval)) for --poll-interval: expected a number of seconds from 0.001 to 86400")
         }
+        if let depth, !WatchOptions.depthRange.contains(depth) {
+            throw ValidationError("invalid value \(depth) for --depth: expected a whole number of directory levels from 0 to \(WatchOptions.depthRange.upperBound)")
+        }
+    }
+
+    /// A number as the user probably typed it (`-1`, not `-1.0`).
+    private static func text(_ value: Double) -> String {
+        value.isFinite && value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)"
     }
 
     func run() async throws {
@@ -83,6 +99,8 @@ struct WatchCommand: AsyncParsableCommand {
         if followSymlinks { overrides.followSymlinks = true }
         if !include.isEmpty { overrides.include = include }
         if !exclude.isEmpty { overrides.exclude = exclude }
+        overrides.depth = depth
+        if ignoreEditorFiles { overrides.ignoreEditorFiles = true }
 
         let configuration: WatchConfiguration
         let source: any FileSystemEventSource
@@ -101,8 +119,12 @@ struct WatchCommand: AsyncParsableCommand {
             ? JSONLinesFormatter() : TextFormatter(roots: roots)
         let output = StandardOutput()
         let stream = source.updates()
-        let signals = SignalHandler(signals: [SIGINT, SIGTERM]) { stream.finish() }
-        defer { signals.cancel() }
+        // In place before anything is printed: a signal sent the instant `ready` appears
+        // must find its handler.
+        _ = try TerminationMonitor(
+            onFirstSignal: { stream.finish() },
+            onOutputClosed: { Task { await stream.stop() } }
+        )
 
         var isReady = false
         do {
@@ -129,44 +151,5 @@ struct WatchCommand: AsyncParsableCommand {
         var info = stat()
         let result = path.withPlatformString { stat($0, &info) }
         return result == 0 ? .success(()) : .failure(Errno(rawValue: errno))
-    }
-}
-
-/// Routes SIGINT and SIGTERM to a graceful stop: the watch flushes what it has and the
-/// command exits 0. A second signal exits at once.
-final class SignalHandler {
-    private let sources: [any DispatchSourceSignal]
-
-    init(signals: [Int32], onFirstSignal: @escaping @Sendable () -> Void) {
-        let queue = DispatchQueue(label: "filewatch.signals")
-        let received = SignalCounter()
-        sources = signals.map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler {
-                if received.increment() == 1 {
-                    onFirstSignal()
-                } else {
-                    exit(128 + number)
-                }
-            }
-            source.resume()
-            return source
-        }
-        signal(SIGPIPE, SIG_IGN)
-    }
-
-    func cancel() {
-        for source in sources { source.cancel() }
-    }
-}
-
-/// Counts signals; touched only on the signal queue.
-final class SignalCounter: @unchecked Sendable {
-    private var count = 0
-
-    func increment() -> Int {
-        count += 1
-        return count
     }
 }

@@ -16,8 +16,14 @@ final class FilewatchProcess: Sendable {
     /// Bumped on every output chunk and at end of file, so a waiter never misses a wakeup
     /// that happened between its check and its wait.
     private let changes = Mutex<(generation: Int, closedPipes: Int, waiters: [CheckedContinuation<Void, Never>])>((0, 0, []))
+    /// How many pipes this object reads (2, or 1 when the test reads stdout itself).
+    private let readPipes: Int
+    /// The read end of stdout, when the test reads it itself (``readsOutput`` false).
+    private let unreadOutput: FileHandle?
 
-    init(_ arguments: [String], environment: [String: String] = [:], directory: URL? = nil) throws {
+    /// - Parameter readsOutput: false to leave stdout to the test (``readOutput(until:timeout:)``,
+    ///   ``closeOutput()``): a reader thread blocked in `read` would keep the pipe open.
+    init(_ arguments: [String], environment: [String: String] = [:], directory: URL? = nil, readsOutput: Bool = true) throws {
         process = Process()
         process.executableURL = Self.binary
         process.arguments = arguments
@@ -31,9 +37,13 @@ final class FilewatchProcess: Sendable {
         process.standardOutput = output
         process.standardError = error
         process.standardInput = FileHandle.nullDevice
+        readPipes = readsOutput ? 2 : 1
+        unreadOutput = readsOutput ? nil : output.fileHandleForReading
         try process.run()
-        read(output.fileHandleForReading) { [self] chunk in
-            lines.withLock { $0.append(contentsOf: chunk) }
+        if readsOutput {
+            read(output.fileHandleForReading) { [self] chunk in
+                lines.withLock { $0.append(contentsOf: chunk) }
+            }
         }
         read(error.fileHandleForReading) { [self] chunk in
             errorText.withLock { $0 += chunk.joined(separator: "\n") + "\n" }
@@ -75,7 +85,37 @@ final class FilewatchProcess: Sendable {
     }
 
     private var generation: Int { changes.withLock { $0.generation } }
-    private var outputClosed: Bool { changes.withLock { $0.closedPipes == 2 } }
+    private var outputClosed: Bool { changes.withLock { $0.closedPipes == readPipes } }
+
+    /// Reads stdout directly (see `readsOutput`) until a line satisfies `predicate`, waiting in
+    /// `poll` up to the deadline.
+    func readOutput(until predicate: (String) -> Bool, timeout: Duration = .seconds(60)) throws -> String {
+        guard let handle = unreadOutput else { throw CLITestFailure("stdout is read by the helper") }
+        let deadline = ContinuousClock.now + timeout
+        var pending: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            while let newline = pending.firstIndex(of: 0x0A) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                lines.withLock { $0.append(line) }
+                if predicate(line) { return line }
+            }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { throw CLITestFailure("timed out reading stdout; stderr: \(standardError)") }
+            var descriptor = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(min(left.components.seconds * 1000 + 1, 60_000))
+            guard poll(&descriptor, 1, milliseconds) > 0 else { continue }
+            let count = buffer.withUnsafeMutableBytes { Foundation.read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+            guard count > 0 else { throw CLITestFailure("stdout closed before the line; stderr: \(standardError)") }
+            pending += buffer[..<count]
+        }
+    }
+
+    /// Closes the test's end of stdout: the reader goes away, as when `head` exits.
+    func closeOutput() {
+        try? unreadOutput?.close()
+    }
 
     var outputLines: [String] { lines.withLock { $0 } }
     var standardError: String { errorText.withLock { $0 } }
@@ -92,6 +132,9 @@ final class FilewatchProcess: Sendable {
             let seen = generation
             if let line = outputLines.first(where: predicate) { return line }
             if outputClosed {
+                // The pipes close an instant before the exit is reaped; terminationStatus traps
+                // while the process still runs.
+                process.waitUntilExit()
                 throw CLITestFailure("filewatch exited (\(process.terminationStatus)) before \(what); stderr: \(standardError)")
             }
             guard ContinuousClock.now < deadline else {

@@ -11,43 +11,104 @@ import Darwin
 /// With zero latency every batch is due at once, so a kernel read becomes one delivery.
 /// Backends put ``millisecondsUntilDue(now:)`` into their `poll` timeout, which is how a
 /// window closes without any timer thread.
+///
+/// Held events count against ``WatchOptions/bufferLimit`` like delivered ones: a window that
+/// reaches the limit closes early, so a long window over a flood costs memory in proportion to
+/// the limit, never without bound, and a batch gathered from several reads or scans never holds
+/// more than the limit. One ``add(_:now:)`` is never split, though: it is one kernel read or one
+/// scan's diff, whose events are only consistent together (a polling diff lists its changes by
+/// name, not by time, so a consumer that syncs on a marker file must get the whole diff at once).
+/// Backends keep each add small (a kernel backend stops reading at the limit). What is buffered
+/// downstream, in the channel, is bounded by the same limit: the producer stops reading once
+/// the channel is full.
 package struct EventBatcher {
     package let latencyNanoseconds: UInt64
+    /// The most events one batch holds; the window closes early when it is reached.
+    package let limit: Int
     private var pending: [FileSystemEvent] = []
+    /// Windows closed early because they reached ``limit``, coalesced, oldest first: due now.
+    private var closed: [[FileSystemEvent]] = []
     private var windowOpenedAt: UInt64 = 0
 
-    package init(latency: Duration) {
-        let (seconds, attoseconds) = latency.components
-        let nanos = max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
-        self.latencyNanoseconds = UInt64(nanos)
+    /// - Parameters:
+    ///   - latency: how long a window stays open.
+    ///   - bufferLimit: the most events held in one window (``WatchOptions/bufferLimit``).
+    ///     The default is ``WatchOptions``' default; pass `options.bufferLimit`.
+    package init(latency: Duration, bufferLimit: Int = WatchOptions.defaultBufferLimit) {
+        self.latencyNanoseconds = latency.saturatingNanoseconds
+        self.limit = max(1, bufferLimit)
     }
 
-    package var isEmpty: Bool { pending.isEmpty }
+    package var isEmpty: Bool { pending.isEmpty && closed.isEmpty }
+
+    /// Events held, in the open window and in windows closed early but not taken yet.
+    package var heldCount: Int { pending.count + closed.reduce(0) { $0 + $1.count } }
 
     package mutating func add(_ events: [FileSystemEvent], now: UInt64) {
         guard !events.isEmpty else { return }
+        if !pending.isEmpty && pending.count + events.count > limit {
+            // These would overfill the open window: it closes now, and they open the next.
+            closeWindow()
+        }
         if pending.isEmpty { windowOpenedAt = now }
         pending.append(contentsOf: events)
+        if pending.count >= limit {
+            // The window is full: it closes now instead of at the end of the latency.
+            closeWindow()
+        }
+    }
+
+    private mutating func closeWindow() {
+        closed.append(EventCoalescer.coalesce(pending))
+        pending = []
     }
 
     /// The `poll` timeout that ends the current window; -1 when nothing is pending.
     package func millisecondsUntilDue(now: UInt64) -> CInt {
+        if !closed.isEmpty { return 0 }
         guard !pending.isEmpty else { return -1 }
-        let due = windowOpenedAt &+ latencyNanoseconds
+        let due = dueAt
         guard due > now else { return 0 }
-        return CInt(min(UInt64(Int32.max), (due - now + 999_999) / 1_000_000))
+        let remaining = due - now
+        let milliseconds = remaining / 1_000_000 + (remaining % 1_000_000 == 0 ? 0 : 1)
+        return CInt(min(UInt64(Int32.max), milliseconds))
     }
 
-    /// The coalesced batch if its window has closed.
+    /// The oldest coalesced batch whose window has closed (by time or by reaching the limit).
+    /// Call again while it returns batches: a window that filled early may be followed by another.
     package mutating func takeIfDue(now: UInt64) -> [FileSystemEvent]? {
-        guard !pending.isEmpty, now >= windowOpenedAt &+ latencyNanoseconds else { return nil }
-        return takeAll()
+        if !closed.isEmpty { return closed.removeFirst() }
+        guard !pending.isEmpty, now >= dueAt else { return nil }
+        closeWindow()
+        return closed.removeFirst()
     }
 
+    /// When the open window closes by time (saturating: a window of years never wraps round).
+    private var dueAt: UInt64 {
+        let (due, overflow) = windowOpenedAt.addingReportingOverflow(latencyNanoseconds)
+        return overflow ? .max : due
+    }
+
+    /// Everything held, in order, as one delivery (for a stop or a final flush).
     package mutating func takeAll() -> [FileSystemEvent] {
-        let events = EventCoalescer.coalesce(pending)
+        var events = closed.flatMap { $0 }
+        events += EventCoalescer.coalesce(pending)
+        closed = []
         pending = []
         return events
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds, 0 for negative durations and `UInt64.max` past what fits, so no
+    /// conversion of a user's value can trap.
+    package var saturatingNanoseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        if seconds < 0 || (seconds == 0 && attoseconds <= 0) { return 0 }
+        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return .max }
+        let (total, carry) = whole.addingReportingOverflow(UInt64(max(0, attoseconds) / 1_000_000_000))
+        return carry ? .max : total
     }
 }
 

@@ -177,6 +177,9 @@ public final class FileSystemEventChannel: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let immediate = state.withLock { state -> Result<FileSystemWatchUpdate?, FileSystemEventsError>? in
+                    // One consumer at a time: a second waiter would replace the first, which
+                    // would then wait forever. The newcomer fails instead, as documented.
+                    if state.waiter != nil || state.blockedReader != nil { return .failure(.concurrentIteration) }
                     if let ready = Self.takeNext(&state, bufferLimit: bufferLimit) { return ready }
                     state.waiter = continuation
                     return nil
@@ -213,6 +216,7 @@ public final class FileSystemEventChannel: Sendable {
         while true {
             let semaphore = DispatchSemaphore(value: 0)
             let immediate = state.withLock { state -> Result<FileSystemWatchUpdate?, FileSystemEventsError>? in
+                if state.waiter != nil || state.blockedReader != nil { return .failure(.concurrentIteration) }
                 if let ready = Self.takeNext(&state, bufferLimit: bufferLimit) { return ready }
                 if state.producerHasExited { return .success(nil) }
                 state.blockedReader = semaphore

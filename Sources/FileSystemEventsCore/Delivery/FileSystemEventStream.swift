@@ -3,6 +3,11 @@
 /// The watch runs while the stream is alive: cancelling the task that iterates it, dropping
 /// every reference to it, or calling ``stop()`` ends the watch and closes its descriptors.
 /// Iteration throws ``FileSystemEventsError`` when the watch cannot start or fails.
+///
+/// A stream has one consumer, like `AsyncStream`: iterators may follow one another, but a
+/// task that asks for the next update while another task is already waiting for one gets
+/// ``FileSystemEventsError/concurrentIteration`` (the waiting task is not disturbed). Each
+/// call of ``FileSystemEventSource/updates()`` makes an independent stream for another consumer.
 public struct FileSystemEventStream: AsyncSequence, Sendable {
     public typealias Element = FileSystemWatchUpdate
     public typealias Failure = FileSystemEventsError
@@ -45,6 +50,24 @@ public struct FileSystemEventStream: AsyncSequence, Sendable {
             return
         }
         storage = Storage(channel: channel, startupError: nil)
+    }
+
+    /// Checks `options` (``WatchOptions/validate()``), then starts `producer` as
+    /// ``init(bufferLimit:producer:)`` does. Options no source can honour (no roots, a zero poll
+    /// interval, a duration out of range) end the stream at once with their
+    /// ``FileSystemEventsError/invalidOptions(_:)``, before any thread or descriptor exists.
+    public init(options: WatchOptions, producer: @escaping @Sendable (FileSystemEventChannel) -> Void) {
+        do {
+            try options.validate()
+        } catch {
+            self.init(storage: Storage(channel: nil, startupError: error))
+            return
+        }
+        self.init(bufferLimit: options.bufferLimit, producer: producer)
+    }
+
+    private init(storage: Storage) {
+        self.storage = storage
     }
 
     /// Ends the watch gracefully: the source delivers what it has already observed (a polling

@@ -25,6 +25,10 @@ public enum FileSystemEventsError: Error, Sendable, Hashable, CustomStringConver
     case unreadableConfigurationFile(FilePath, reason: String)
     /// An option combination the source cannot honour.
     case invalidOptions(String)
+    /// Two tasks (or threads) waited for the next update of one ``FileSystemEventStream`` at
+    /// once. The stream has one consumer: the second waiter gets this error and the first goes
+    /// on undisturbed. Call `updates()` once per consumer instead.
+    case concurrentIteration
     /// A system call failed in a way none of the cases above explains.
     case systemCallFailed(call: String, path: FilePath?, errno: Errno)
 
@@ -55,6 +59,9 @@ public enum FileSystemEventsError: Error, Sendable, Hashable, CustomStringConver
             return "cannot read configuration file \(path): \(reason)"
         case .invalidOptions(let message):
             return "invalid options: \(message)"
+        case .concurrentIteration:
+            return "a FileSystemEventStream was iterated by two tasks at once; iterate each stream from one task, "
+                + "or call updates() once per consumer"
         case .systemCallFailed(let call, let path, let errno):
             if let path { return "\(call) failed for \(path): \(errno)" }
             return "\(call) failed: \(errno)"

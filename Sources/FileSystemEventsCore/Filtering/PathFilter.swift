@@ -4,25 +4,69 @@
 /// listed or watched. Inclusions, when any are given, narrow the *non-directory* items reported;
 /// directories always pass so the consumer's tree keeps its shape and the replay invariant
 /// holds for the filtered tree.
+///
+/// ``maximumDepth`` prunes like an exclusion, by depth: items more than that many directory
+/// levels below a root are not reported, and directories at the limit are reported but not
+/// entered. ``ignoresEditorFiles`` drops the swap, backup and temporary files editors and
+/// downloaders write next to the files they save (never directories).
 public struct PathFilter: Sendable, Hashable {
     public var include: [PathGlob]
     public var exclude: [PathGlob]
+    /// How many directory levels below a root are reported: 0 reports only a root's direct
+    /// children (like a non-recursive watch), 1 also their children, and so on. `nil`: no limit.
+    public var maximumDepth: Int?
+    /// Ignore the files in ``editorFilePatterns`` (an opt-in preset).
+    public var ignoresEditorFiles: Bool
 
-    public init(include: [PathGlob] = [], exclude: [PathGlob] = []) {
+    public init(include: [PathGlob] = [], exclude: [PathGlob] = [], maximumDepth: Int? = nil, ignoresEditorFiles: Bool = false) {
         self.include = include
         self.exclude = exclude
+        self.maximumDepth = maximumDepth
+        self.ignoresEditorFiles = ignoresEditorFiles
     }
 
     public static let everything = PathFilter()
 
-    public var isEmpty: Bool { include.isEmpty && exclude.isEmpty }
+    /// Names editors and downloaders give their swap, backup and partial files: vim's swap
+    /// files and its `4913` write test, `name~` backups (vim, emacs, gedit), emacs' `.#name`
+    /// lock links, Sublime Text's atomic-save temporaries, and `.part` downloads. Matched
+    /// against names of non-directories only.
+    public static let editorFilePatterns: [PathGlob] = [
+        "*.swp", "*.swo", "*.swx", ".*.sw?", "*~", "4913", ".#*", ".subl*.tmp", "*.part",
+    ].map(PathGlob.init)
+
+    public var isEmpty: Bool { include.isEmpty && exclude.isEmpty && maximumDepth == nil && !ignoresEditorFiles }
+
+    /// Whether some directories are left out with their subtrees (by exclusion or depth), so a
+    /// crawl that cannot apply the filter (a library's own recursive watch) must not be used.
+    package var prunesDirectories: Bool { !exclude.isEmpty || maximumDepth != nil }
 
     /// Whether an item at `relativePath` (root-relative, `/`-separated, no leading slash) is reported.
     package func admits(relativePath: some Collection<UInt8>, name: some Collection<UInt8>, isDirectory: Bool) -> Bool {
         if isEmpty { return true }
+        if let maximumDepth, Self.levels(of: relativePath) > maximumDepth { return false }
         for glob in exclude where glob.matches(relativePath: relativePath, name: name) { return false }
-        if isDirectory || include.isEmpty { return true }
+        if isDirectory { return true }
+        if ignoresEditorFiles {
+            for glob in Self.editorFilePatterns where glob.matches(relativePath: relativePath, name: name) { return false }
+        }
+        if include.isEmpty { return true }
         for glob in include where glob.matches(relativePath: relativePath, name: name) { return true }
         return false
+    }
+
+    /// Whether a source lists and watches the contents of an admitted directory at
+    /// `relativePath`: not at the depth limit, where its contents would all be left out.
+    package func descends(intoDirectoryAt relativePath: some Collection<UInt8>) -> Bool {
+        guard let maximumDepth else { return true }
+        return Self.levels(of: relativePath) < maximumDepth
+    }
+
+    /// How many directories lie between a root and the item at `relativePath`: 0 for a direct
+    /// child (`a`), 1 for `a/b`, and so on.
+    private static func levels(of relativePath: some Collection<UInt8>) -> Int {
+        var slashes = 0
+        for byte in relativePath where byte == UInt8(ascii: "/") { slashes += 1 }
+        return slashes
     }
 }

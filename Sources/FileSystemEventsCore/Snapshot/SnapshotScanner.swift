@@ -124,9 +124,11 @@ package struct SnapshotScanner: Sendable {
                 for index in entries.indices where entries[index].status.itemType == .directory && descend {
                     let identity = entries[index].status.identity
                     if scanner.followsSymlinks && ancestors.contains(identity) { continue }
+                    let childPath = relativePath.appendingComponent(entries[index].name)
+                    // At the depth limit a directory is an entry, as in a non-recursive scan.
+                    if !filter.descends(intoDirectoryAt: childPath) { continue }
                     let child = SnapshotDirectory(parent: directory, name: entries[index].name)
                     entries[index].directory = child
-                    let childPath = relativePath.appendingComponent(entries[index].name)
                     let opened = withCString(entries[index].name) {
                         Syscalls.openDirectory($0, relativeTo: directoryDescriptor, followSymlinks: scanner.followsSymlinks)
                     }

@@ -6,7 +6,8 @@
 /// A source is a value built from ``WatchOptions``; calling ``updates()`` starts one watch and
 /// returns its ``FileSystemEventStream``. To write a backend:
 ///
-/// 1. Create the stream with ``FileSystemEventStream/init(bufferLimit:producer:)``. The producer
+/// 1. Create the stream with ``FileSystemEventStream/init(options:producer:)``, which rejects
+///    options no source can honour with a typed error. The producer
 ///    runs on a thread of its own, so it may block in `poll`, `read` or a directory scan
 ///    without starving Swift's cooperative pool.
 /// 2. Send ``FileSystemWatchUpdate/scanStarted(roots:)``, establish the initial state (for

@@ -41,7 +41,7 @@ public struct WatchOptions: Sendable {
         filter: PathFilter = .everything,
         latency: Duration = .zero,
         pollInterval: Duration = .seconds(1),
-        bufferLimit: Int = 65_536,
+        bufferLimit: Int = WatchOptions.defaultBufferLimit,
         logger: Logger? = nil
     ) {
         self.roots = roots.map(Self.absolute)
@@ -54,8 +54,39 @@ public struct WatchOptions: Sendable {
         self.logger = logger
     }
 
+    /// The default ``bufferLimit``.
+    public static let defaultBufferLimit = 65_536
+
     public init(root: FilePath) {
         self.init(roots: [root])
+    }
+
+    /// The latencies a source accepts: 0 (deliver each read at once) to one day.
+    public static let latencyRange: ClosedRange<Duration> = .zero ... .seconds(86_400)
+
+    /// The poll intervals a source accepts: 1 ms (anything shorter is a busy loop) to one day.
+    public static let pollIntervalRange: ClosedRange<Duration> = .milliseconds(1) ... .seconds(86_400)
+
+    /// The depths ``PathFilter/maximumDepth`` accepts (a path more than a million levels deep
+    /// cannot exist: `PATH_MAX` is 4096).
+    public static let depthRange: ClosedRange<Int> = 0 ... 1_000_000
+
+    /// Throws the first option no source can honour: no roots, or a duration outside its range
+    /// (a zero poll interval would rescan in a busy loop). Sources check this when they start
+    /// and deliver the error through their stream.
+    public func validate() throws(FileSystemEventsError) {
+        if roots.isEmpty {
+            throw .invalidOptions("no roots to watch; pass at least one file or directory in WatchOptions.roots")
+        }
+        if !Self.latencyRange.contains(latency) {
+            throw .invalidOptions("WatchOptions.latency must be from 0 to 86400 seconds (got \(latency))")
+        }
+        if !Self.pollIntervalRange.contains(pollInterval) {
+            throw .invalidOptions("WatchOptions.pollInterval must be from 0.001 to 86400 seconds (got \(pollInterval))")
+        }
+        if let depth = filter.maximumDepth, !Self.depthRange.contains(depth) {
+            throw .invalidOptions("PathFilter.maximumDepth must be from 0 to \(Self.depthRange.upperBound) (got \(depth))")
+        }
     }
 
     /// The absolute form of `path` as the caller wrote it: the working directory is prepended

@@ -1,0 +1,105 @@
+import FileSystemEvents
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Ends the watch when the user or the reader of the output says so: the first SIGINT or
+/// SIGTERM asks for a graceful stop (the watch flushes what it has and the command exits 0), a
+/// second one exits at once, and a closed stdout (the reader went away: `filewatch | head`)
+/// stops the watch, since nothing can be printed any more.
+///
+/// Why not `DispatchSource.makeSignalSource`: it arms itself asynchronously, on a dispatch
+/// queue, after the signal's disposition was set to ignore, so a signal sent right after the
+/// `ready` line could land in between and be lost. Here `sigaction` installs a handler before
+/// the initializer returns, and the handler only writes the signal's number into a pipe (all it
+/// may do: `write(2)` is async-signal-safe). A thread of the monitor's own polls that pipe and
+/// descriptor 1 together: a pipe or socket whose reader is gone reports `POLLERR`/`POLLHUP`
+/// even with no events requested, so a closed stdout is noticed at once, not at the next event.
+final class TerminationMonitor: Sendable {
+    private let pipe: (read: CInt, write: CInt)
+
+    /// Installs the handlers and starts watching; both are in place when this returns.
+    ///
+    /// - Parameters:
+    ///   - onFirstSignal: asks the watch to stop gracefully.
+    ///   - onOutputClosed: stops the watch; called at most once.
+    init(
+        signals: [CInt] = [SIGINT, SIGTERM],
+        onFirstSignal: @escaping @Sendable () -> Void,
+        onOutputClosed: @escaping @Sendable () -> Void
+    ) throws(CommandFailure) {
+        switch Syscalls.pipe() {
+        case .success(let fds): pipe = fds
+        case .failure(let errno): throw CommandFailure.failed("cannot create the signal pipe: \(errno)")
+        }
+        signal(SIGPIPE, SIG_IGN)
+        terminationSignalPipe = pipe.write
+        let readEnd = pipe.read
+        // The thread first, so no signal can wait in the pipe without a reader.
+        let started = ProducerThread.start {
+            Self.watch(signalPipe: readEnd, onFirstSignal: onFirstSignal, onOutputClosed: onOutputClosed)
+        }
+        guard started else { throw CommandFailure.failed("cannot start the signal thread") }
+        for number in signals {
+            var action = sigaction()
+            #if canImport(Darwin)
+            action.__sigaction_u.__sa_handler = forwardTerminationSignal
+            #else
+            action.__sigaction_handler.sa_handler = forwardTerminationSignal
+            #endif
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = CInt(SA_RESTART)
+            sigaction(number, &action, nil)
+        }
+    }
+
+    /// The monitor's thread: counts signals and watches descriptor 1 until the process exits.
+    private static func watch(signalPipe: CInt, onFirstSignal: @Sendable () -> Void, onOutputClosed: @Sendable () -> Void) {
+        var descriptors = [pollfd(fd: signalPipe, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: 1, events: 0, revents: 0)]
+        var received = 0
+        var buffer = [UInt8](repeating: 0, count: 16)
+        while true {
+            let ready = descriptors.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), -1) }
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            let output = descriptors[1].revents
+            if output & Int16(POLLNVAL) != 0 {
+                descriptors[1].fd = -1  // no stdout at all: nothing to watch
+            } else if output & Int16(POLLERR | POLLHUP) != 0 {
+                descriptors[1].fd = -1
+                onOutputClosed()
+            }
+            if descriptors[0].revents != 0 {
+                let count = buffer.withUnsafeMutableBytes { read(signalPipe, $0.baseAddress, $0.count) }
+                if count <= 0 { continue }
+                for number in buffer[..<count] {
+                    received += 1
+                    if received == 1 {
+                        onFirstSignal()
+                    } else {
+                        exit(128 + CInt(number))
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The write end of the monitor's pipe, for the signal handler (set before it is installed;
+/// a process has one monitor).
+nonisolated(unsafe) private var terminationSignalPipe: CInt = -1
+
+/// The signal handler: one byte with the signal's number into the pipe, `errno` preserved.
+private let forwardTerminationSignal: @convention(c) (CInt) -> Void = { number in
+    let saved = errno
+    var byte = UInt8(truncatingIfNeeded: number)
+    _ = write(terminationSignalPipe, &byte, 1)
+    errno = saved
+}

@@ -1,0 +1,103 @@
+import FileSystemEvents
+import FileSystemEventsConformance
+import Testing
+
+/// Where each value comes from (code over environment over file), the ranges every key is
+/// checked against before any conversion, and the plain sentences for a bad file.
+@Suite struct WatchConfigurationTests {
+    let roots = [FilePath("/")]
+
+    @Test("code beats the environment, which beats the file; the file fills the rest")
+    func precedence() async throws {
+        let tree = try ScratchTree()
+        try tree.write("config.json", #"{"filewatch": {"backend": "inotify", "latency": 3, "pollInterval": 4, "bufferLimit": 500, "depth": 7, "ignoreEditorFiles": true}}"#, in: .outside)
+        let file = tree.path("config.json", in: .outside)
+        var overrides = WatchConfiguration.Overrides()
+        overrides.latency = 1
+        let configuration = try await WatchConfiguration.load(
+            roots: roots, overrides: overrides, configFile: file,
+            environment: ["FILEWATCH_LATENCY": "2", "FILEWATCH_POLL_INTERVAL": "0.5", "FILEWATCH_DEPTH": "2"]
+        )
+        #expect(configuration.options.latency == .seconds(1))          // code
+        #expect(configuration.options.pollInterval == .milliseconds(500))  // environment over file
+        #expect(configuration.options.filter.maximumDepth == 2)         // environment over file
+        #expect(configuration.backend == .inotify)                      // file only
+        #expect(configuration.options.bufferLimit == 500)               // file only
+        #expect(configuration.options.filter.ignoresEditorFiles)        // file only
+    }
+
+    @Test("nothing set: the defaults")
+    func defaults() async throws {
+        let configuration = try await WatchConfiguration.load(roots: roots, environment: [:])
+        #expect(configuration.backend == .auto)
+        #expect(configuration.options.latency == .zero)
+        #expect(configuration.options.pollInterval == .seconds(1))
+        #expect(configuration.options.bufferLimit == WatchOptions.defaultBufferLimit)
+        #expect(configuration.options.filter.maximumDepth == nil)
+        #expect(!configuration.options.filter.ignoresEditorFiles)
+    }
+
+    @Test("values past a duration's range name the key and the range, and never trap", arguments: [
+        ("FILEWATCH_LATENCY", "1e10", "filewatch.latency", "from 0 to 86400"),
+        ("FILEWATCH_LATENCY", "-1", "filewatch.latency", "from 0 to 86400"),
+        ("FILEWATCH_LATENCY", "nan", "filewatch.latency", "from 0 to 86400"),
+        ("FILEWATCH_POLL_INTERVAL", "1e11", "filewatch.pollInterval", "from 0.001 to 86400"),
+        ("FILEWATCH_POLL_INTERVAL", "0", "filewatch.pollInterval", "from 0.001 to 86400"),
+        ("FILEWATCH_POLL_INTERVAL", "1e-9", "filewatch.pollInterval", "from 0.001 to 86400"),
+        ("FILEWATCH_DEPTH", "-3", "filewatch.depth", "from 0 to"),
+        ("FILEWATCH_BUFFER_LIMIT", "0", "filewatch.bufferLimit", "above 0"),
+    ])
+    func outOfRange(variable: String, value: String, key: String, range: String) async throws {
+        let error = await #expect(throws: FileSystemEventsError.self) {
+            _ = try await WatchConfiguration.load(roots: roots, environment: [variable: value])
+        }
+        let message = error?.description ?? ""
+        #expect(message.contains(key) && message.contains(variable), "\(message)")
+        #expect(message.contains(range), "\(message)")
+    }
+
+    @Test("a huge value set in code is checked the same way")
+    func hugeOverride() async throws {
+        var overrides = WatchConfiguration.Overrides()
+        overrides.pollInterval = 1e300
+        let error = await #expect(throws: FileSystemEventsError.self) {
+            _ = try await WatchConfiguration.load(roots: roots, overrides: overrides, environment: [:])
+        }
+        #expect(error?.description.contains("filewatch.pollInterval") == true)
+    }
+
+    @Test("a bad configuration file is one plain sentence naming the file and the problem", arguments: [
+        ("directory", "is a directory"),
+        ("missing", "does not exist"),
+        ("malformed", "not valid JSON"),
+        ("array", "not a JSON object"),
+        ("scalarScope", "\"filewatch\" member is not an object"),
+    ])
+    func badFile(kind: String, problem: String) async throws {
+        let tree = try ScratchTree()
+        let file: FilePath
+        switch kind {
+        case "directory":
+            try tree.makeDirectory("config.json", in: .outside)
+            file = tree.path("config.json", in: .outside)
+        case "missing":
+            file = tree.path("absent.json", in: .outside)
+        case "malformed":
+            try tree.write("config.json", #"{"filewatch": {"backend": "#, in: .outside)
+            file = tree.path("config.json", in: .outside)
+        case "array":
+            try tree.write("config.json", "[1, 2]", in: .outside)
+            file = tree.path("config.json", in: .outside)
+        default:
+            try tree.write("config.json", #"{"filewatch": 5}"#, in: .outside)
+            file = tree.path("config.json", in: .outside)
+        }
+        let error = await #expect(throws: FileSystemEventsError.self) {
+            _ = try await WatchConfiguration.load(roots: roots, configFile: file, environment: [:])
+        }
+        let message = error?.description ?? ""
+        #expect(message.contains(file.string), "\(message)")
+        #expect(message.contains(problem), "\(message)")
+        #expect(!message.contains("NSCocoaErrorDomain") && !message.contains("Error Domain") && !message.contains("\n"), "\(message)")
+    }
+}

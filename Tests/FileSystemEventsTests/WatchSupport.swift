@@ -1,0 +1,58 @@
+import FileSystemEvents
+import Testing
+
+/// What a test saw of one watch.
+struct Observed: Sendable {
+    var batches: [[FileSystemEvent]] = []
+    var diagnostics: [FileSystemWatchDiagnostic] = []
+    var events: [FileSystemEvent] { batches.flatMap { $0 } }
+}
+
+struct WatchTimeout: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// Runs `stream` until `done` says the observation is complete, calling `onReady` once the
+/// watch is established. Fails at the deadline (never sleeps to synchronise: the deadline is
+/// only the bound of a wait for a condition).
+func observe(
+    _ stream: FileSystemEventStream,
+    timeout: Duration = .seconds(30),
+    onReady: @escaping @Sendable () throws -> Void = {},
+    until done: @escaping @Sendable (Observed) -> Bool
+) async throws -> Observed {
+    let outcome = try await withThrowingTaskGroup(of: Observed?.self) { group in
+        group.addTask {
+            var observed = Observed()
+            for try await update in stream {
+                switch update {
+                case .ready:
+                    try onReady()
+                case .events(let events):
+                    observed.batches.append(events)
+                case .diagnostic(let diagnostic):
+                    observed.diagnostics.append(diagnostic)
+                case .scanStarted:
+                    break
+                }
+                if done(observed) { return observed }
+            }
+            return observed
+        }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            return nil
+        }
+        let first = try await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
+    await stream.stop()
+    guard let outcome else { throw WatchTimeout(description: "the watch did not reach its condition within \(timeout)") }
+    return outcome
+}
+
+/// The backends that run here, `auto` aside.
+let availableBackends: [FileSystemEventBackend] = FileSystemEventBackend.allCases.filter {
+    $0 != .auto && $0.availability.isAvailable
+}

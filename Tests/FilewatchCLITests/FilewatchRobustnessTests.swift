@@ -1,0 +1,181 @@
+import FileSystemEventsConformance
+import Foundation
+import Synchronization
+import Testing
+
+/// The CLI under abuse: signals the instant `ready` appears, a reader that goes away, temporary
+/// files left behind, values out of range, and the filters a watchdog or chokidar user expects.
+@Suite(.serialized)
+struct FilewatchRobustnessTests {
+    /// The backends this build can run, as `filewatch backends` says.
+    static func availableBackends() async throws -> Set<String> {
+        let (_, lines, _) = try await FilewatchProcess.run(["backends", "--format", "json"])
+        var names: Set<String> = []
+        for line in lines {
+            guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
+            if object["available"] as? Bool == true, let name = object["name"] as? String { names.insert(name) }
+        }
+        return names
+    }
+
+    // MARK: Signals and the reader (items 5 and 8)
+
+    @Test("SIGINT the instant ready is read always exits 0 (30 times, cores kept busy)")
+    func signalRightAfterReady() async throws {
+        let tree = try ScratchTree()
+        // Threads that only spin keep every core busy, as on a loaded machine: a handler that
+        // is armed late, on some other thread of filewatch, then gets armed after `ready`.
+        let spinning = Atomic<Bool>(true)
+        let spinners = (0..<4).map { _ in
+            Thread {
+                var counter = 0
+                while spinning.load(ordering: .relaxed) { counter &+= 1 }
+                _ = counter
+            }
+        }
+        for spinner in spinners { spinner.start() }
+        defer { spinning.store(false, ordering: .relaxed) }
+        for attempt in 1...30 {
+            // stdout is read right here, in poll and read, so the signal follows the line by
+            // microseconds (a reader thread and a task wake-up in between could hide the race).
+            let watch = try FilewatchProcess(["watch", "--backend", "inotify", "--format", "json", tree.root.string], readsOutput: false)
+            _ = try watch.readOutput(until: { $0.contains(#""kind":"ready""#) })
+            watch.signal(SIGINT)
+            let status: Int32
+            do {
+                status = try await watch.waitForExit(timeout: .seconds(10))
+            } catch {
+                Issue.record("attempt \(attempt): SIGINT right after ready was lost: \(error)")
+                return
+            }
+            #expect(status == 0, "attempt \(attempt)")
+        }
+    }
+
+    @Test("a closed stdout is noticed at once, without waiting for an event", arguments: ["inotify", "polling"])
+    func closedOutput(backend: String) async throws {
+        let tree = try ScratchTree()
+        let watch = try FilewatchProcess(["watch", "--backend", backend, "--format", "json", tree.root.string], readsOutput: false)
+        _ = try watch.readOutput(until: { $0.contains(#""kind":"ready""#) })
+        watch.closeOutput()
+        // No change on disk: only the closed pipe can end the watch.
+        #expect(try await watch.waitForExit(timeout: .seconds(10)) == 0)
+    }
+
+    // MARK: Nothing left behind (item 4)
+
+    @Test("the inotifytools backend leaves nothing in TMPDIR: while running, after SIGINT, SIGTERM or a closed stdout",
+          arguments: ["SIGINT", "SIGTERM", "closed stdout"])
+    func inotifyToolsLeavesNothing(ending: String) async throws {
+        guard try await Self.availableBackends().contains("inotifytools") else { return }
+        let tree = try ScratchTree()
+        try tree.makeDirectory("tmp", in: .outside)
+        let temporary = tree.path("tmp", in: .outside).string
+        let leftovers = { try FileManager.default.contentsOfDirectory(atPath: temporary) }
+        let closesOutput = ending == "closed stdout"
+        let watch = try FilewatchProcess(["watch", "--backend", "inotifytools", "--format", "json", tree.root.string],
+                                         environment: ["TMPDIR": temporary], readsOutput: !closesOutput)
+        if closesOutput {
+            _ = try watch.readOutput(until: { $0.contains(#""kind":"ready""#) })
+        } else {
+            try await watch.waitForLine("the ready line") { $0.contains(#""kind":"ready""#) }
+        }
+        // While it runs, too: a SIGKILL must not leave anything either.
+        #expect(try leftovers() == [])
+        switch ending {
+        case "SIGINT": watch.signal(SIGINT)
+        case "SIGTERM": watch.signal(SIGTERM)
+        default: watch.closeOutput()
+        }
+        #expect(try await watch.waitForExit(timeout: .seconds(20)) == 0)
+        #expect(try leftovers() == [])
+    }
+
+    // MARK: Plain errors for bad input (items 2 and 11)
+
+    @Test("bad input is one plain line naming the file or key and the problem", arguments: [
+        "config is a directory", "malformed config", "latency -1", "latency 1e10", "poll interval 1e11 in the environment",
+        "poll interval 0", "depth -1",
+    ])
+    func plainErrors(kind: String) async throws {
+        let tree = try ScratchTree()
+        var arguments = ["watch", tree.root.string]
+        var environment: [String: String] = [:]
+        var mustName: [String]
+        switch kind {
+        case "config is a directory":
+            try tree.makeDirectory("config", in: .outside)
+            let path = tree.path("config", in: .outside).string
+            arguments += ["--config", path]
+            mustName = [path, "is a directory"]
+        case "malformed config":
+            try tree.write("config.json", #"{"filewatch": {"backend": "polling",}"#, in: .outside)
+            let path = tree.path("config.json", in: .outside).string
+            arguments += ["--config", path]
+            mustName = [path, "not valid JSON"]
+        case "latency -1":
+            arguments += ["--latency", "-1"]
+            mustName = ["--latency", "-1", "from 0 to 86400"]
+        case "latency 1e10":
+            arguments += ["--latency", "1e10"]
+            mustName = ["--latency", "from 0 to 86400"]
+        case "poll interval 1e11 in the environment":
+            environment["FILEWATCH_POLL_INTERVAL"] = "1e11"
+            mustName = ["FILEWATCH_POLL_INTERVAL", "filewatch.pollInterval", "from 0.001 to 86400"]
+        case "poll interval 0":
+            arguments += ["--poll-interval", "0"]
+            mustName = ["--poll-interval", "from 0.001 to 86400"]
+        default:
+            arguments += ["--depth", "-1"]
+            mustName = ["--depth", "-1"]
+        }
+        let (status, output, error) = try await FilewatchProcess.run(arguments, environment: environment)
+        #expect(status == 2, "\(error)")
+        #expect(output.isEmpty)
+        #expect(error.split(separator: "\n").count == 1, "\(error)")
+        for text in mustName { #expect(error.contains(text), "\(error)") }
+        for leak in ["NSCocoaErrorDomain", "Error Domain", "Missing value", "UserInfo"] {
+            #expect(!error.contains(leak), "\(error)")
+        }
+    }
+
+    // MARK: What watchdog and chokidar users expect
+
+    @Test("--depth: nothing deeper is printed", arguments: ["inotify", "polling"])
+    func depth(backend: String) async throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectories("a/b")
+        let watch = try FilewatchProcess(["watch", "--backend", backend, "--format", "json", "--poll-interval", "0.02", "--depth", "1", tree.root.string])
+        try await watch.waitForLine("the ready line") { $0.contains(#""kind":"ready""#) }
+        try tree.write("a/b/deep.txt", "x")
+        try tree.makeDirectories("a/b/c/d")
+        try tree.write("a/shallow.txt", "x")
+        try tree.write("a/marker", "x")
+        try await watch.waitForLine("the marker") { $0.contains("/a/marker") }
+        watch.signal(SIGINT)
+        #expect(try await watch.waitForExit() == 0)
+        #expect(watch.outputLines.contains { $0.contains("/a/shallow.txt") })
+        #expect(!watch.outputLines.contains { $0.contains("/a/b/") }, "\(watch.outputLines)")
+    }
+
+    @Test("--ignore-editor-files: a vim-style save prints only the saved file", arguments: ["inotify", "polling"])
+    func ignoreEditorFiles(backend: String) async throws {
+        let tree = try ScratchTree()
+        try tree.write("notes.txt", "v1")
+        let watch = try FilewatchProcess(["watch", "--backend", backend, "--format", "json", "--poll-interval", "0.02", "--ignore-editor-files", tree.root.string])
+        try await watch.waitForLine("the ready line") { $0.contains(#""kind":"ready""#) }
+        try tree.write(".notes.txt.swp", "swap")
+        try tree.write("4913", "")
+        try tree.remove("4913")
+        try tree.rename("notes.txt", to: "notes.txt~")
+        try tree.write("notes.txt", "v2")
+        try tree.remove("notes.txt~")
+        try tree.write("marker", "x")
+        try await watch.waitForLine("the marker") { $0.contains("/marker") }
+        watch.signal(SIGINT)
+        #expect(try await watch.waitForExit() == 0)
+        let printed = watch.outputLines.joined(separator: "\n")
+        #expect(printed.contains("/notes.txt\""))
+        for name in [".swp", "4913", "notes.txt~"] { #expect(!printed.contains(name), "\(printed)") }
+    }
+}
