@@ -38,7 +38,7 @@ final class DirectoryListingSession {
                 if case .running = state { state = .running(running) }
                 return update
             } catch {
-                finish(running)
+                await finish(running, isolation: actor)
                 throw error
             }
         }
@@ -53,13 +53,16 @@ final class DirectoryListingSession {
     private func start(isolation actor: isolated (any Actor)?) async throws(FileSystemEventsError) -> DirectoryListingUpdate? {
         let options = listing.options
         let reader = try DirectoryReader(listing.directory, isRecursive: options.isRecursive, includesHidden: options.includesHidden)
+        var started: FileSystemEventStream?
         do {
             let source = try listing.makeSource(listing.watchOptions)
             let stream = source.updates()
+            started = stream
             var updates = stream.makeAsyncIterator()
             waitForReady: while true {
                 guard let update = try await updates.next(isolation: actor) else {
                     state = .finished
+                    await stream.stop()
                     return nil
                 }
                 if case .ready = update { break waitForReady }
@@ -79,6 +82,7 @@ final class DirectoryListingSession {
             return .listing(list.entries)
         } catch {
             state = .finished
+            await started?.stop()
             throw error
         }
     }
@@ -91,7 +95,7 @@ final class DirectoryListingSession {
     private func nextChange(_ running: inout Running, isolation actor: isolated (any Actor)?) async throws(FileSystemEventsError) -> DirectoryListingUpdate? {
         while true {
             guard let update = try await running.updates.next(isolation: actor) else {
-                finish(running)
+                await finish(running, isolation: actor)
                 return nil
             }
             guard case .events(var events) = update else { continue }
@@ -101,7 +105,7 @@ final class DirectoryListingSession {
             if events.contains(where: { $0.kind == .rootRemoved }) {
                 var changes = running.list.removeAll() ?? Self.noChanges([])
                 changes.endReason = .directoryRemoved(listing.directory)
-                finish(running)
+                await finish(running, isolation: actor)
                 return .changes(changes)
             }
             if let changes = running.list.apply(try replacements(for: events, reader: running.reader, list: running.list)) {
@@ -199,8 +203,11 @@ final class DirectoryListingSession {
 
     // MARK: End
 
-    private func finish(_ running: Running) {
+    /// Stops the source and waits until it has closed its descriptors, so that when the
+    /// iteration ends (cancelled, or the directory gone) nothing of the watch is left open.
+    private func finish(_ running: Running, isolation actor: isolated (any Actor)?) async {
         state = .finished
+        await running.stream.stop()
     }
 
     private static func noChanges(_ entries: [DirectoryEntry]) -> DirectoryListingChanges {
