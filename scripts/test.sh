@@ -37,5 +37,9 @@ if [ "$(id -u)" = 0 ] && [ "$#" = 0 ] && command -v setpriv >/dev/null; then
     TMPDIR="$scratch" FILEWATCH_CONFORMANCE_ONLY=26 HOME="$scratch" \
         setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
         "$bundle" --testing-library swift-testing --filter ConformanceTests
+    echo "==> directory listing start errors (an unreadable directory) as user nobody"
+    TMPDIR="$scratch" HOME="$scratch" \
+        setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
+        "$bundle" --testing-library swift-testing --filter "DirectoryListingTests/startErrors"
     rm -rf "$scratch"
 fi
