@@ -50,6 +50,10 @@ else
     TMPDIR="$scratch" FILEWATCH_CONFORMANCE_ONLY=unprivileged HOME="$scratch" \
         setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
         "$bundle" --testing-library swift-testing --filter ConformanceTests || status=$?
+    echo "==> directory listing start errors (an unreadable directory) as user nobody"
+    TMPDIR="$scratch" HOME="$scratch" \
+        setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
+        "$bundle" --testing-library swift-testing --filter "DirectoryListingTests/startErrors" || status=$?
     rm -rf "$scratch"
 fi
 exit "$status"

@@ -5,6 +5,7 @@ import Musl
 #endif
 import FileSystemEvents
 import FileSystemEventsConformance
+import FileSystemEventsCore
 import Testing
 
 /// The listing on every backend: after each synchronisation point (a marker file in the app's
@@ -112,6 +113,53 @@ struct DirectoryListingTests {
         #expect(observer.list.count == 5_002)
         #expect(observer.snapshot.updates.count - updates < 5_000, "a burst is delivered in batches, not per file")
         await observer.stop()
+    }
+
+    @Test("a stalled app during a burst beyond the kernel queue: the listing catches up exactly", arguments: backends)
+    func stalledAppPastKernelQueue(backend: ListingBackend) async throws {
+        let tree = try ScratchTree()
+        let smallBuffer = ListingBackend(name: backend.name) { options throws(FileSystemEventsError) in
+            var options = options
+            options.bufferLimit = 64
+            return try backend.makeSource(options)
+        }
+        let observer = ListingObserver(listing(tree, smallBuffer, .init(isRecursive: true)), stallsAfterFirstUpdate: true)
+        try await observer.started()
+        let count = (InotifyLimits.current("max_queued_events") ?? 16_384) + 4_000
+        for directory in 0..<4 { try tree.makeDirectory(RelativePath("flood\(directory)")) }
+        for file in 0..<count { try tree.write(RelativePath("flood\(file % 4)/f\(file)"), "") }
+        try tree.removeTree("flood3")
+        try tree.rename("flood2", to: "flood2-renamed")
+        try tree.write("m1")
+        observer.release()
+        try await observer.sync(marker: "m1")
+        try tree.write("flood2-renamed/after", "a")
+        try tree.write("m2")
+        try await observer.sync(marker: "m2")
+        await observer.stop()
+    }
+
+    @Test("stopping closes every descriptor the listing opened", arguments: backends)
+    func stopClosesDescriptors(backend: ListingBackend) async throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectories("a/b")
+        let before = Self.openDescriptors()
+        for round in 0..<3 {
+            let observer = ListingObserver(listing(tree, backend, .init(isRecursive: true)))
+            try await observer.started()
+            try tree.write(RelativePath("m\(round)"))
+            try await observer.sync(marker: "m\(round)")
+            await observer.stop()
+        }
+        #expect(Self.openDescriptors() == before)
+    }
+
+    static func openDescriptors() -> Int {
+        guard let directory = opendir("/proc/self/fd") else { return -1 }
+        defer { closedir(directory) }
+        var count = 0
+        while readdir(directory) != nil { count += 1 }
+        return count
     }
 
     @Test("a directory replaced by a file of the same name", arguments: backends, [false, true])

@@ -21,9 +21,13 @@ final class ListingObserver: Sendable {
     let listing: DirectoryListing
     private let state: Mutex<State>
     private let task = Mutex<Task<Void, Never>?>(nil)
+    /// A stalled app: after the first update, the observer stops asking for more until released.
+    private let gate = Mutex<(isOpen: Bool, waiter: CheckedContinuation<Void, Never>?)>((true, nil))
 
-    /// Starts the listing from nothing, or from `previous` (a restart).
-    init(_ listing: DirectoryListing, resumingFrom previous: [DirectoryEntry]? = nil) {
+    /// Starts the listing from nothing, or from `previous` (a restart). With
+    /// `stallsAfterFirstUpdate`, the app takes no update after the first until ``release()``.
+    init(_ listing: DirectoryListing, resumingFrom previous: [DirectoryEntry]? = nil, stallsAfterFirstUpdate: Bool = false) {
+        if stallsAfterFirstUpdate { gate.withLock { $0.isOpen = false } }
         self.listing = listing
         var initial = State()
         initial.list = previous ?? []
@@ -31,7 +35,10 @@ final class ListingObserver: Sendable {
         let sequence = previous.map { listing.resuming(from: $0) } ?? listing
         let started = Task { [self] in
             do throws(FileSystemEventsError) {
-                for try await update in sequence { record(update) }
+                for try await update in sequence {
+                    record(update)
+                    await waitAtGate()
+                }
             } catch {
                 state.withLock { $0.error = error }
             }
@@ -65,6 +72,27 @@ final class ListingObserver: Sendable {
             state.updates.append(update)
         }
         notify()
+    }
+
+    private func waitAtGate() async {
+        await withCheckedContinuation { continuation in
+            let isOpen = gate.withLock { gate in
+                if gate.isOpen { return true }
+                gate.waiter = continuation
+                return false
+            }
+            if isOpen { continuation.resume() }
+        }
+    }
+
+    /// Lets a stalled app take updates again.
+    func release() {
+        let waiter = gate.withLock { gate in
+            gate.isOpen = true
+            defer { gate.waiter = nil }
+            return gate.waiter
+        }
+        waiter?.resume()
     }
 
     private func notify() {
@@ -130,6 +158,7 @@ final class ListingObserver: Sendable {
     func stop() async {
         let running = task.withLock { $0 }
         running?.cancel()
+        release()
         await running?.value
     }
 

@@ -20,6 +20,7 @@ let benchmarks: @Sendable () -> Void = {
     registerPollingScanBenchmarks()
     registerOverflowRecoveryBenchmarks()
     registerBurstBenchmarks()
+    registerListingBenchmarks()
 }
 
 /// What counts as a regression in `baseline check`, for the metrics a benchmark measures.

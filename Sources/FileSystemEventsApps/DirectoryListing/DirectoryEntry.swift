@@ -8,19 +8,40 @@ public import SystemPackage
 /// UTF-8 survives and sorting is deterministic (`memcmp` order). Two entries are equal when
 /// every field is: an entry whose size or modification time changed is a different value,
 /// which is what makes `previous.applying(difference) == entries` exact.
+///
+/// An entry is one reference wide (its fields live in an immutable box), so inserting into
+/// or removing from a sorted array of 100,000 entries moves 800 KB, not 6 MB: that is most of
+/// what keeps a change in a large directory as cheap as in a small one.
 public struct DirectoryEntry: Sendable, Hashable, Identifiable, CustomStringConvertible {
-    /// The name, or the `/`-separated path relative to the listed directory, as raw bytes.
-    public var nameBytes: [UInt8]
-    public var type: FileItemType
-    /// Bytes, as `stat` reports them (`st_size`); for a symlink, the length of its target.
-    public var size: Int64
-    public var modificationTime: FileSystemEvent.Timestamp
-    /// Device and inode: what stays the same when the item is renamed (a move in a listing).
-    public var identity: FileIdentity
-    /// Birth time in nanoseconds since the epoch, 0 where the file system does not record it:
-    /// inode numbers are reused as soon as a file is deleted, so a move is paired on identity
-    /// *and* birth time.
-    package var birthTime: Int64 = 0
+    private final class Fields: Sendable {
+        let nameBytes: [UInt8]
+        let type: FileItemType
+        let size: Int64
+        let modificationTime: FileSystemEvent.Timestamp
+        let identity: FileIdentity
+        let birthTime: Int64
+
+        init(nameBytes: [UInt8], type: FileItemType, size: Int64, modificationTime: FileSystemEvent.Timestamp, identity: FileIdentity, birthTime: Int64) {
+            self.nameBytes = nameBytes
+            self.type = type
+            self.size = size
+            self.modificationTime = modificationTime
+            self.identity = identity
+            self.birthTime = birthTime
+        }
+
+        func with(
+            nameBytes: [UInt8]? = nil, type: FileItemType? = nil, size: Int64? = nil,
+            modificationTime: FileSystemEvent.Timestamp? = nil, identity: FileIdentity? = nil
+        ) -> Fields {
+            Fields(
+                nameBytes: nameBytes ?? self.nameBytes, type: type ?? self.type, size: size ?? self.size,
+                modificationTime: modificationTime ?? self.modificationTime, identity: identity ?? self.identity,
+                birthTime: birthTime)
+        }
+    }
+
+    private var fields: Fields
 
     public init(
         nameBytes: [UInt8],
@@ -29,12 +50,41 @@ public struct DirectoryEntry: Sendable, Hashable, Identifiable, CustomStringConv
         modificationTime: FileSystemEvent.Timestamp,
         identity: FileIdentity
     ) {
-        self.nameBytes = nameBytes
-        self.type = type
-        self.size = size
-        self.modificationTime = modificationTime
-        self.identity = identity
+        fields = Fields(nameBytes: nameBytes, type: type, size: size, modificationTime: modificationTime, identity: identity, birthTime: 0)
     }
+
+    /// The name, or the `/`-separated path relative to the listed directory, as raw bytes.
+    public var nameBytes: [UInt8] {
+        get { fields.nameBytes }
+        set { fields = fields.with(nameBytes: newValue) }
+    }
+
+    public var type: FileItemType {
+        get { fields.type }
+        set { fields = fields.with(type: newValue) }
+    }
+
+    /// Bytes, as `stat` reports them (`st_size`); for a symlink, the length of its target.
+    public var size: Int64 {
+        get { fields.size }
+        set { fields = fields.with(size: newValue) }
+    }
+
+    public var modificationTime: FileSystemEvent.Timestamp {
+        get { fields.modificationTime }
+        set { fields = fields.with(modificationTime: newValue) }
+    }
+
+    /// Device and inode: what stays the same when the item is renamed (a move in a listing).
+    public var identity: FileIdentity {
+        get { fields.identity }
+        set { fields = fields.with(identity: newValue) }
+    }
+
+    /// Birth time in nanoseconds since the epoch, 0 where the file system does not record it:
+    /// inode numbers are reused as soon as a file is deleted, so a move is paired on identity
+    /// *and* birth time.
+    package var birthTime: Int64 { fields.birthTime }
 
     /// The name for display: the bytes decoded as UTF-8, with U+FFFD for bytes that are not.
     public var name: String { String(decoding: nameBytes, as: UTF8.self) }
@@ -48,6 +98,21 @@ public struct DirectoryEntry: Sendable, Hashable, Identifiable, CustomStringConv
 
     public var description: String {
         "\(type.rawValue) \(name) (\(size) bytes, modified \(modificationTime.secondsSinceEpoch).\(modificationTime.nanoseconds))"
+    }
+
+    public static func == (lhs: DirectoryEntry, rhs: DirectoryEntry) -> Bool {
+        if lhs.fields === rhs.fields { return true }
+        let l = lhs.fields
+        let r = rhs.fields
+        return l.size == r.size && l.modificationTime == r.modificationTime && l.identity == r.identity
+            && l.type == r.type && l.birthTime == r.birthTime && l.nameBytes == r.nameBytes
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(fields.nameBytes)
+        hasher.combine(fields.size)
+        hasher.combine(fields.modificationTime)
+        hasher.combine(fields.identity)
     }
 
     /// Whether the name, or any component of a recursive listing's path, starts with a dot.
@@ -71,14 +136,14 @@ public struct DirectoryEntry: Sendable, Hashable, Identifiable, CustomStringConv
             seconds -= 1
             remainder += 1_000_000_000
         }
-        self.init(
+        fields = Fields(
             nameBytes: nameBytes,
             type: status.itemType,
             size: status.size,
             modificationTime: FileSystemEvent.Timestamp(secondsSinceEpoch: seconds, nanoseconds: Int32(remainder)),
-            identity: status.identity
+            identity: status.identity,
+            birthTime: status.birthTime
         )
-        self.birthTime = status.birthTime
     }
 
     /// What pairs a removal with an insertion of the same item across a rename.

@@ -7,6 +7,9 @@ final class DirectoryListingSession {
     private enum State {
         case notStarted
         case running(Running)
+        /// Between taking the running state out and putting it back, so that the sorted list
+        /// is referenced once and changing it never copies the whole array.
+        case busy
         case finished
     }
 
@@ -28,17 +31,18 @@ final class DirectoryListingSession {
 
     func next(isolation actor: isolated (any Actor)?) async throws(FileSystemEventsError) -> DirectoryListingUpdate? {
         switch state {
-        case .finished:
+        case .finished, .busy:
             return nil
         case .notStarted:
             return try await start(isolation: actor)
         case .running(var running):
+            state = .busy
             do {
                 let update = try await nextChange(&running, isolation: actor)
-                if case .running = state { state = .running(running) }
+                if case .busy = state { state = .running(running) }
                 return update
             } catch {
-                finish(running)
+                await finish(running, isolation: actor)
                 throw error
             }
         }
@@ -53,34 +57,50 @@ final class DirectoryListingSession {
     private func start(isolation actor: isolated (any Actor)?) async throws(FileSystemEventsError) -> DirectoryListingUpdate? {
         let options = listing.options
         let reader = try DirectoryReader(listing.directory, isRecursive: options.isRecursive, includesHidden: options.includesHidden)
+        var started: FileSystemEventStream?
         do {
             let source = try listing.makeSource(listing.watchOptions)
             let stream = source.updates()
+            started = stream
             var updates = stream.makeAsyncIterator()
             waitForReady: while true {
                 guard let update = try await updates.next(isolation: actor) else {
                     state = .finished
+                    await stream.stop()
                     return nil
                 }
                 if case .ready = update { break waitForReady }
             }
-            let current = try reader.listAll()
-            if let previous = listing.resumedEntries {
-                var list = SortedEntryList(order: options.sortOrder, sorted: previous)
-                var replacements: [(name: [UInt8], entry: DirectoryEntry?)] = current.map { ($0.nameBytes, $0) }
-                let currentNames = Set(current.map(\.nameBytes))
-                for name in list.names where !currentNames.contains(name) { replacements.append((name, nil)) }
-                let changes = list.apply(replacements) ?? Self.noChanges(list.entries)
-                state = .running(Running(reader: reader, stream: stream, updates: updates, list: list))
-                return .changes(changes)
-            }
-            let list = SortedEntryList(order: options.sortOrder, unsorted: current)
+            let (list, update) = try await Self.initialList(reader: reader, order: options.sortOrder, resumingFrom: listing.resumedEntries)
             state = .running(Running(reader: reader, stream: stream, updates: updates, list: list))
-            return .listing(list.entries)
+            return update
         } catch {
             state = .finished
+            await started?.stop()
             throw error
         }
+    }
+
+    /// Lists the directory and sorts it, away from the caller's actor (a view model on the
+    /// main actor must not stall for a large directory): the whole list, or, when resuming, the
+    /// change from the app's last list.
+    @concurrent
+    private static func initialList(
+        reader: DirectoryReader,
+        order: DirectoryListing.SortOrder,
+        resumingFrom previous: [DirectoryEntry]?
+    ) async throws(FileSystemEventsError) -> (SortedEntryList, DirectoryListingUpdate) {
+        let current = try reader.listAll()
+        guard let previous else {
+            let list = SortedEntryList(order: order, unsorted: current)
+            return (list, .listing(list.entries))
+        }
+        var list = SortedEntryList(order: order, sorted: previous)
+        var replacements: [(name: [UInt8], entry: DirectoryEntry?)] = current.map { ($0.nameBytes, $0) }
+        let currentNames = Set(current.map(\.nameBytes))
+        for name in list.names where !currentNames.contains(name) { replacements.append((name, nil)) }
+        let changes = list.apply(replacements) ?? noChanges(list.entries)
+        return (list, .changes(changes))
     }
 
     // MARK: Changes
@@ -91,7 +111,7 @@ final class DirectoryListingSession {
     private func nextChange(_ running: inout Running, isolation actor: isolated (any Actor)?) async throws(FileSystemEventsError) -> DirectoryListingUpdate? {
         while true {
             guard let update = try await running.updates.next(isolation: actor) else {
-                finish(running)
+                await finish(running, isolation: actor)
                 return nil
             }
             guard case .events(var events) = update else { continue }
@@ -101,13 +121,31 @@ final class DirectoryListingSession {
             if events.contains(where: { $0.kind == .rootRemoved }) {
                 var changes = running.list.removeAll() ?? Self.noChanges([])
                 changes.endReason = .directoryRemoved(listing.directory)
-                finish(running)
+                await finish(running, isolation: actor)
                 return .changes(changes)
             }
-            if let changes = running.list.apply(try replacements(for: events, reader: running.reader, list: running.list)) {
-                return .changes(changes)
-            }
+            // Hand the list over (not a copy: `running` gives up its reference), so the batch
+            // changes it in place.
+            let list = running.list
+            running.list = SortedEntryList(order: list.order, unsorted: [])
+            let (changed, changes) = try await Self.apply(events, to: consume list, reader: running.reader, listing: listing, root: root)
+            running.list = changed
+            if let changes { return .changes(changes) }
         }
+    }
+
+    /// One batch, away from the caller's actor: reads what the events point at and applies it.
+    @concurrent
+    private static func apply(
+        _ events: [FileSystemEvent],
+        to list: consuming SortedEntryList,
+        reader: DirectoryReader,
+        listing: DirectoryListing,
+        root: PathBuilder
+    ) async throws(FileSystemEventsError) -> (SortedEntryList, DirectoryListingChanges?) {
+        let replacements = try replacements(for: events, reader: reader, list: list, listing: listing, root: root)
+        let changes = list.apply(replacements)
+        return (list, changes)
     }
 
     /// The names the events touch, each with what the disk holds there now.
@@ -116,10 +154,12 @@ final class DirectoryListingSession {
     /// which makes the result right however the events of a burst were ordered or coalesced.
     /// In a recursive listing a directory that is removed, replaced or renamed away takes its
     /// listed subtree with it, and one renamed into place brings its subtree, read in one walk.
-    private func replacements(
+    private static func replacements(
         for events: [FileSystemEvent],
         reader: DirectoryReader,
-        list: SortedEntryList
+        list: SortedEntryList,
+        listing: DirectoryListing,
+        root: PathBuilder
     ) throws(FileSystemEventsError) -> [(name: [UInt8], entry: DirectoryEntry?)] {
         let isRecursive = listing.options.isRecursive
         var touched = Set<[UInt8]>()
@@ -201,8 +241,11 @@ final class DirectoryListingSession {
 
     // MARK: End
 
-    private func finish(_ running: Running) {
+    /// Stops the source and waits until it has closed its descriptors, so that when the
+    /// iteration ends (cancelled, or the directory gone) nothing of the watch is left open.
+    private func finish(_ running: Running, isolation actor: isolated (any Actor)?) async {
         state = .finished
+        await running.stream.stop()
     }
 
     private static func noChanges(_ entries: [DirectoryEntry]) -> DirectoryListingChanges {

@@ -1,0 +1,97 @@
+import Benchmark
+import FileSystemEvents
+import Foundation
+
+/// The live directory listing (`DirectoryListing`): time from a file's creation to the update
+/// that shows it, in directories of 10, 10,000 and 100,000 entries (incremental means the
+/// large case costs about what the small one does), and a 10,000-file burst until the list
+/// holds every file.
+func registerListingBenchmarks() {
+    for backend in BenchmarkBackends.all {
+        for size in [10, 10_000, 100_000] {
+            listingLatencyBenchmark(backend, entries: size)
+        }
+        listingBurstBenchmark(backend)
+    }
+}
+
+private func listingLatencyBenchmark(_ backend: FileSystemEventBackend, entries: Int) {
+    let holder = ListingRigHolder()
+    var iteration = 0
+    var root: FilePath?
+    Benchmark(
+        "listing: create -> update, \(entries) entries (\(backend))",
+        configuration: benchmarkConfiguration(maxDuration: .seconds(5), maxIterations: backend == .polling ? 100 : 1_000)
+    ) { benchmark in
+        guard let rig = holder.rig else { return benchmark.error("no listing: setup failed") }
+        iteration += 1
+        usleep(1_000)  // sparse changes, as in the event latency benchmarks
+        let name = "created-\(iteration)"
+        guard create(rig.path(name)) else { return benchmark.error("create failed (errno \(errno))") }
+        benchmark.startMeasurement()
+        do {
+            try rig.waitFor { changes in changes.inserted.contains { changes.entries[$0].name == name } }
+        } catch {
+            benchmark.error("\(error)")
+        }
+        benchmark.stopMeasurement()
+        // Back to the same size for the next sample, outside the measurement.
+        unlink(rig.path(name).string)
+        do {
+            try rig.waitFor { !$0.removed.isEmpty }
+        } catch {
+            benchmark.error("\(error)")
+        }
+    } setup: {
+        let scratch = BenchmarkTree.scratch("listing-\(backend)-\(entries)")
+        root = scratch
+        for index in 0..<entries { touch(scratch.appending("existing-\(index)")) }
+        holder.rig = try ListingRig(backend: backend, root: scratch)
+    } teardown: {
+        holder.stop()
+        if let root { BenchmarkTree.remove(root) }
+    }
+}
+
+private func listingBurstBenchmark(_ backend: FileSystemEventBackend) {
+    let count = 10_000
+    Benchmark(
+        "listing: 10k-file burst (\(backend))",
+        configuration: benchmarkConfiguration(
+            metrics: [.wallClock, BenchmarkMetrics.eventsPerSecond, .peakMemoryResident],
+            timeUnits: .milliseconds, warmupIterations: 1, maxDuration: .seconds(20), maxIterations: 10
+        )
+    ) { benchmark in
+        let root = BenchmarkTree.memoryScratch("listing-burst-\(backend)")
+        let rig: ListingRig
+        do {
+            rig = try ListingRig(backend: backend, root: root)
+        } catch {
+            return benchmark.error("\(error)")
+        }
+        let start = ContinuousClock.now
+        benchmark.startMeasurement()
+        for index in 0..<count {
+            touch(rig.path("f\(index)"))
+        }
+        do {
+            try rig.waitFor { $0.entries.count == count }
+        } catch {
+            benchmark.error("\(error)")
+        }
+        benchmark.stopMeasurement()
+        benchmark.measurement(BenchmarkMetrics.eventsPerSecond, Int(Double(count) / seconds(since: start)))
+        rig.stop()
+        BenchmarkTree.remove(root)
+    }
+}
+
+/// Keeps one rig alive from a benchmark's `setup` to its `teardown`.
+final class ListingRigHolder {
+    var rig: ListingRig?
+
+    func stop() {
+        rig?.stop()
+        rig = nil
+    }
+}
