@@ -9,7 +9,8 @@ public struct FileTreeSnapshot: Sendable {
     /// The root as given (made absolute).
     public let root: FilePath
     private var storage: Storage
-    private let scanner: SnapshotScanner
+    /// How the tree is scanned (recursion, symlinks, filter); a saved snapshot records it.
+    package let scanner: SnapshotScanner
 
     /// Shared, immutable once made; copied before a diff if anyone else still holds it.
     private final class Storage: @unchecked Sendable {
@@ -35,6 +36,14 @@ public struct FileTreeSnapshot: Sendable {
         self.storage = storage
         self.scanner = scanner
     }
+
+    /// A snapshot of an already built tree (a decoded file).
+    package init(root: FilePath, snapshot: RootSnapshot, scanner: SnapshotScanner) {
+        self.init(root: root, storage: Storage(snapshot), scanner: scanner)
+    }
+
+    /// The tree, for reading only (encoding it); the diff never runs on this reference.
+    package var rootSnapshot: RootSnapshot { storage.snapshot }
 
     /// Rescans the tree and returns what changed since this snapshot, which then describes
     /// the tree as it is now: one polling cycle. Nothing is copied when this snapshot is the
