@@ -1,6 +1,7 @@
 import FileSystemEventsConformance
 import FileSystemEventsCore
 import Foundation
+import Synchronization
 import SystemPackage
 import Testing
 
@@ -93,6 +94,80 @@ struct SnapshotCLITests {
         #expect(error.contains("cannot write snapshot file"))
         // changes of a root that is gone
         try await expectRefused(bytes, root: tree.path("gone").string, saying: "was taken of")
+    }
+
+    @Test("watch --since: the catch-up, ready, then live changes, with a burst running across the switch", arguments: ["polling", "auto"])
+    func catchUpThenLive(backend: String) async throws {
+        let tree = try ScratchTree()
+        for index in 0..<20 { try tree.write(RelativePath("f\(index).txt"), "\(index)") }
+        try tree.makeDirectories("a/b/c")
+        try tree.write("a/b/c/deep.txt", "deep")
+        try tree.makeDirectory("burst")
+        let file = tree.path("state.fwsnap", in: .outside).string
+        let (status, _, error) = try await FilewatchProcess.run(["snapshot", tree.root.string, "--output", file])
+        #expect(status == 0, "\(error)")
+        let before = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
+
+        // While "the service is down".
+        try tree.rename("a/b", to: "moved-b")
+        for index in 0..<5 { try tree.remove(RelativePath("f\(index).txt")) }
+        for index in 0..<5 { try tree.write(RelativePath("g\(index).txt"), "new \(index)") }
+        try tree.append("f10.txt", " changed")
+
+        // Restart with a burst of creates, renames and deletes that runs before, across and
+        // after `ready`, until 200 operations after the ready line was seen.
+        let readySeen = Atomic<Bool>(false)
+        let burstRoot = tree.path("burst").string
+        let burst = Task.detached {
+            var afterReady = 0
+            var index = 0
+            while afterReady < 200 {
+                let slot = index % 40
+                let name = "\(burstRoot)/n\(slot)"
+                let renamed = "\(burstRoot)/m\(slot)"
+                let fd = open(name, O_CREAT | O_WRONLY | O_CLOEXEC, 0o644)
+                if fd >= 0 { close(fd) }
+                rename(name, renamed)
+                unlink("\(burstRoot)/m\((index + 20) % 40)")
+                if index % 7 == 0 { mkdir("\(burstRoot)/d\(slot)", 0o755) }
+                if index % 11 == 0 { rmdir("\(burstRoot)/d\((slot + 13) % 40)") }
+                index += 1
+                if readySeen.load(ordering: .acquiring) { afterReady += 1 }
+            }
+        }
+        let watch = try FilewatchProcess(
+            ["watch", tree.root.string, "--since", file, "--format", "json", "--backend", backend, "--poll-interval", "0.05"])
+        try await watch.waitForLine("the ready line") { $0.contains(#""kind":"ready""#) }
+        readySeen.store(true, ordering: .releasing)
+        await burst.value
+        try tree.write("end-marker.txt", "end")
+        try await watch.waitForLine("the end marker") { $0.contains("end-marker.txt") }
+        watch.signal(SIGINT)
+        #expect(try await watch.waitForExit() == 0, "\(watch.standardError)")
+        let after = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
+
+        let records = try watch.outputLines.map(Self.object)
+        #expect(records.filter { $0["kind"] as? String == "ready" }.count == 1)
+        let readyIndex = try #require(records.firstIndex { $0["kind"] as? String == "ready" })
+        // The offline changes come before ready.
+        #expect(records[..<readyIndex].contains { $0["kind"] as? String == "renamed" && $0["path"] as? String == tree.path("moved-b").string })
+        var model = ReplayModel(initial: before, root: tree.root)
+        for record in records where record["kind"] as? String != "ready" { model.apply(try Self.event(record)) }
+        let problems = model.anomalies + model.differences(from: after)
+        #expect(problems.isEmpty, "\(backend): \(problems.prefix(10))")
+    }
+
+    @Test("watch --since refuses a snapshot taken with other options, or several roots")
+    func catchUpOptionsMustMatch() async throws {
+        let tree = try ScratchTree()
+        let file = tree.path("state.fwsnap", in: .outside).string
+        _ = try await FilewatchProcess.run(["snapshot", tree.root.string, "--output", file, "--exclude", "*.tmp"])
+        let (status, _, error) = try await FilewatchProcess.run(["watch", tree.root.string, "--since", file, "--backend", "polling"])
+        #expect(status == 2)
+        #expect(error.contains("other options (include/exclude patterns)"), "\(error)")
+        let (several, _, severalError) = try await FilewatchProcess.run(["watch", tree.root.string, tree.outside.string, "--since", file])
+        #expect(several == 2)
+        #expect(severalError.contains("exactly one path"), "\(severalError)")
     }
 
     private static func object(_ line: String) throws -> [String: Any] {
