@@ -32,7 +32,6 @@ import Darwin
 /// (`--latency`) to coalesce bursts into few rescans.
 struct CatchUpWatch {
     let root: FilePath
-    let snapshotFile: FilePath
     let source: any FileSystemEventSource
     let formatter: any EventFormatter
 

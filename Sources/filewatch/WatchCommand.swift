@@ -104,7 +104,7 @@ struct WatchCommand: AsyncParsableCommand {
             ? JSONLinesFormatter() : TextFormatter(roots: roots)
         if let since {
             let saved = try CatchUpWatch.loadSnapshot(FilePath(since), for: configuration.options)
-            let watch = CatchUpWatch(root: roots[0], snapshotFile: FilePath(since), source: source, formatter: formatter)
+            let watch = CatchUpWatch(root: roots[0], source: source, formatter: formatter)
             return try await watch.run(from: saved)
         }
         let output = StandardOutput()
