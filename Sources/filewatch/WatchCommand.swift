@@ -59,6 +59,9 @@ struct WatchCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A JSON configuration file.", valueName: "file"), completion: .file())
     var config: String?
 
+    @Option(help: ArgumentHelp("First print the changes since this snapshot (from `filewatch snapshot`), then `ready`.", valueName: "file"), completion: .file())
+    var since: String?
+
     enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
         case text
         case json
@@ -117,6 +120,11 @@ struct WatchCommand: AsyncParsableCommand {
 
         let formatter: any EventFormatter = format == .json
             ? JSONLinesFormatter() : TextFormatter(roots: roots)
+        if let since {
+            let saved = try CatchUpWatch.loadSnapshot(FilePath(since), for: configuration.options)
+            let watch = CatchUpWatch(root: roots[0], source: source, formatter: formatter)
+            return try await watch.run(from: saved)
+        }
         let output = StandardOutput()
         let stream = source.updates()
         // In place before anything is printed: a signal sent the instant `ready` appears

@@ -21,6 +21,7 @@ let benchmarks: @Sendable () -> Void = {
     registerOverflowRecoveryBenchmarks()
     registerBurstBenchmarks()
     registerListingBenchmarks()
+    registerSnapshotFileBenchmarks()
 }
 
 /// What counts as a regression in `baseline check`, for the metrics a benchmark measures.
@@ -37,6 +38,7 @@ enum BenchmarkThresholdPolicy {
             case .peakMemoryResident: thresholds[metric] = .init(relative: [.p50: 20])
             case BenchmarkMetrics.entriesPerSecond: thresholds[metric] = .init(relative: [.p50: 25])
             case BenchmarkMetrics.eventsPerSecond: thresholds[metric] = .init(relative: [.p50: 35])
+            case BenchmarkMetrics.bytesPerEntry: thresholds[metric] = .init(relative: [.p50: 5])
             default: thresholds[metric] = .init(relative: [.p50: 25])
             }
         }
@@ -72,6 +74,8 @@ enum BenchmarkMetrics {
     static var entriesPerSecond: BenchmarkMetric { .custom("Entries per second", polarity: .prefersLarger, useScalingFactor: false) }
     /// Events delivered per second of a burst, from the first write to the last event.
     static var eventsPerSecond: BenchmarkMetric { .custom("Events per second", polarity: .prefersLarger, useScalingFactor: false) }
+    /// Bytes a saved snapshot takes on disk per entry.
+    static var bytesPerEntry: BenchmarkMetric { .custom("Bytes per entry", polarity: .prefersSmaller, useScalingFactor: false) }
 }
 
 /// Creates a file with one `open(2)`. (FileManager.createFile writes a temporary file and

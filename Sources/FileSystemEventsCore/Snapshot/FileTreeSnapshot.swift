@@ -9,7 +9,8 @@ public struct FileTreeSnapshot: Sendable {
     /// The root as given (made absolute).
     public let root: FilePath
     var storage: Storage
-    private let scanner: SnapshotScanner
+    /// How the tree is scanned (recursion, symlinks, filter); a saved snapshot records it.
+    package let scanner: SnapshotScanner
     /// Whether entries carry size and times (a scan), or only name, type and identity (the
     /// model of a kernel-event backend, handed over at `ready`).
     public let recordsAttributes: Bool
@@ -46,7 +47,12 @@ public struct FileTreeSnapshot: Sendable {
         self.init(root: root, storage: Storage(snapshot), scanner: SnapshotScanner(options: options), recordsAttributes: recordsAttributes)
     }
 
-    /// The tree, for code in this package that reads it (never mutated through this).
+    /// A snapshot of an already built tree (a decoded file).
+    package init(root: FilePath, snapshot: RootSnapshot, scanner: SnapshotScanner) {
+        self.init(root: root, storage: Storage(snapshot), scanner: scanner, recordsAttributes: true)
+    }
+
+    /// The tree, for reading only (encoding it, copying it); the diff never runs on this reference.
     package var rootSnapshot: RootSnapshot { storage.snapshot }
 
     /// Rescans the tree and returns what changed since this snapshot, which then describes

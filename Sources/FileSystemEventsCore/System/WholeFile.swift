@@ -1,0 +1,131 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+package import SystemPackage
+
+/// Whole-file reads and crash-safe replacement, for files a program keeps between runs
+/// (saved snapshots).
+///
+/// A replacement goes through a temporary file in the same directory: written, `fsync`ed,
+/// renamed over the target, and the directory `fsync`ed. `rename(2)` is atomic, so a reader
+/// (or a crash at any moment) sees the old file or the new one, never a mix; the directory
+/// `fsync` makes the rename itself durable.
+package enum WholeFile {
+    /// A failed step: the system call and its errno.
+    package struct Failure: Error {
+        package var call: String
+        package var errno: Errno
+    }
+
+    /// Replaces the file at `path` with `bytes`. On failure the previous file is untouched and
+    /// the temporary file is removed.
+    package static func replace(_ path: FilePath, with bytes: [UInt8], permissions: UInt32 = 0o644) throws(Failure) {
+        var directory = path.removingLastComponent()
+        if directory.isEmpty { directory = "." }
+        let name = path.lastComponent?.string ?? "file"
+        var temporary = directory
+        temporary.append(".\(name).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+
+        let descriptor: CInt
+        switch openFile(temporary, flags: O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, permissions: mode_t(permissions)) {
+        case .success(let fd): descriptor = fd
+        case .failure(let errno): throw Failure(call: "open", errno: errno)
+        }
+        var isInPlace = false
+        defer { if !isInPlace { _ = temporary.withPlatformString { unlink($0) } } }
+
+        var failure: Failure?
+        if case .failure(let errno) = writeAll(descriptor, bytes) {
+            failure = Failure(call: "write", errno: errno)
+        } else if case .failure(let errno) = nothingOrErrno(retryOnInterrupt: true, { fsync(descriptor) }) {
+            failure = Failure(call: "fsync", errno: errno)
+        }
+        // close(2) reports deferred write errors on some file systems (NFS): it counts.
+        if case .failure(let errno) = Syscalls.close(descriptor), failure == nil {
+            failure = Failure(call: "close", errno: errno)
+        }
+        if let failure { throw failure }
+
+        let renamed = temporary.withPlatformString { from in
+            path.withPlatformString { to in nothingOrErrno(retryOnInterrupt: true) { rename(from, to) } }
+        }
+        if case .failure(let errno) = renamed { throw Failure(call: "rename", errno: errno) }
+        isInPlace = true
+
+        // Make the rename durable. Some file systems refuse fsync on a directory (EINVAL): the
+        // rename is then as durable as they make anything.
+        if case .success(let directoryDescriptor) = Syscalls.open(directory, flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC) {
+            let synced = nothingOrErrno(retryOnInterrupt: true) { fsync(directoryDescriptor) }
+            Syscalls.close(directoryDescriptor)
+            if case .failure(let errno) = synced, errno != .invalidArgument {
+                throw Failure(call: "fsync (directory)", errno: errno)
+            }
+        }
+    }
+
+    /// What ``read(_:maximumPrefix:)`` found.
+    package enum Contents {
+        /// The file's bytes.
+        case bytes([UInt8])
+        /// Not a regular file (a directory, a device, a pipe): nothing was read.
+        case notRegularFile
+    }
+
+    /// Reads a whole regular file.
+    package static func read(_ path: FilePath) throws(Failure) -> Contents {
+        let descriptor: CInt
+        switch Syscalls.open(path, flags: O_RDONLY | O_CLOEXEC) {
+        case .success(let fd): descriptor = fd
+        case .failure(let errno): throw Failure(call: "open", errno: errno)
+        }
+        defer { Syscalls.close(descriptor) }
+        var info = stat()
+        if case .failure(let errno) = nothingOrErrno(retryOnInterrupt: true, { fstat(descriptor, &info) }) {
+            throw Failure(call: "fstat", errno: errno)
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else { return .notRegularFile }
+
+        // Read to end of file, starting from the size fstat gave (the file may change size
+        // while it is read; whatever is read is what the checksum then judges).
+        var bytes = [UInt8](repeating: 0, count: max(Int(info.st_size), 0) + 1)
+        var count = 0
+        while true {
+            if count == bytes.count { bytes.append(contentsOf: repeatElement(0, count: max(bytes.count, 4096))) }
+            let result = bytes.withUnsafeMutableBytes { buffer in
+                Syscalls.read(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[count...]))
+            }
+            switch result {
+            case .success(0):
+                bytes.removeSubrange(count...)
+                return .bytes(bytes)
+            case .success(let read):
+                count += read
+            case .failure(let errno):
+                throw Failure(call: "read", errno: errno)
+            }
+        }
+    }
+
+    private static func openFile(_ path: FilePath, flags: CInt, permissions: mode_t) -> Result<CInt, Errno> {
+        path.withPlatformString { name in
+            valueOrErrno(retryOnInterrupt: true) { open(name, flags, permissions) }
+        }
+    }
+
+    private static func writeAll(_ descriptor: CInt, _ bytes: [UInt8]) -> Result<Void, Errno> {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                switch Syscalls.write(descriptor, UnsafeRawBufferPointer(rebasing: buffer[offset...])) {
+                case .success(let written): offset += written
+                case .failure(let errno): return .failure(errno)
+                }
+            }
+            return .success(())
+        }
+    }
+}
