@@ -36,6 +36,7 @@ struct FileFollowerTests {
     func rotationByRename(backend: FollowBackend) async throws {
         let tree = try ScratchTree()
         let path = tree.path("app.log")
+        try tree.write("app.log", "")
         let recorder = try await follow(path, on: backend) { recorder in
             let writer = LogWriter(path: path, recorder: recorder, seed: 12)
             try writer.reopen()
@@ -197,6 +198,7 @@ struct FileFollowerTests {
     func manyRotations(backend: FollowBackend) async throws {
         let tree = try ScratchTree()
         let path = tree.path("app.log")
+        try tree.write("app.log", "")
         let rotations = Self.rotationCount
         let recorder = try await follow(path, on: backend) { recorder in
             let writer = LogWriter(path: path, recorder: recorder, seed: 19)

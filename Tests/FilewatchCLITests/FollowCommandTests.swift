@@ -68,7 +68,8 @@ struct FollowCommandTests {
             if let text = record["text"] as? String {
                 decoded += Array(text.utf8)
             } else {
-                decoded += Array(try #require(Data(base64Encoded: try #require(record["bytes"] as? String))))
+                let base64 = try #require(record["bytes"] as? String)
+                decoded += Array(try #require(Data(base64Encoded: base64)))
             }
         }
         #expect(decoded == written)

@@ -1,4 +1,4 @@
-public import SystemPackage
+package import SystemPackage
 
 extension FileFollower {
     /// How a follower starts and how long it keeps a rotated file open.
@@ -22,7 +22,7 @@ extension FileFollower {
         ) {
             self.startPosition = startPosition
             self.rotationGracePeriod = rotationGracePeriod
-            self.chunkSize = max(1, chunkSize)
+            self.chunkSize = Swift.max(1, chunkSize)
         }
     }
 }

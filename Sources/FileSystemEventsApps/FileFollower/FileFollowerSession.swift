@@ -56,23 +56,23 @@ final class FileFollowerSession {
             do throws(FileSystemEventsError) {
                 update = try tracker.step(now: now)
             } catch {
-                await end()
+                await end(isolation: actor)
                 throw error
             }
             if let update { return update }
             if tracker.isFinishing {
-                await end()
+                await end(isolation: actor)
                 return nil
             }
             do throws(FileSystemEventsError) {
-                try await keepWatching()
+                try await keepWatching(isolation: actor)
             } catch {
-                await end()
+                await end(isolation: actor)
                 throw error
             }
             scheduleTimer(now: now)
             var iterator = wakeups
-            let woke = await iterator.next(isolation: actor)
+            let woke: Void? = await iterator.next(isolation: actor)
             wakeups = iterator
             if woke == nil {
                 // Cancelled while waiting: deliver what is readable, then end.
@@ -84,17 +84,36 @@ final class FileFollowerSession {
     /// Makes sure the source watches the directories the path needs now, starting a new one
     /// when they changed or the old one ended. A new source's `ready` wakes the follower,
     /// which then looks at the path: whatever happened before the watch existed is seen then.
-    private func keepWatching() async throws(FileSystemEventsError) {
-        if let watch, let error = watch.error { throw error }
-        let roots = tracker.path.watchRoots()
-        if let watch, watch.roots == roots, !watch.isOver { return }
-        if let old = watch {
-            watch = nil
-            await old.stop()
+    private func keepWatching(isolation actor: isolated (any Actor)?) async throws(FileSystemEventsError) {
+        if let watch, let error = watch.error, !Self.isDirectoryGone(error) { throw error }
+        var attempts = 0
+        while true {
+            let roots = tracker.path.watchRoots()
+            if let watch, watch.roots == roots, !watch.isOver { return }
+            if let old = watch {
+                watch = nil
+                await old.stop()
+            }
+            do throws(FileSystemEventsError) {
+                watch = try FollowerWatch(
+                    roots: roots, makeSource: follower.makeSource, wakeup: wakeup,
+                    didStartWatching: follower.options.didStartWatching)
+                return
+            } catch {
+                // The directory went away between choosing it and watching it: choose again.
+                attempts += 1
+                guard Self.isDirectoryGone(error), attempts < 100 else { throw error }
+            }
         }
-        watch = try FollowerWatch(
-            roots: roots, makeSource: follower.makeSource, wakeup: wakeup,
-            didStartWatching: follower.options.didStartWatching)
+    }
+
+    /// A watched directory removed (or replaced by a file) while its watch started: the
+    /// follower climbs to the nearest existing ancestor instead of failing.
+    private static func isDirectoryGone(_ error: FileSystemEventsError) -> Bool {
+        switch error {
+        case .rootNotFound, .notADirectory: return true
+        default: return false
+        }
     }
 
     private func scheduleTimer(now: ContinuousClock.Instant) {
@@ -110,7 +129,7 @@ final class FileFollowerSession {
         })
     }
 
-    private func end() async {
+    private func end(isolation actor: isolated (any Actor)?) async {
         phase = .finished
         timer?.task.cancel()
         timer = nil

@@ -70,7 +70,10 @@ extension FollowerSyscalls {
         withCString(path) { name -> [UInt8]? in
             var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX))
             let count = buffer.withUnsafeMutableBufferPointer { target in
-                target.withMemoryRebound(to: CChar.self) { readlink(name, $0.baseAddress, $0.count) }
+                target.withMemoryRebound(to: CChar.self) { characters -> Int in
+                    guard let base = characters.baseAddress else { return -1 }
+                    return readlink(name, base, characters.count)
+                }
             }
             return count > 0 ? Array(buffer[..<count]) : nil
         }
