@@ -1,5 +1,6 @@
 import ArgumentParser
 import FileSystemEvents
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -78,6 +79,11 @@ struct FollowCommand: AsyncParsableCommand {
         let format = format
         let name = path
 
+        // The handler goes in before anything is printed: a script that sends SIGINT as
+        // soon as it sees output must find it installed.
+        let stopper = WorkerStopper()
+        let signals = SignalHandler(signals: [SIGINT, SIGTERM]) { stopper.stop() }
+        defer { signals.cancel() }
         let worker = Task {
             var printer = FollowPrinter(format: format, name: name)
             var hasStarted = false
@@ -94,8 +100,7 @@ struct FollowCommand: AsyncParsableCommand {
                 throw hasStarted ? CommandFailure.failed(message) : CommandFailure.badInput(message)
             }
         }
-        let signals = SignalHandler(signals: [SIGINT, SIGTERM]) { worker.cancel() }
-        defer { signals.cancel() }
+        stopper.set(worker)
         try await worker.value
     }
 }
@@ -136,5 +141,26 @@ struct FollowPrinter {
         case .removed: return "'\(name)' has become inaccessible: No such file or directory"
         case .appeared: return "'\(name)' has appeared; following new file"
         }
+    }
+}
+
+/// Cancels the follow's task when a signal comes, including one that comes before the task exists.
+final class WorkerStopper: Sendable {
+    private let state = Mutex<(task: Task<Void, any Error>?, isStopped: Bool)>((nil, false))
+
+    func set(_ task: Task<Void, any Error>) {
+        let stopNow = state.withLock { state -> Bool in
+            state.task = task
+            return state.isStopped
+        }
+        if stopNow { task.cancel() }
+    }
+
+    func stop() {
+        let task = state.withLock { state -> Task<Void, any Error>? in
+            state.isStopped = true
+            return state.task
+        }
+        task?.cancel()
     }
 }
