@@ -148,6 +148,11 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "FileFollowerTests",
+            dependencies: ["FileSystemEvents", "FileSystemEventsApps", "FileSystemEventsConformance"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "FilewatchCLITests",
             dependencies: ["filewatch", "FileSystemEventsConformance"],
             swiftSettings: strictSettings

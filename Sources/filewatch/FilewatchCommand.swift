@@ -19,7 +19,10 @@ struct FilewatchCommand: AsyncParsableCommand {
             input (a missing root, an unknown backend, an unreadable configuration file, a bad \
             value), 1 when a watch fails after it started.
             """,
-        subcommands: [WatchCommand.self, ListCommand.self, BackendsCommand.self, SnapshotCommand.self, ChangesCommand.self],
+        subcommands: [
+            WatchCommand.self, ListCommand.self, FollowCommand.self, BackendsCommand.self, SnapshotCommand.self,
+            ChangesCommand.self,
+        ],
         defaultSubcommand: WatchCommand.self
     )
 

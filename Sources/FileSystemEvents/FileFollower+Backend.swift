@@ -1,0 +1,27 @@
+public import FileSystemEventsApps
+import FileSystemEventsCore
+public import SystemPackage
+
+extension FileFollower {
+    /// A follower whose directory is watched by a built-in backend, chosen by name (`auto`
+    /// picks inotify on local Linux file systems and polling elsewhere).
+    public init(path: FilePath, options: Options = Options(), backend: FileSystemEventBackend) {
+        self.init(path: path, options: options) { watchOptions throws(FileSystemEventsError) in
+            try backend.makeSource(options: watchOptions)
+        }
+    }
+
+    /// A follower watched as `configuration` says (its backend, poll interval, buffer limit
+    /// and logger). The follower decides what is watched: the path's directory, not recursively.
+    public init(path: FilePath, options: Options = Options(), configuration: WatchConfiguration) {
+        self.init(path: path, options: options) { watchOptions throws(FileSystemEventsError) in
+            var merged = configuration.options
+            merged.roots = watchOptions.roots
+            merged.isRecursive = false
+            merged.followsSymlinks = false
+            merged.filter = watchOptions.filter
+            merged.latency = watchOptions.latency
+            return try configuration.backend.makeSource(options: merged)
+        }
+    }
+}

@@ -1,0 +1,30 @@
+/// Something that happened to the file at the followed path, as `tail -F` reports it on stderr.
+public struct FileFollowerNotice: Sendable, Hashable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Hashable, CaseIterable, Codable {
+        /// The file became shorter than what was already delivered (`copytruncate`, `: > file`);
+        /// its chunks start again at offset 0.
+        case truncated
+        /// A different file now stands at the path (atomic replace, rotation noticed after the
+        /// new file was created); the new generation's chunks follow, from its first byte.
+        case replaced
+        /// Nothing readable stands at the path any more (deleted, renamed away, or its directory
+        /// gone). What a writer still appends to the previous file through a descriptor it
+        /// holds is delivered after this notice, until the writer has moved on.
+        case removed
+        /// A file (re)appeared at the path after it was missing; its chunks follow, from its
+        /// first byte.
+        case appeared
+    }
+
+    public var kind: Kind
+    /// `truncated`, `removed`: the generation it happened to. `replaced`, `appeared`: the new
+    /// generation, whose chunks come next.
+    public var generation: Int
+
+    public init(kind: Kind, generation: Int) {
+        self.kind = kind
+        self.generation = generation
+    }
+
+    public var description: String { "\(kind.rawValue) (generation \(generation))" }
+}

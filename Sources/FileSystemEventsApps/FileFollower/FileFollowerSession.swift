@@ -1,0 +1,143 @@
+import FileSystemEventsCore
+import SystemPackage
+
+/// One run of a ``FileFollower``: the held files, the source watching their directory, and
+/// the timer for rotated files. Used by one iterator, in one task at a time.
+final class FileFollowerSession {
+    private enum Phase {
+        case notStarted
+        case running
+        case finished
+    }
+
+    private let follower: FileFollower
+    private let tracker: FollowedFileTracker
+    private let wakeup: FollowerWakeup
+    private var wakeups: AsyncStream<Void>.Iterator
+    private var watch: FollowerWatch?
+    private var timer: (deadline: ContinuousClock.Instant, task: Task<Void, Never>)?
+    private var phase = Phase.notStarted
+
+    init(follower: FileFollower) {
+        self.follower = follower
+        tracker = FollowedFileTracker(path: FollowedPath(follower.path), options: follower.options)
+        let wakeup = FollowerWakeup()
+        self.wakeup = wakeup
+        wakeups = wakeup.stream.makeAsyncIterator()
+    }
+
+    deinit {
+        // An iterator dropped before the end: stop the source; the tracker closes the files.
+        watch?.cancel()
+        timer?.task.cancel()
+        wakeup.finish()
+    }
+
+    func next(isolation actor: isolated (any Actor)?) async throws(FileSystemEventsError) -> FileFollowerUpdate? {
+        switch phase {
+        case .finished:
+            return nil
+        case .notStarted:
+            do throws(FileSystemEventsError) {
+                try tracker.start()
+            } catch {
+                phase = .finished
+                throw error
+            }
+            phase = .running
+        case .running:
+            break
+        }
+        while true {
+            let now = ContinuousClock.now
+            if Task.isCancelled { tracker.beginFinishing(now: now) }
+            if wakeup.takePending() && !tracker.isFinishing { tracker.examinePath(now: now) }
+            let update: FileFollowerUpdate?
+            do throws(FileSystemEventsError) {
+                update = try tracker.step(now: now)
+            } catch {
+                await end(isolation: actor)
+                throw error
+            }
+            if let update { return update }
+            if tracker.isFinishing {
+                await end(isolation: actor)
+                return nil
+            }
+            do throws(FileSystemEventsError) {
+                try await keepWatching(isolation: actor)
+            } catch {
+                await end(isolation: actor)
+                throw error
+            }
+            scheduleTimer(now: now)
+            var iterator = wakeups
+            let woke: Void? = await iterator.next(isolation: actor)
+            wakeups = iterator
+            if woke == nil {
+                // Cancelled while waiting: deliver what is readable, then end.
+                tracker.beginFinishing(now: ContinuousClock.now)
+            }
+        }
+    }
+
+    /// Makes sure the source watches the directories the path needs now, starting a new one
+    /// when they changed or the old one ended. A new source's `ready` wakes the follower,
+    /// which then looks at the path: whatever happened before the watch existed is seen then.
+    private func keepWatching(isolation actor: isolated (any Actor)?) async throws(FileSystemEventsError) {
+        if let watch, let error = watch.error, !Self.isDirectoryGone(error) { throw error }
+        var attempts = 0
+        while true {
+            let roots = tracker.path.watchRoots()
+            if let watch, watch.roots == roots, !watch.isOver { return }
+            if let old = watch {
+                watch = nil
+                await old.stop()
+            }
+            do throws(FileSystemEventsError) {
+                watch = try FollowerWatch(
+                    roots: roots, makeSource: follower.makeSource, wakeup: wakeup,
+                    didStartWatching: follower.options.didStartWatching)
+                return
+            } catch {
+                // The directory went away between choosing it and watching it: choose again.
+                attempts += 1
+                guard Self.isDirectoryGone(error), attempts < 100 else { throw error }
+            }
+        }
+    }
+
+    /// A watched directory removed (or replaced by a file) while its watch started: the
+    /// follower climbs to the nearest existing ancestor instead of failing.
+    private static func isDirectoryGone(_ error: FileSystemEventsError) -> Bool {
+        switch error {
+        case .rootNotFound, .notADirectory: return true
+        default: return false
+        }
+    }
+
+    private func scheduleTimer(now: ContinuousClock.Instant) {
+        guard let deadline = tracker.nextDeadline(now: now) else { return }
+        if let timer, timer.deadline > now, timer.deadline <= deadline { return }
+        timer?.task.cancel()
+        let wakeup = wakeup
+        timer = (deadline, Task {
+            do {
+                try await Task.sleep(until: deadline, clock: .continuous)
+                wakeup.wake()
+            } catch {}
+        })
+    }
+
+    private func end(isolation actor: isolated (any Actor)?) async {
+        phase = .finished
+        timer?.task.cancel()
+        timer = nil
+        if let watch {
+            self.watch = nil
+            await watch.stop()
+        }
+        tracker.closeAll()
+        wakeup.finish()
+    }
+}

@@ -1,0 +1,237 @@
+import FileSystemEventsCore
+import SystemPackage
+
+/// The follower's bookkeeping, without any waiting: which files are held open, how far each
+/// has been delivered, and what to deliver next. ``FileFollowerSession`` calls ``step(now:)``
+/// until it returns `nil`, then waits for a wake-up (a directory event, a timer) and asks again.
+///
+/// The rules that make delivery exactly-once and in order:
+///
+/// - Events only say "look again". Each look stats the path and reads every held file to its
+///   end, so coalesced, late or missing events cannot lose bytes.
+/// - A file is told from its successor by identity (device and inode), compared with the
+///   descriptor held open, so an inode number cannot be reused meanwhile.
+/// - A new file at the path is opened as soon as it is seen, but delivered only after every
+///   byte of the files before it. A superseded file is closed only once a later file has data
+///   (the writer has moved on; anything it wrote before that is visible to the final read,
+///   which comes after the observation) or the grace period has passed.
+/// - Truncation is the held file's size dropping below the delivered offset.
+final class FollowedFileTracker {
+    let path: FollowedPath
+    private let options: FileFollower.Options
+    /// Oldest first; the first is the one being delivered.
+    private var generations: [FollowedGeneration] = []
+    private var pendingNotices: [FileFollowerNotice] = []
+    private var nextGenerationNumber = 1
+    /// The path was seen without a followable file since the newest generation was opened.
+    private var sawGap = false
+    private(set) var isFinishing = false
+    private let buffer: UnsafeMutableRawBufferPointer
+
+    init(path: FollowedPath, options: FileFollower.Options) {
+        self.path = path
+        self.options = options
+        buffer = .allocate(byteCount: options.chunkSize, alignment: 16)
+    }
+
+    deinit {
+        closeAll()
+        buffer.deallocate()
+    }
+
+    /// Descriptors currently held (for tests and diagnostics).
+    var heldDescriptors: [CInt] { generations.map(\.descriptor) }
+
+    // MARK: Start
+
+    /// Opens the file at the path, if there is one, at the start position. Fails only for
+    /// what waiting cannot fix: an ancestor that is a file, a directory at the path, a file
+    /// that may not be read.
+    func start() throws(FileSystemEventsError) {
+        if let problem = path.startProblem() { throw problem }
+        guard case .success(let status) = FollowerSyscalls.status(path.bytes, followSymlinks: true) else {
+            sawGap = true
+            return
+        }
+        guard status.itemType == .file else {
+            throw .invalidOptions("cannot follow \(FilePath(bytes: path.bytes)): it is not a regular file")
+        }
+        let descriptor: CInt
+        switch FollowerSyscalls.openForReading(path.bytes) {
+        case .success(let opened): descriptor = opened
+        case .failure(.permissionDenied), .failure(.notPermitted):
+            throw .permissionDenied(FilePath(bytes: path.bytes), operation: "read")
+        case .failure:
+            // Gone between the stat and the open: it will be followed when it reappears.
+            sawGap = true
+            return
+        }
+        guard case .success(let opened) = FollowerSyscalls.status(ofDescriptor: descriptor) else {
+            Syscalls.close(descriptor)
+            sawGap = true
+            return
+        }
+        let offset = startOffset(descriptor, size: opened.size)
+        if offset != 0, case .failure(let errno) = FollowerSyscalls.seek(descriptor, to: offset) {
+            Syscalls.close(descriptor)
+            throw .systemCallFailed(call: "lseek", path: FilePath(bytes: path.bytes), errno: errno)
+        }
+        generations.append(FollowedGeneration(number: nextGenerationNumber, descriptor: descriptor, identity: opened.identity, offset: offset))
+        nextGenerationNumber += 1
+    }
+
+    private func startOffset(_ descriptor: CInt, size: Int64) -> Int64 {
+        switch options.startPosition {
+        case .start: return 0
+        case .end: return size
+        case .lastLines(let count): return LastLinesLocator.offset(ofLast: count, in: descriptor, size: size)
+        }
+    }
+
+    // MARK: Looking at the path
+
+    /// Stats the path and compares what stands there with the newest held file: notes a
+    /// removal, or opens a new file (which is delivered after the ones before it).
+    func examinePath(now: ContinuousClock.Instant) {
+        let newestIndex = generations.indices.last.flatMap { generations[$0].isSuperseded ? nil : $0 }
+        guard case .success(let status) = FollowerSyscalls.status(path.bytes, followSymlinks: true), status.itemType == .file else {
+            if let newestIndex { supersede(newestIndex, now: now, notice: .removed) }
+            sawGap = true
+            return
+        }
+        if let newestIndex, generations[newestIndex].identity == status.identity { return }
+        guard case .success(let descriptor) = FollowerSyscalls.openForReading(path.bytes) else {
+            // Gone again, or unreadable: the next wake-up looks again.
+            return
+        }
+        guard case .success(let opened) = FollowerSyscalls.status(ofDescriptor: descriptor), opened.itemType == .file else {
+            Syscalls.close(descriptor)
+            return
+        }
+        if let held = generations.lastIndex(where: { $0.identity == opened.identity }) {
+            // A file already held is back at the path (renamed away and back): the same
+            // bytes, so no new generation. Only the newest can resume being followed.
+            Syscalls.close(descriptor)
+            if held == generations.count - 1 && generations[held].isSuperseded {
+                generations[held].supersededAt = nil
+                pendingNotices.append(FileFollowerNotice(kind: .appeared, generation: generations[held].number))
+            }
+            return
+        }
+        let arrival: FileFollowerNotice.Kind = newestIndex != nil && !sawGap ? .replaced : .appeared
+        if let newestIndex { supersede(newestIndex, now: now, notice: nil) }
+        generations.append(FollowedGeneration(
+            number: nextGenerationNumber, descriptor: descriptor, identity: opened.identity, offset: 0,
+            arrival: arrival))
+        nextGenerationNumber += 1
+        sawGap = false
+    }
+
+    private func supersede(_ index: Int, now: ContinuousClock.Instant, notice: FileFollowerNotice.Kind?) {
+        guard !generations[index].isSuperseded else { return }
+        generations[index].supersededAt = now
+        if let notice { pendingNotices.append(FileFollowerNotice(kind: notice, generation: generations[index].number)) }
+    }
+
+    // MARK: Delivering
+
+    /// The next update, or `nil` when every held file has been read to its end and nothing
+    /// else is due (then wait for a wake-up, or ``nextDeadline(now:)``).
+    func step(now: ContinuousClock.Instant) throws(FileSystemEventsError) -> FileFollowerUpdate? {
+        if !pendingNotices.isEmpty { return .notice(pendingNotices.removeFirst()) }
+        while !generations.isEmpty {
+            if let arrival = generations[0].arrival {
+                generations[0].arrival = nil
+                return .notice(FileFollowerNotice(kind: arrival, generation: generations[0].number))
+            }
+            if let chunk = try readChunk() { return .data(chunk) }
+            // At the end of the file being delivered (or at its limit, when finishing).
+            if isFinishing {
+                release()
+                continue
+            }
+            if let truncated = detectTruncation() { return .notice(truncated) }
+            guard let supersededAt = generations[0].supersededAt else { return nil }
+            let writerMovedOn = laterGenerationHasData() || now >= supersededAt + options.rotationGracePeriod
+            guard writerMovedOn else { return nil }
+            // What the writer wrote before its first byte in the later file is visible now.
+            if let chunk = try readChunk() { return .data(chunk) }
+            release()
+        }
+        return nil
+    }
+
+    /// One `read(2)` from the file being delivered; `nil` at its end.
+    private func readChunk() throws(FileSystemEventsError) -> FileChunk? {
+        var wanted = buffer.count
+        if let limit = generations[0].finishLimit {
+            wanted = Int(max(0, min(Int64(wanted), limit - generations[0].offset)))
+            if wanted == 0 { return nil }
+        }
+        let target = UnsafeMutableRawBufferPointer(rebasing: buffer[..<wanted])
+        switch Syscalls.read(generations[0].descriptor, into: target) {
+        case .success(0):
+            return nil
+        case .success(let count):
+            let chunk = FileChunk(bytes: Array(target[..<count]), generation: generations[0].number, offset: generations[0].offset)
+            generations[0].offset += Int64(count)
+            return chunk
+        case .failure(let errno):
+            throw .systemCallFailed(call: "read", path: FilePath(bytes: path.bytes), errno: errno)
+        }
+    }
+
+    /// The file being delivered became shorter than what was delivered: start it over.
+    private func detectTruncation() -> FileFollowerNotice? {
+        guard case .success(let status) = FollowerSyscalls.status(ofDescriptor: generations[0].descriptor),
+              status.size < generations[0].offset,
+              case .success = FollowerSyscalls.seek(generations[0].descriptor, to: 0)
+        else { return nil }
+        generations[0].offset = 0
+        return FileFollowerNotice(kind: .truncated, generation: generations[0].number)
+    }
+
+    private func laterGenerationHasData() -> Bool {
+        generations.dropFirst().contains { generation in
+            if case .success(let status) = FollowerSyscalls.status(ofDescriptor: generation.descriptor) { return status.size > 0 }
+            return false
+        }
+    }
+
+    private func release() {
+        Syscalls.close(generations[0].descriptor)
+        generations.removeFirst()
+    }
+
+    /// When to look again without an event: while a superseded file is held, a writer may
+    /// still append to it outside the watched directory, and its grace period runs out.
+    func nextDeadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        guard let supersededAt = generations.first?.supersededAt else { return nil }
+        return min(now + Self.supersededRereadInterval, supersededAt + options.rotationGracePeriod)
+    }
+
+    /// How often a superseded file is read again while no event comes for it.
+    static let supersededRereadInterval: Duration = .milliseconds(100)
+
+    // MARK: Finishing
+
+    /// Delivers what is readable now and nothing after: looks at the path once more, then
+    /// bounds every held file at its current size. ``step(now:)`` returns `nil` once all is out.
+    func beginFinishing(now: ContinuousClock.Instant) {
+        guard !isFinishing else { return }
+        examinePath(now: now)
+        isFinishing = true
+        for index in generations.indices {
+            if case .success(let status) = FollowerSyscalls.status(ofDescriptor: generations[index].descriptor) {
+                generations[index].finishLimit = max(status.size, generations[index].offset)
+            } else {
+                generations[index].finishLimit = generations[index].offset
+            }
+        }
+    }
+
+    func closeAll() {
+        for generation in generations { Syscalls.close(generation.descriptor) }
+        generations = []
+    }
+}

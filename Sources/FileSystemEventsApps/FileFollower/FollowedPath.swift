@@ -1,0 +1,95 @@
+import FileSystemEventsCore
+import SystemPackage
+
+/// The followed path and the directories that must be watched to hear about it.
+///
+/// The follower watches the path's directory (not the file: a watch on the file would follow
+/// the inode, not the name). While that directory does not exist it watches the nearest
+/// existing ancestor and moves down as the missing levels appear. When the path is a symlink
+/// whose target lives elsewhere, the target's directory is watched too, so appends to the
+/// target are heard.
+struct FollowedPath: Sendable {
+    /// Absolute and lexically normalised.
+    let bytes: [UInt8]
+    /// The directory part of ``bytes``.
+    let directory: [UInt8]
+
+    init(_ path: FilePath) {
+        bytes = WatchOptions.absolute(path).bytes
+        directory = Self.parent(of: bytes)
+    }
+
+    /// The directories to watch now, as canonical paths, first the path's own directory (or
+    /// its nearest existing ancestor).
+    func watchRoots() -> [[UInt8]] {
+        let (ancestor, isParent) = nearestExistingDirectory(from: directory)
+        let own = FollowerSyscalls.realPath(ancestor) ?? ancestor
+        var roots = [own]
+        guard isParent,
+              case .success(let link) = FollowerSyscalls.status(bytes, followSymlinks: false),
+              link.itemType == .symlink
+        else { return roots }
+        let targetDirectory: [UInt8]
+        if let target = FollowerSyscalls.realPath(bytes) {
+            targetDirectory = Self.parent(of: target)
+        } else if let target = FollowerSyscalls.readLink(bytes) {
+            // A dangling link: watch where its target would appear.
+            let absolute = target.first == UInt8(ascii: "/") ? target : directory.appendingComponent(target)
+            let (existing, _) = nearestExistingDirectory(from: Self.parent(of: absolute))
+            targetDirectory = FollowerSyscalls.realPath(existing) ?? existing
+        } else {
+            return roots
+        }
+        if targetDirectory != own { roots.append(targetDirectory) }
+        return roots
+    }
+
+    /// The problem with the path a follower cannot wait out: an ancestor that exists but is
+    /// not a directory, or the path itself being a directory. `nil` when the path can be followed.
+    func startProblem() -> FileSystemEventsError? {
+        var candidate = directory
+        while true {
+            switch FollowerSyscalls.status(candidate, followSymlinks: true) {
+            case .success(let status):
+                if status.itemType != .directory {
+                    return .invalidOptions("cannot follow \(FilePath(bytes: bytes)): \(FilePath(bytes: candidate)) is not a directory")
+                }
+                if case .success(let own) = FollowerSyscalls.status(bytes, followSymlinks: true), own.itemType == .directory {
+                    return .invalidOptions("cannot follow \(FilePath(bytes: bytes)): it is a directory; follow a file")
+                }
+                return nil
+            case .failure(.noSuchFileOrDirectory):
+                guard candidate.count > 1 else { return nil }
+                candidate = Self.parent(of: candidate)
+            case .failure(.notDirectory):
+                // Some component above `candidate` is a file; keep climbing to name it.
+                guard candidate.count > 1 else { return nil }
+                candidate = Self.parent(of: candidate)
+            case .failure(.permissionDenied):
+                return .permissionDenied(FilePath(bytes: candidate), operation: "search")
+            case .failure:
+                return nil
+            }
+        }
+    }
+
+    /// The nearest directory at or above `start` that exists, and whether it is `start` itself.
+    private func nearestExistingDirectory(from start: [UInt8]) -> (path: [UInt8], isStart: Bool) {
+        var candidate = start
+        while candidate.count > 1 {
+            if case .success(let status) = FollowerSyscalls.status(candidate, followSymlinks: true), status.itemType == .directory {
+                return (candidate, candidate == start)
+            }
+            candidate = Self.parent(of: candidate)
+        }
+        return ([UInt8(ascii: "/")], start == [UInt8(ascii: "/")])
+    }
+
+    /// The directory part of an absolute path (`/` for a top-level name).
+    static func parent(of path: [UInt8]) -> [UInt8] {
+        var end = path.count
+        while end > 1 && path[end - 1] == UInt8(ascii: "/") { end -= 1 }
+        guard let slash = path[..<end].lastIndex(of: UInt8(ascii: "/")) else { return [UInt8(ascii: ".")] }
+        return slash == 0 ? [UInt8(ascii: "/")] : Array(path[..<slash])
+    }
+}

@@ -1,0 +1,81 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import FileSystemEventsCore
+import SystemPackage
+
+/// The few calls a follower needs beyond the shared ``Syscalls`` layer, in its style (EINTR
+/// retried, failures as `Errno`). Paths are bytes, never `FilePath`, because a follower stats
+/// its path on every wake-up.
+enum FollowerSyscalls {
+    /// Opens the file at `path` for reading, following symlinks (a followed `current.log`
+    /// means its target).
+    static func openForReading(_ path: [UInt8]) -> Result<CInt, Errno> {
+        withCString(path) { name in
+            valueOrErrno(retryOnInterrupt: true) { openat(AT_FDCWD, name, O_RDONLY | O_CLOEXEC | O_NOCTTY) }
+        }
+    }
+
+    /// `statx` of what `path` names, through symlinks when `followSymlinks` is set.
+    static func status(_ path: [UInt8], followSymlinks: Bool) -> Result<FileStatus, Errno> {
+        withCString(path) { Syscalls.status($0, relativeTo: AT_FDCWD, followSymlinks: followSymlinks) }
+    }
+
+    /// `statx` of an open descriptor (`AT_EMPTY_PATH`): the size the follower compares its
+    /// offset with, and the identity it compares the path's with.
+    static func status(ofDescriptor descriptor: CInt) -> Result<FileStatus, Errno> {
+        Syscalls.status("", relativeTo: descriptor, followSymlinks: false)
+    }
+
+    /// Moves a descriptor's offset to `offset` from the start (after a truncation, and to the
+    /// starting position).
+    static func seek(_ descriptor: CInt, to offset: Int64) -> Result<Void, Errno> {
+        valueOrErrno(retryOnInterrupt: true) { lseek(descriptor, off_t(offset), SEEK_SET) }.map { _ in () }
+    }
+
+    /// `pread(2)`: reads at `offset` without moving the descriptor's offset (looking back for
+    /// the last lines).
+    static func read(
+        _ descriptor: CInt,
+        into buffer: UnsafeMutableRawBufferPointer,
+        at offset: Int64
+    ) -> Result<Int, Errno> {
+        valueOrErrno(retryOnInterrupt: true) { pread(descriptor, buffer.baseAddress, buffer.count, off_t(offset)) }
+    }
+
+    /// The canonical absolute path of `path` (every symlink resolved), or `nil` when some
+    /// component does not exist.
+    static func realPath(_ path: [UInt8]) -> [UInt8]? {
+        withCString(path) { name -> [UInt8]? in
+            guard let resolved = realpath(name, nil) else { return nil }
+            defer { free(resolved) }
+            var bytes: [UInt8] = []
+            var cursor = resolved
+            while cursor.pointee != 0 {
+                bytes.append(UInt8(bitPattern: cursor.pointee))
+                cursor += 1
+            }
+            return bytes
+        }
+    }
+}
+
+extension FollowerSyscalls {
+    /// The target a symlink holds, or `nil` when `path` is not a readable symlink.
+    static func readLink(_ path: [UInt8]) -> [UInt8]? {
+        withCString(path) { name -> [UInt8]? in
+            var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX))
+            let count = buffer.withUnsafeMutableBufferPointer { target in
+                target.withMemoryRebound(to: CChar.self) { characters -> Int in
+                    guard let base = characters.baseAddress else { return -1 }
+                    return readlink(name, base, characters.count)
+                }
+            }
+            return count > 0 ? Array(buffer[..<count]) : nil
+        }
+    }
+}

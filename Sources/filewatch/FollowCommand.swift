@@ -1,0 +1,165 @@
+import ArgumentParser
+import FileSystemEvents
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `filewatch follow`: `tail -F` that loses nothing across rotation, truncation and replacement.
+struct FollowCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "follow",
+        abstract: "Print what is appended to a file, following it by name across rotation (like tail -F).",
+        discussion: """
+            Raw output (the default) writes the file's bytes to stdout unchanged as they arrive, \
+            and notices (truncated, replaced, removed, appeared) to stderr, one line each. JSON \
+            Lines output is a stable contract, documented in docs/cli-follow-json.md. SIGINT or \
+            SIGTERM prints what is already readable, then exits 0. The backend and poll interval \
+            may also come from the environment (FILEWATCH_BACKEND, FILEWATCH_POLL_INTERVAL).
+            """
+    )
+
+    enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+        case raw
+        case json
+    }
+
+    @Argument(help: "The file to follow; it may not exist yet.", completion: .file())
+    var path: String
+
+    @Flag(help: "Print the whole file first.")
+    var fromStart = false
+
+    @Option(name: [.customShort("n"), .long], help: ArgumentHelp("Print the last N lines first.", valueName: "N"))
+    var lines: Int?
+
+    @Option(help: "Backend: auto, polling, inotify or inotifytools.")
+    var backend: String?
+
+    @Option(help: ArgumentHelp("Seconds between scans for the polling backend.", valueName: "seconds"))
+    var pollInterval: Double?
+
+    @Option(help: "Output format: raw (the bytes, as tail prints them) or json (JSON Lines, for scripts).")
+    var format: OutputFormat = .raw
+
+    func validate() throws {
+        if fromStart && lines != nil {
+            throw ValidationError("--from-start and --lines cannot be combined")
+        }
+        if let lines, lines < 0 {
+            throw ValidationError("--lines must be 0 or more (got \(lines))")
+        }
+        if let pollInterval, !(pollInterval > 0 && pollInterval.isFinite) {
+            throw ValidationError("--poll-interval must be a number of seconds above 0 (got \(pollInterval))")
+        }
+    }
+
+    func run() async throws {
+        let absolute = WatchOptions.absolute(FilePath(path))
+        var overrides = WatchConfiguration.Overrides()
+        overrides.backend = backend
+        overrides.pollInterval = pollInterval
+        let configuration: WatchConfiguration
+        do {
+            configuration = try await WatchConfiguration.load(roots: [absolute], overrides: overrides)
+        } catch {
+            throw CommandFailure.badInput(String(describing: error))
+        }
+        var options = FileFollower.Options()
+        if fromStart {
+            options.startPosition = .start
+        } else if let lines {
+            options.startPosition = .lastLines(lines)
+        }
+        let follower = FileFollower(path: absolute, options: options, configuration: configuration)
+        let format = format
+        let name = path
+
+        // The handler goes in before anything is printed: a script that sends SIGINT as
+        // soon as it sees output must find it installed.
+        let stopper = WorkerStopper()
+        _ = try TerminationMonitor(onFirstSignal: { stopper.stop() }, onOutputClosed: { stopper.stop() })
+        let worker = Task {
+            var printer = FollowPrinter(format: format, name: name)
+            var hasStarted = false
+            do {
+                for try await update in follower {
+                    hasStarted = true
+                    printer.print(update)
+                }
+                printer.finish()
+            } catch {
+                // Before anything was delivered, the path or the options were at fault.
+                printer.finish()
+                let message = String(describing: error)
+                throw hasStarted ? CommandFailure.failed(message) : CommandFailure.badInput(message)
+            }
+        }
+        stopper.set(worker)
+        try await worker.value
+    }
+}
+
+/// Writes a follower's updates as `filewatch follow` prints them.
+struct FollowPrinter {
+    let format: FollowCommand.OutputFormat
+    /// The path as the user typed it, for notices.
+    let name: String
+    private let output = StandardOutput()
+    private var json = FollowJSONLinesFormatter()
+
+    init(format: FollowCommand.OutputFormat, name: String) {
+        self.format = format
+        self.name = name
+    }
+
+    mutating func print(_ update: FileFollowerUpdate) {
+        switch (format, update) {
+        case (.raw, .data(let chunk)):
+            output.write(chunk.bytes)
+        case (.raw, .notice(let notice)):
+            StandardError.line("filewatch: " + Self.message(for: notice.kind, name: name))
+        case (.json, _):
+            output.write(json.format(update))
+        }
+    }
+
+    mutating func finish() {
+        if format == .json { output.write(json.flush()) }
+    }
+
+    /// `tail -F`'s wording, so people and their scripts recognise it.
+    static func message(for kind: FileFollowerNotice.Kind, name: String) -> String {
+        switch kind {
+        case .truncated: return "\(name): file truncated"
+        case .replaced: return "'\(name)' has been replaced; following new file"
+        case .removed: return "'\(name)' has become inaccessible: No such file or directory"
+        case .appeared: return "'\(name)' has appeared; following new file"
+        }
+    }
+}
+
+/// Cancels the follow's task when a signal comes, including one that comes before the task exists.
+final class WorkerStopper: Sendable {
+    private let state = Mutex<(task: Task<Void, any Error>?, isStopped: Bool)>((nil, false))
+
+    func set(_ task: Task<Void, any Error>) {
+        let stopNow = state.withLock { state -> Bool in
+            state.task = task
+            return state.isStopped
+        }
+        if stopNow { task.cancel() }
+    }
+
+    func stop() {
+        let task = state.withLock { state -> Task<Void, any Error>? in
+            state.isStopped = true
+            return state.task
+        }
+        task?.cancel()
+    }
+}

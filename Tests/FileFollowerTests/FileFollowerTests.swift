@@ -1,0 +1,333 @@
+import FileSystemEvents
+import FileSystemEventsConformance
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The follower against real writers on every backend: each case checks that the bytes
+/// delivered are exactly everything the writer wrote, once each, in order, with chunks
+/// contiguous within each file generation.
+@Suite(.serialized)
+struct FileFollowerTests {
+    /// `FILEWATCH_FOLLOW_STRESS=1` runs the issue's full 1,000 rotations.
+    static let rotationCount = ProcessInfo.processInfo.environment["FILEWATCH_FOLLOW_STRESS"] == "1" ? 1_000 : 200
+
+    @Test("appends of random sizes from 1 byte to 1 MiB", arguments: FollowBackend.available)
+    func randomAppends(backend: FollowBackend) async throws {
+        let tree = try ScratchTree()
+        let path = tree.path("app.log")
+        try tree.write("app.log", "")
+        try await follow(path, on: backend) { recorder in
+            let writer = LogWriter(path: path, recorder: recorder, seed: 11)
+            try writer.reopen()
+            for round in 0..<48 {
+                try writer.appendRandom(writer.randomSize(upTo: 1 << 20))
+                // Now and then let the follower catch up, so both a backlog and a follower
+                // that waits at the end of the file are exercised.
+                if round % 8 == 7 { try writer.waitUntilDelivered() }
+            }
+            return writer.written
+        }
+    }
+
+    @Test("rotation by rename, the writer continuing on the old descriptor", arguments: FollowBackend.available)
+    func rotationByRename(backend: FollowBackend) async throws {
+        let tree = try ScratchTree()
+        let path = tree.path("app.log")
+        try tree.write("app.log", "")
+        let recorder = try await follow(path, on: backend) { recorder in
+            let writer = LogWriter(path: path, recorder: recorder, seed: 12)
+            try writer.reopen()
+            for round in 1...5 {
+                try writer.appendRandom(writer.randomInt(1...100_000))
+                try writer.waitUntilDelivered()
+                try Self.rename(path, to: tree.path(RelativePath("app.log.\(round)")))
+                try writer.appendRandom(writer.randomInt(1...50_000))  // after the rename
+                let old = try writer.reopen()  // the new file exists, still empty
+                try writer.write(writer.randomBytes(writer.randomInt(1...50_000)), to: old)
+                LogWriter.closeDescriptor(old)
+                try writer.appendRandom(writer.randomInt(1...10_000))  // the new file has data
+            }
+            return writer.written
+        }
+        let arrivals = recorder.deliveredNotices.filter { $0.kind == .replaced || $0.kind == .appeared }
+        #expect(arrivals.map(\.generation) == Array(2...6))
+    }
+
+    @Test("delete and recreate, the rest read through the held descriptor", arguments: FollowBackend.available)
+    func deleteAndRecreate(backend: FollowBackend) async throws {
+        let tree = try ScratchTree()
+        let path = tree.path("app.log")
+        let recorder = try await follow(path, on: backend) { recorder in
+            let writer = LogWriter(path: path, recorder: recorder, seed: 13)
+            try writer.reopen()
+            for _ in 1...5 {
+                try writer.appendRandom(writer.randomInt(1...100_000))
+                try writer.waitUntilDelivered()
+                try LogWriter.check("unlink", unlink(path.string))
+                try writer.appendRandom(writer.randomInt(1...50_000))  // into the deleted file
+                let old = try writer.reopen()
+                LogWriter.closeDescriptor(old)
+                try writer.appendRandom(writer.randomInt(1...10_000))
+            }
+            return writer.written
+        }
+        #expect(recorder.deliveredNotices.contains { $0.kind == .removed || $0.kind == .replaced })
+    }
+
+    @Test("copytruncate: truncation noticed, delivery restarts at 0", arguments: FollowBackend.available)
+    func copyTruncate(backend: FollowBackend) async throws {
+        let tree = try ScratchTree()
+        let path = tree.path("app.log")
+        let recorder = try await follow(path, on: backend) { recorder in
+            let writer = LogWriter(path: path, recorder: recorder, seed: 14)
+            try writer.reopen()
+            for round in 1...5 {
+                try writer.appendRandom(writer.randomInt(1_000...100_000))
+                try writer.waitUntilDelivered()
+                // logrotate copies, then truncates in place; the writer (O_APPEND) carries on
+                // at the new end at once. What it writes before the follower looks must stay
+                // shorter than what was delivered, or the truncation cannot be seen by size.
+                try LogWriter.check("truncate", truncate(path.string, 0))
+                try writer.appendRandom(writer.randomInt(1...999))
+                try recorder.wait("truncation \(round)") { _, notices, _ in
+                    notices.filter { $0.kind == .truncated }.count >= round
+                }
+                try writer.appendRandom(writer.randomInt(1...100_000))
+            }
+            return writer.written
+        }
+        #expect(recorder.deliveredNotices.filter { $0.kind == .truncated }.count == 5)
+    }
+
+    @Test("atomic replace: reported, the new file delivered from its first byte", arguments: FollowBackend.available)
+    func atomicReplace(backend: FollowBackend) async throws {
+        let tree = try ScratchTree()
+        let path = tree.path("config.txt")
+        try tree.write("config.txt", "version 0\n")
+        let recorder = try await follow(path, on: backend) { recorder in
+            let writer = LogWriter(path: path, recorder: recorder, seed: 15)
+            writer.pretendWritten(Array("version 0\n".utf8))
+            for version in 1...5 {
+                try writer.waitUntilDelivered()
+                // An editor's save: a temporary file, written whole, renamed over the path.
+                let temporary = tree.path(".config.txt.swp")
+                let saver = LogWriter(path: temporary, recorder: recorder, seed: UInt64(version))
+                try saver.reopen()
+                try saver.append(Array("version \(version)\n".utf8) + saver.randomBytes(saver.randomInt(0...20_000)))
+                try Self.rename(temporary, to: path)
+                writer.pretendWritten(saver.written)
+            }
+            return writer.written
+        }
+        #expect(recorder.deliveredNotices.filter { $0.kind == .replaced || $0.kind == .appeared }.count == 5)
+    }
+
+    @Test("a path that appears late", arguments: FollowBackend.available)
+    func pathAppearsLate(backend: FollowBackend) async throws {
+        let tree = try ScratchTree()
+        let path = tree.path("late.log")
+        let recorder = try await follow(path, on: backend, start: .end) { recorder in
+            try recorder.wait("the follower watching") { _, _, starts in !starts.isEmpty }
+            let writer = LogWriter(path: path, recorder: recorder, seed: 16)
+            try writer.reopen()
+            try writer.appendRandom(writer.randomInt(1...100_000))
+            return writer.written
+        }
+        #expect(recorder.deliveredNotices.map(\.kind) == [.appeared])
+    }
+
+    @Test("a directory that appears late", arguments: FollowBackend.available)
+    func directoryAppearsLate(backend: FollowBackend) async throws {
+        let tree = try ScratchTree()
+        let path = tree.path("a/b/app.log")
+        let recorder = try await follow(path, on: backend) { recorder in
+            try recorder.wait("the follower watching the root") { _, _, starts in
+                starts.contains { $0.first?.lastComponent?.string == "root" }
+            }
+            try tree.makeDirectory("a")
+            try tree.makeDirectory("a/b")
+            let writer = LogWriter(path: path, recorder: recorder, seed: 17)
+            try writer.reopen()
+            try writer.appendRandom(writer.randomInt(1...100_000))
+            try writer.waitUntilDelivered()
+            // The directory goes away and comes back: the follower waits and follows again.
+            try tree.removeTree("a")
+            try tree.makeDirectories("a/b")
+            let old = try writer.reopen()
+            LogWriter.closeDescriptor(old)
+            try writer.appendRandom(writer.randomInt(1...100_000))
+            return writer.written
+        }
+        #expect(recorder.deliveredNotices.first?.kind == .appeared)
+    }
+
+    @Test("a re-pointed symlink: the new target followed from its first byte", arguments: FollowBackend.available)
+    func repointedSymlink(backend: FollowBackend) async throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectory("archive")
+        try tree.write("archive/app-1.log", "")
+        try tree.symlink("current.log", pointingTo: "archive/app-1.log")
+        let path = tree.path("current.log")
+        let recorder = try await follow(path, on: backend) { recorder in
+            var writer = LogWriter(path: tree.path("archive/app-1.log"), recorder: recorder, seed: 18)
+            try writer.reopen()
+            var expected: [UInt8] = []
+            for day in 2...4 {
+                try writer.appendRandom(writer.randomInt(1...50_000))
+                expected += writer.written
+                try recorder.waitForBytes(expected.count)
+                // The next day's log already has a line when the link moves to it.
+                let next = LogWriter(path: tree.path(RelativePath("archive/app-\(day).log")), recorder: recorder, seed: UInt64(day))
+                try next.reopen()
+                try next.appendRandom(next.randomInt(1...1_000))
+                try tree.symlink("current.tmp", pointingTo: "archive/app-\(day).log")
+                try Self.rename(tree.path("current.tmp"), to: path)
+                writer = next
+            }
+            try writer.appendRandom(writer.randomInt(1...50_000))
+            expected += writer.written
+            return expected
+        }
+        #expect(recorder.deliveredNotices.filter { $0.kind == .replaced || $0.kind == .appeared }.count == 3)
+    }
+
+    @Test("many rotations in a row (FILEWATCH_FOLLOW_STRESS=1: 1,000)", arguments: FollowBackend.available)
+    func manyRotations(backend: FollowBackend) async throws {
+        let tree = try ScratchTree()
+        let path = tree.path("app.log")
+        try tree.write("app.log", "")
+        let rotations = Self.rotationCount
+        let recorder = try await follow(path, on: backend) { recorder in
+            let writer = LogWriter(path: path, recorder: recorder, seed: 19)
+            try writer.reopen()
+            for _ in 0..<rotations {
+                try writer.appendRandom(writer.randomInt(1...2_000))
+                try writer.waitUntilDelivered()
+                try Self.rename(path, to: tree.path("app.log.1"))
+                try writer.appendRandom(writer.randomInt(0...200))
+                let old = try writer.reopen()
+                try writer.write(writer.randomBytes(writer.randomInt(0...200)), to: old)
+                LogWriter.closeDescriptor(old)
+                try writer.appendRandom(writer.randomInt(1...200))
+            }
+            return writer.written
+        }
+        let arrivals = recorder.deliveredNotices.filter { $0.kind == .replaced || $0.kind == .appeared }
+        #expect(arrivals.count == rotations)
+    }
+
+    @Test("the last N lines, then appends; the lines view keeps a partial line", arguments: FollowBackend.available)
+    func lastLinesAndLinesView(backend: FollowBackend) async throws {
+        let tree = try ScratchTree()
+        try tree.write("app.log", "one\ntwo\nthree\nfour")
+        let path = tree.path("app.log")
+        var options = FileFollower.Options(startPosition: .lastLines(2))
+        let recorder = FollowRecorder()
+        options.didStartWatching = { recorder.watching($0) }
+        let follower = FileFollower(path: path, options: options, makeSource: backend.makeSource)
+        let lines = LinesBox()
+        let consumer = Task {
+            defer { recorder.finish() }
+            for try await update in follower.lines {
+                if case .line(let line) = update {
+                    lines.append(line)
+                    recorder.record(.data(FileChunk(bytes: line.bytes + (line.isTerminated ? [10] : []), generation: line.generation, offset: line.offset)))
+                }
+            }
+        }
+        try await onThread {
+            try recorder.waitForBytes(Array("three\n".utf8).count)
+            try tree.append("app.log", " five\nsix")
+            try recorder.waitForBytes(Array("three\nfour five\n".utf8).count)
+        }
+        consumer.cancel()
+        try await consumer.value
+        #expect(lines.all.map(\.text) == ["three", "four five", "six"])
+        #expect(lines.all.map(\.isTerminated) == [true, true, false])
+        #expect(lines.all.first?.offset == 8)
+    }
+
+    @Test("ending the follow closes every descriptor it opened", arguments: FollowBackend.available)
+    func stopClosesDescriptors(backend: FollowBackend) async throws {
+        let tree = try ScratchTree()
+        let path = tree.path("app.log")
+        try tree.write("app.log", "")
+        let before = Self.openDescriptorCount()
+        try await follow(path, on: backend) { recorder in
+            let writer = LogWriter(path: path, recorder: recorder, seed: 20)
+            try writer.reopen()
+            try writer.appendRandom(1_000)
+            try writer.waitUntilDelivered()
+            // A rotation whose new file stays empty: the old one is still held at the end.
+            try Self.rename(path, to: tree.path("app.log.1"))
+            let old = try writer.reopen()
+            try writer.write(writer.randomBytes(10), to: old)
+            LogWriter.closeDescriptor(old)
+            LogWriter.closeDescriptor(writer.descriptor)
+            return writer.written
+        }
+        #expect(Self.openDescriptorCount() == before)
+    }
+
+    // MARK: Harness
+
+    /// Follows `path` while `writer` runs on a thread; once everything it wrote has been
+    /// delivered, ends the follow and checks the delivery byte for byte.
+    @discardableResult
+    private func follow(
+        _ path: FilePath,
+        on backend: FollowBackend,
+        start: FileFollowerStartPosition = .start,
+        writer: @escaping @Sendable (FollowRecorder) throws -> [UInt8]
+    ) async throws -> FollowRecorder {
+        let recorder = FollowRecorder()
+        var options = FileFollower.Options(startPosition: start, rotationGracePeriod: .seconds(60))
+        options.didStartWatching = { recorder.watching($0) }
+        let follower = FileFollower(path: path, options: options, makeSource: backend.makeSource)
+        let consumer = Task {
+            defer { recorder.finish() }
+            for try await update in follower { recorder.record(update) }
+        }
+        do {
+            let expected = try await onThread { () throws -> [UInt8] in
+                let expected = try writer(recorder)
+                try recorder.waitForBytes(expected.count)
+                return expected
+            }
+            consumer.cancel()
+            try await consumer.value
+            #expect(recorder.problems == [])
+            Self.expectSame(recorder.bytes, expected)
+        } catch {
+            consumer.cancel()
+            _ = try? await consumer.value
+            throw error
+        }
+        return recorder
+    }
+
+    private static func expectSame(_ delivered: [UInt8], _ expected: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
+        if delivered == expected { return }
+        let common = zip(delivered, expected).prefix { $0 == $1 }.count
+        Issue.record("delivered \(delivered.count) bytes, written \(expected.count); first difference at byte \(common)", sourceLocation: sourceLocation)
+    }
+
+    private static func rename(_ from: FilePath, to: FilePath) throws {
+        try LogWriter.check("rename \(from) \(to)", Glibc.rename(from.string, to.string))
+    }
+
+    private static func openDescriptorCount() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+    }
+}
+
+/// Lines collected by a consumer task, read by the test afterwards.
+final class LinesBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [FileLine] = []
+    func append(_ line: FileLine) { lock.withLock { lines.append(line) } }
+    var all: [FileLine] { lock.withLock { lines } }
+}

@@ -1,0 +1,99 @@
+import FileSystemEvents
+import Foundation
+
+/// What a follower delivered, checked as it arrives, and waited on by writer threads.
+///
+/// Waiting is on a condition with a deadline, never a sleep: a writer that must not rotate
+/// before the follower holds the current file waits for "everything written so far has been
+/// delivered".
+final class FollowRecorder: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var delivered: [UInt8] = []
+    private var notices: [FileFollowerNotice] = []
+    private var watchStarts: [[FilePath]] = []
+    /// The next offset expected per generation, to check chunks are contiguous.
+    private var nextOffset: [Int: Int64] = [:]
+    private var violations: [String] = []
+    private var lastGeneration = 0
+    private var isFinished = false
+
+    func record(_ update: FileFollowerUpdate) {
+        condition.lock()
+        defer {
+            condition.broadcast()
+            condition.unlock()
+        }
+        switch update {
+        case .data(let chunk):
+            if chunk.bytes.isEmpty { violations.append("empty chunk at \(chunk.offset)") }
+            let expected = nextOffset[chunk.generation] ?? chunk.offset
+            if chunk.offset != expected {
+                violations.append("generation \(chunk.generation): chunk at \(chunk.offset), expected \(expected)")
+            }
+            if chunk.generation < lastGeneration {
+                violations.append("generation \(chunk.generation) after \(lastGeneration)")
+            }
+            lastGeneration = max(lastGeneration, chunk.generation)
+            nextOffset[chunk.generation] = chunk.offset + Int64(chunk.bytes.count)
+            delivered += chunk.bytes
+        case .notice(let notice):
+            notices.append(notice)
+            switch notice.kind {
+            case .truncated: nextOffset[notice.generation] = 0
+            case .replaced, .appeared: nextOffset[notice.generation] = nextOffset[notice.generation] ?? 0
+            case .removed: break
+            }
+        }
+    }
+
+    func watching(_ roots: [FilePath]) {
+        condition.lock()
+        watchStarts.append(roots)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func finish() {
+        condition.lock()
+        isFinished = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    var bytes: [UInt8] { locked { delivered } }
+    var deliveredNotices: [FileFollowerNotice] { locked { notices } }
+    var problems: [String] { locked { violations } }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return body()
+    }
+
+    /// Blocks the calling (writer) thread until `predicate` holds, or throws at the deadline.
+    func wait(
+        _ what: @autoclosure () -> String,
+        timeout: TimeInterval = 60,
+        until predicate: (_ delivered: [UInt8], _ notices: [FileFollowerNotice], _ watchStarts: [[FilePath]]) -> Bool
+    ) throws {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !predicate(delivered, notices, watchStarts) {
+            if isFinished { throw FollowTestFailure("the follower ended before \(what())") }
+            guard condition.wait(until: deadline) else {
+                throw FollowTestFailure("timed out waiting for \(what()): \(delivered.count) bytes delivered, notices \(notices)")
+            }
+        }
+    }
+
+    /// Until at least `count` bytes have been delivered.
+    func waitForBytes(_ count: Int, timeout: TimeInterval = 60) throws {
+        try wait("\(count) bytes", timeout: timeout) { delivered, _, _ in delivered.count >= count }
+    }
+}
+
+struct FollowTestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

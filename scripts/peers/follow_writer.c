@@ -1,0 +1,78 @@
+// A log writer for the follow benchmark (scripts/follow-vs-tail.sh), as fast as C allows.
+//
+//   follow_writer append FILE BYTES CHUNK          append BYTES in CHUNK-byte writes
+//   follow_writer rotate FILE ROTATIONS LINES US   ROTATIONS times: LINES numbered lines,
+//                                                  rename FILE to FILE.1, one more line to the
+//                                                  renamed file, reopen FILE; US µs between
+//
+// Prints the number of bytes written on stdout.
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static long long total = 0;
+/// FOLLOW_WRITER_MIRROR names a file that receives a copy of every byte, in the order written:
+/// what a lossless follower prints.
+static int mirror = -1;
+
+static void write_all(int fd, const char *buffer, size_t length) {
+    if (mirror >= 0 && write(mirror, buffer, length) != (ssize_t)length) { perror("mirror"); exit(1); }
+    while (length > 0) {
+        ssize_t done = write(fd, buffer, length);
+        if (done < 0) { perror("write"); exit(1); }
+        buffer += done;
+        length -= (size_t)done;
+        total += done;
+    }
+}
+
+static int open_log(const char *path) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) { perror("open"); exit(1); }
+    return fd;
+}
+
+int main(int argc, char **argv) {
+    const char *mirror_path = getenv("FOLLOW_WRITER_MIRROR");
+    if (mirror_path) mirror = open(mirror_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (argc == 5 && strcmp(argv[1], "append") == 0) {
+        long long bytes = atoll(argv[3]);
+        size_t chunk = (size_t)atoll(argv[4]);
+        char *buffer = malloc(chunk);
+        for (size_t i = 0; i < chunk; i++) buffer[i] = (i % 64 == 63) ? '\n' : (char)('a' + i % 26);
+        int fd = open_log(argv[2]);
+        while (total < bytes) {
+            size_t n = (size_t)(bytes - total) < chunk ? (size_t)(bytes - total) : chunk;
+            write_all(fd, buffer, n);
+        }
+        close(fd);
+    } else if (argc == 6 && strcmp(argv[1], "rotate") == 0) {
+        int rotations = atoi(argv[3]), lines = atoi(argv[4]), pause = atoi(argv[5]);
+        char rotated[4096], line[128];
+        snprintf(rotated, sizeof rotated, "%s.1", argv[2]);
+        int fd = open_log(argv[2]);
+        for (int r = 0; r < rotations; r++) {
+            for (int l = 0; l < lines; l++) {
+                int n = snprintf(line, sizeof line, "generation %d line %d\n", r, l);
+                write_all(fd, line, (size_t)n);
+            }
+            if (rename(argv[2], rotated) != 0) { perror("rename"); exit(1); }
+            int n = snprintf(line, sizeof line, "generation %d after rename\n", r);
+            write_all(fd, line, (size_t)n);
+            close(fd);
+            fd = open_log(argv[2]);
+            if (pause > 0) usleep((useconds_t)pause);
+        }
+        int n = snprintf(line, sizeof line, "done\n");
+        write_all(fd, line, (size_t)n);
+        close(fd);
+    } else {
+        fprintf(stderr, "usage: follow_writer append FILE BYTES CHUNK | rotate FILE ROTATIONS LINES US\n");
+        return 2;
+    }
+    printf("%lld\n", total);
+    return 0;
+}
