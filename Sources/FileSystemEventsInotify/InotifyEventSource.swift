@@ -41,7 +41,7 @@ public struct InotifyEventSource: FileSystemEventSource {
 
     public func updates() -> FileSystemEventStream {
         let options = self.options
-        return FileSystemEventStream(bufferLimit: options.bufferLimit) { channel in
+        return FileSystemEventStream(options: options) { channel in
             var watch = InotifyWatch<RawInotifyKernel>(options: options, channel: channel)
             watch.run { () throws(FileSystemEventsError) in try RawInotifyKernel() }
         }

@@ -211,7 +211,7 @@ extension InotifyWatch {
                     state.changed.append((directory, item.name, found.modificationTime >= since))
                 }
             }
-            if type == .directory && options.isRecursive {
+            if type == .directory && options.isRecursive && options.filter.descends(intoDirectoryAt: path) {
                 let child = WatchedDirectory(parent: directory, name: item.name, root: root, device: identity.device, inode: identity.inode)
                 entry.directory = child
                 directory.children[item.name] = entry

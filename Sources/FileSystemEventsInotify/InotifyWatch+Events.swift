@@ -246,7 +246,7 @@ extension InotifyWatch {
         if type == .file && status.linkCount > 1 {
             hardLinks.add(identity, directory, name)
         }
-        if type == .directory && options.isRecursive {
+        if type == .directory && options.isRecursive && options.filter.descends(intoDirectoryAt: path) {
             let child = WatchedDirectory(parent: directory, name: name, root: root, device: identity.device, inode: identity.inode)
             entry.directory = child
             directory.children[name] = entry

@@ -69,7 +69,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     package init(options: WatchOptions, channel: FileSystemEventChannel) {
         self.options = options
         self.channel = channel
-        self.batcher = EventBatcher(latency: options.latency)
+        self.batcher = EventBatcher(latency: options.latency, bufferLimit: options.bufferLimit)
     }
 
     // MARK: Run loop
