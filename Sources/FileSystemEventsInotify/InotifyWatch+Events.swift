@@ -77,7 +77,7 @@ extension InotifyWatch {
             }
             guard let target = targets[event.watch] else { continue }
             for root in target.fileRoots { handleFileRoot(root, event) }
-            for directory in target.directories { handle(event, in: directory) }
+            for directory in target.directories where directory.isAttached { handle(event, in: directory) }
         }
     }
 
@@ -285,8 +285,8 @@ extension InotifyWatch {
     }
 
     private mutating func handleRename(from source: Inotify.Event, to destination: Inotify.Event) {
-        let sourceDirectory = targets[source.watch]?.directories.first
-        let destinationDirectory = targets[destination.watch]?.directories.first
+        let sourceDirectory = liveDirectory(source.watch)
+        let destinationDirectory = liveDirectory(destination.watch)
         for index in targets[source.watch]?.fileRoots ?? [] { handleFileRoot(index, source) }
         for index in targets[destination.watch]?.fileRoots ?? [] { handleFileRoot(index, destination) }
         guard let sourceDirectory, let entry = sourceDirectory.children[source.name] else {
@@ -337,8 +337,8 @@ extension InotifyWatch {
     /// item followed at once by a rename back. Returns `false` when it was not an exchange.
     private mutating func handleExchange(_ first: Inotify.Event, _ second: Inotify.Event) -> Bool {
         guard targets[first.watch]?.fileRoots.isEmpty ?? true, targets[second.watch]?.fileRoots.isEmpty ?? true,
-              let sourceDirectory = targets[first.watch]?.directories.first,
-              let destinationDirectory = targets[second.watch]?.directories.first,
+              let sourceDirectory = liveDirectory(first.watch),
+              let destinationDirectory = liveDirectory(second.watch),
               sourceDirectory.root == destinationDirectory.root,
               let a = sourceDirectory.children[first.name],
               let b = destinationDirectory.children[second.name]
@@ -374,7 +374,7 @@ extension InotifyWatch {
 
     mutating func handleMoveOut(_ source: Inotify.Event) {
         for index in targets[source.watch]?.fileRoots ?? [] { handleFileRoot(index, source) }
-        guard let directory = targets[source.watch]?.directories.first,
+        guard let directory = liveDirectory(source.watch),
             let entry = directory.children.removeValue(forKey: source.name)
         else { return }
         if let child = entry.directory { unwatch(child) }
@@ -386,7 +386,7 @@ extension InotifyWatch {
 
     private mutating func handleMoveIn(_ destination: Inotify.Event) {
         for index in targets[destination.watch]?.fileRoots ?? [] { handleFileRoot(index, destination) }
-        guard let directory = targets[destination.watch]?.directories.first else { return }
+        guard let directory = liveDirectory(destination.watch) else { return }
         handleCreation(named: destination.name, in: directory, isDirectoryHint: destination.mask.contains(.isDirectory))
     }
 
@@ -408,6 +408,12 @@ extension InotifyWatch {
     }
 
     // MARK: Watch bookkeeping
+
+    /// The node of the model that `watch` stands for now. A node that has left the model (its
+    /// subtree was replaced or rescanned) never speaks for a watch, even if it is still listed.
+    func liveDirectory(_ watch: CInt) -> WatchedDirectory? {
+        targets[watch]?.directories.first { $0.isAttached }
+    }
 
     /// The identity of `entry`, an item of `directory`; `nil` while it is unknown.
     func identity(of entry: WatchedEntry, in directory: WatchedDirectory) -> FileIdentity? {
