@@ -71,7 +71,7 @@ let package = Package(
         ),
         .target(
             name: "FileSystemEventsInotifyTools",
-            dependencies: ["FileSystemEventsCore", "FileSystemEventsInotify", "CInotifyTools"],
+            dependencies: ["FileSystemEventsCore", "FileSystemEventsInotify", "CInotifyTools", "CFileSystemEventsShims"],
             swiftSettings: strictSettings
         ),
 

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <stdio.h>
 #if defined(__linux__)
 #include <sys/syscall.h>
@@ -111,4 +112,12 @@ int cfse_exchange(const char *first, const char *second) {
     errno = ENOSYS;
     return -1;
 #endif
+}
+
+int cfse_bytes_waiting(int fd) {
+    int count = 0;
+    if (ioctl(fd, FIONREAD, &count) != 0) {
+        return -1;
+    }
+    return count;
 }

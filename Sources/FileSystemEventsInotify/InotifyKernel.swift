@@ -1,5 +1,6 @@
 #if os(Linux)
 package import FileSystemEventsCore
+import CFileSystemEventsShims
 package import SystemPackage
 
 /// Where an inotify watch gets its kernel events from: direct system calls
@@ -19,6 +20,10 @@ package protocol InotifyKernel {
     /// Appends the events that are waiting. `.failure(.resourceTemporarilyUnavailable)` means
     /// none were (the queue is drained).
     mutating func read(into events: inout [Inotify.Event]) -> Result<Void, Errno>
+    /// Whether events are waiting that ``read(into:)`` has not returned yet: the model is
+    /// then behind the disk, and what a path holds now may not be what an event meant.
+    func hasPendingEvents() -> Bool
+
     /// Releases every descriptor and watch.
     mutating func close()
 }
@@ -61,6 +66,10 @@ package struct RawInotifyKernel: InotifyKernel {
         case .failure(let errno):
             return .failure(errno)
         }
+    }
+
+    package func hasPendingEvents() -> Bool {
+        cfse_bytes_waiting(readinessDescriptor) > 0
     }
 
     package mutating func close() {

@@ -161,7 +161,7 @@ extension InotifyWatch {
             // this one: the same directory stands at two places of the model. Usually a rename
             // still in the queue will move the other node here, so this one waits. Once the
             // queue has been read, the stale one of the two is found by identity.
-            if isResolvingDrained {
+            if isResolvingDrained && kernel?.hasPendingEvents() != true {
                 _ = evictIfStale(holder)  // or both are real (a bind mount), and both keep the watch
             } else {
                 targets[watch]?.directories.removeAll { $0 === directory }

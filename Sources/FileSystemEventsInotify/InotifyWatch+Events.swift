@@ -16,6 +16,9 @@ extension InotifyWatch {
         let name: [UInt8]
         /// `IN_ISDIR`: the kernel's word that the item was a directory.
         let isDirectory: Bool
+        /// How often it waited for the queue to empty; bounded, so a tree that never stops
+        /// changing still gets its creations reported.
+        var deferrals = 0
     }
 
     /// Translates one kernel read, in order.
@@ -178,7 +181,7 @@ extension InotifyWatch {
                 guard !node.isListed, node.watch < 0, !roots[node.root].isRemoved, node.isAttached else { continue }
                 let before = pendingCrawls.count
                 crawl(node, emitting: true)
-                if pendingCrawls.count > before && pendingCrawls.last === node && drained {
+                if pendingCrawls.count > before && pendingCrawls.last === node && drained && kernel?.hasPendingEvents() != true {
                     pendingCrawls.removeLast()
                     stale.append(node)
                 }
@@ -202,7 +205,7 @@ extension InotifyWatch {
         let descriptor: CInt
         switch open(directory) {
         case .stale:
-            if drained {
+            if drained && kernel?.hasPendingEvents() != true {
                 rescanNearestResolvable(directory)
             } else {
                 pendingCreations.append(creation)
@@ -222,6 +225,15 @@ extension InotifyWatch {
             return  // gone again; whatever removed or moved it is in the queue, or was applied
         case .failure(let errno):
             recordUnexamined(creation, errno: errno)
+            return
+        }
+        // Events queued after the ones applied may have moved what stands at this name since
+        // (`mkdir a; mv a b; mkdir a` reads as a creation of `a` that `a` no longer is): then
+        // the model is behind, and the creation waits until it has caught up.
+        if creation.deferrals < 100, kernel?.hasPendingEvents() == true {
+            var later = creation
+            later.deferrals += 1
+            pendingCreations.append(later)
             return
         }
         var type = status.itemType

@@ -27,6 +27,10 @@ struct InotifyToolsKernel: InotifyKernel {
         subscription.take(into: &events) ? .success(()) : .failure(.resourceTemporarilyUnavailable)
     }
 
+    func hasPendingEvents() -> Bool {
+        subscription.hasQueuedEvents || InotifyToolsOwner.shared.libraryHasUnreadEvents
+    }
+
     mutating func close() {
         guard !isClosed else { return }
         isClosed = true

@@ -1,5 +1,6 @@
 #if os(Linux)
 import CInotifyTools
+import CFileSystemEventsShims
 import Dispatch
 import FileSystemEventsCore
 import FileSystemEventsInotify
@@ -42,6 +43,9 @@ final class InotifyToolsOwner: Sendable {
             self.readable = readable
             self.writable = writable
         }
+
+        /// Whether events wait in this source's queue.
+        var hasQueuedEvents: Bool { queue.withLock { !$0.isEmpty } }
 
         func take(into events: inout [Inotify.Event]) -> Bool {
             Syscalls.drainWakeups(readable)
@@ -372,8 +376,20 @@ final class InotifyToolsOwner: Sendable {
     /// both go out in one append, as the kernel queues them, so a source never mistakes the
     /// first half for a move out of the tree. Touching the sentinel first guarantees the next
     /// read returns: a matching `IN_MOVED_TO` is queued before the sentinel's event.
+    /// Whether the kernel holds events the owner has not read, or the owner holds a move it
+    /// has not handed out yet: the sources' models are then behind the disk.
+    var libraryHasUnreadEvents: Bool {
+        if isHoldingMove.load(ordering: .acquiring) { return true }
+        let descriptor = state.withLock { $0.libraryDescriptor }
+        return descriptor >= 0 && cfse_bytes_waiting(descriptor) > 0
+    }
+
+    private let isHoldingMove = Atomic<Bool>(false)
+
     private func dispatchEvents(until sentinelWatch: CInt) {
-        var held: Inotify.Event?
+        var held: Inotify.Event? {
+            didSet { isHoldingMove.store(held != nil, ordering: .releasing) }
+        }
         defer { if let held { route([held]) } }
         // A negative timeout blocks until an event (the sentinel's, at the latest).
         while let pointer = inotifytools_next_event(-1) {

@@ -25,8 +25,8 @@ struct ConformanceTests {
     /// Scenarios that still find a defect on a kernel backend, out of the default run so that the
     /// rest guards against regressions; FILEWATCH_CONFORMANCE_OPEN=1 (or naming them in
     /// FILEWATCH_CONFORMANCE_ONLY) runs them. README lists them. 36: the random mix at full
-    /// speed still breaks replay on inotify and inotifytools (a directory node of the model
-    /// speaks for a watch twice under some interleaving; not yet found).
+    /// speed still breaks replay on inotifytools about one run in six (passes on inotify and
+    /// polling in repeated runs); not yet found.
     static let openDefects: Set<Int> = [36]
     static let includesOpenDefects = ProcessInfo.processInfo.environment["FILEWATCH_CONFORMANCE_OPEN"] == "1"
 

@@ -38,6 +38,9 @@ int64_t cfse_file_system_magic(const char *path);
 /// EINVAL where the kernel or file system cannot).
 int cfse_exchange(const char *first, const char *second);
 
+/// Bytes waiting to be read on `fd` (`ioctl(FIONREAD)`), or -1 with errno set.
+int cfse_bytes_waiting(int fd);
+
 /// The name of a directory entry (Swift imports `d_name` as a tuple).
 static inline const char *cfse_dirent_name(const struct dirent *entry) {
     return entry->d_name;
