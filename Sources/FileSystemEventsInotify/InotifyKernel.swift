@@ -17,9 +17,10 @@ package protocol InotifyKernel {
     /// answer from a cache of paths it has seen.
     mutating func addWatch(path: [UInt8], mask: Inotify.Mask) -> Result<CInt, Errno>
     mutating func removeWatch(_ watch: CInt)
-    /// Appends the events that are waiting. `.failure(.resourceTemporarilyUnavailable)` means
-    /// none were (the queue is drained).
-    mutating func read(into events: inout [Inotify.Event]) -> Result<Void, Errno>
+    /// Appends the events that are waiting, about `maximumBytes` of them where the kernel
+    /// lets the caller choose. `.failure(.resourceTemporarilyUnavailable)` means none were
+    /// (the queue is drained).
+    mutating func read(into events: inout [Inotify.Event], maximumBytes: Int) -> Result<Void, Errno>
     /// Whether events are waiting that ``read(into:)`` has not returned yet: the model is
     /// then behind the disk, and what a path holds now may not be what an event meant.
     func hasPendingEvents() -> Bool
@@ -57,8 +58,10 @@ package struct RawInotifyKernel: InotifyKernel {
         Inotify.removeWatch(readinessDescriptor, watch: watch)
     }
 
-    package mutating func read(into events: inout [Inotify.Event]) -> Result<Void, Errno> {
-        switch Syscalls.read(readinessDescriptor, into: buffer) {
+    package mutating func read(into events: inout [Inotify.Event], maximumBytes: Int) -> Result<Void, Errno> {
+        // Never less than one event with the longest name, or the kernel refuses the read.
+        let size = min(buffer.count, max(4_096, maximumBytes))
+        switch Syscalls.read(readinessDescriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<size])) {
         case .success(let count):
             guard count > 0 else { return .failure(.resourceTemporarilyUnavailable) }
             Inotify.parse(UnsafeRawBufferPointer(rebasing: buffer[..<count]), into: &events)

@@ -171,7 +171,10 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
         for _ in 0..<64 {
             let before = WallClock.wallNanoseconds()
             parsed.removeAll(keepingCapacity: true)
-            switch kernel?.read(into: &parsed) ?? .failure(.badFileDescriptor) {
+            // Take from the kernel queue only about as much as the buffer limit allows: a stalled
+            // consumer leaves the rest there (and an overflow reconciles), as documented.
+            let budget = max(0, options.bufferLimit - produced.count) &* 48
+            switch kernel?.read(into: &parsed, maximumBytes: budget) ?? .failure(.badFileDescriptor) {
             case .success:
                 handle(parsed)
                 if produced.count >= options.bufferLimit || !channel.hasRoom {

@@ -23,7 +23,7 @@ struct InotifyToolsKernel: InotifyKernel {
         InotifyToolsOwner.shared.removeWatch(watch, for: subscription)
     }
 
-    mutating func read(into events: inout [Inotify.Event]) -> Result<Void, Errno> {
+    mutating func read(into events: inout [Inotify.Event], maximumBytes: Int) -> Result<Void, Errno> {
         subscription.take(into: &events) ? .success(()) : .failure(.resourceTemporarilyUnavailable)
     }
 
