@@ -24,7 +24,7 @@ struct InotifyToolsKernel: InotifyKernel {
     }
 
     mutating func read(into events: inout [Inotify.Event], maximumBytes: Int) -> Result<Void, Errno> {
-        subscription.take(into: &events) ? .success(()) : .failure(.resourceTemporarilyUnavailable)
+        subscription.take(into: &events, limit: max(128, maximumBytes / 32)) ? .success(()) : .failure(.resourceTemporarilyUnavailable)
     }
 
     func hasPendingEvents() -> Bool {

@@ -47,12 +47,19 @@ final class InotifyToolsOwner: Sendable {
         /// Whether events wait in this source's queue.
         var hasQueuedEvents: Bool { queue.withLock { !$0.isEmpty } }
 
-        func take(into events: inout [Inotify.Event]) -> Bool {
+        /// Takes up to `limit` queued events (never splitting the two halves of a rename), so
+        /// a stalled consumer leaves the rest here, where the queue's bound applies.
+        func take(into events: inout [Inotify.Event], limit: Int = .max) -> Bool {
             Syscalls.drainWakeups(readable)
-            let taken = queue.withLock { queue in
-                defer { queue.removeAll(keepingCapacity: true) }
-                return queue
+            let (taken, hasMore) = queue.withLock { queue -> ([Inotify.Event], Bool) in
+                var count = min(queue.count, max(1, limit))
+                if count < queue.count, count > 0, queue[count - 1].mask.contains(.movedFrom) { count += 1 }
+                let taken = Array(queue[..<count])
+                queue.removeFirst(count)
+                return (taken, !queue.isEmpty)
             }
+            // More is waiting: the readable pipe must say so again.
+            if hasMore { Syscalls.signalWakeup(writable) }
             events.append(contentsOf: taken)
             return !taken.isEmpty
         }
