@@ -85,7 +85,7 @@ extension WatchedDirectory {
     var isAttached: Bool {
         var node = self
         while true {
-            guard let parent = node.parent else { return node.isRoot }
+            guard let parent = node.parent else { return node.isRoot && !node.isReplacedRoot }
             guard parent.children[node.name]?.directory === node else { return false }
             node = parent
         }

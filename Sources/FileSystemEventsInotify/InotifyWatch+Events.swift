@@ -16,10 +16,12 @@ extension InotifyWatch {
         let name: [UInt8]
         /// `IN_ISDIR`: the kernel's word that the item was a directory.
         let isDirectory: Bool
-        /// How often it waited for the queue to empty; bounded, so a tree that never stops
-        /// changing still gets its creations reported.
-        var deferrals = 0
     }
+
+    /// How long pending creations wait for a quiet kernel queue before they are examined
+    /// anyway, so that a tree that never stops changing still gets its creations reported.
+    /// What they could get wrong then is settled by identity when the queue drains.
+    static var maximumResolutionDelayNanoseconds: UInt64 { 500_000_000 }
 
     /// Translates one kernel read, in order.
     mutating func handle(_ events: [Inotify.Event]) {
@@ -101,28 +103,32 @@ extension InotifyWatch {
             produced.append(makeEvent(.removed, root: directory.root, relative: path, type: entry.type,
                                       identity: identity(of: entry, in: directory), synthetic: false))
         } else if mask.contains(.modify) || mask.contains(.attrib) {
-            guard let entry = directory.children[event.name] else { return }
-            let kind: FileSystemEvent.Kind = mask.contains(.modify) ? .modified : .attributesChanged
-            if entry.type != .directory || kind == .attributesChanged {
-                let id = identity(of: entry, in: directory)
-                // Content and attributes belong to the inode: every path of a hard-linked
-                // file changed, not only the one the kernel named.
-                for (linkDirectory, linkName) in hardLinks.paths(of: id, at: directory, event.name) {
-                    produced.append(
-                        makeEvent(kind, root: linkDirectory.root, relative: linkDirectory.relativePath.appendingComponent(linkName),
-                                  type: entry.type, identity: id, synthetic: false)
-                    )
-                }
+            reportChange(mask.contains(.modify) ? .modified : .attributesChanged, named: event.name, in: directory)
+        }
+    }
+
+    /// A change of content or attributes of `name`, reported for every path of its inode.
+    mutating func reportChange(_ kind: FileSystemEvent.Kind, named name: [UInt8], in directory: WatchedDirectory) {
+        guard let entry = directory.children[name] else { return }
+        if entry.type != .directory || kind == .attributesChanged {
+            let id = identity(of: entry, in: directory)
+            // Content and attributes belong to the inode: every path of a hard-linked
+            // file changed, not only the one the kernel named.
+            for (linkDirectory, linkName) in hardLinks.paths(of: id, at: directory, name) {
+                produced.append(
+                    makeEvent(kind, root: linkDirectory.root, relative: linkDirectory.relativePath.appendingComponent(linkName),
+                              type: entry.type, identity: id, synthetic: false)
+                )
             }
-            // A directory the model could not read may have become readable (a chmod).
-            if kind == .attributesChanged, let child = entry.directory, !child.isListed {
-                rescan(child, changedSince: nil)
-            }
+        }
+        // A directory the model could not read may have become readable (a chmod).
+        if kind == .attributesChanged, let child = entry.directory, !child.isListed {
+            rescan(child, changedSince: nil)
         }
     }
 
     /// An event about a watched directory itself (no name).
-    private mutating func handleSelf(_ event: Inotify.Event, in directory: WatchedDirectory) {
+    mutating func handleSelf(_ event: Inotify.Event, in directory: WatchedDirectory) {
         let mask = event.mask
         guard !roots[directory.root].isRemoved, directory.isAttached else { return }
         if mask.contains(.unmount) {
@@ -162,18 +168,52 @@ extension InotifyWatch {
     /// could not be listed at their path, now that the model has caught up with the events
     /// read so far.
     ///
+    /// While the kernel still holds unread events the model is behind the disk, and what a
+    /// name holds now may not be what its creation meant (`mkdir a; mv a b; mkdir a` reads as
+    /// a creation of `a` that `a` no longer is). The kernel queues an event inside the system
+    /// call that causes it, so a queue found empty *after* the names were examined proves that
+    /// what they hold is explained by the events applied. So: the batch waits while the queue
+    /// is busy (one `FIONREAD`, nothing per name), is examined, and is applied only if the
+    /// queue is still empty afterwards. It waits at most ``maximumResolutionDelayNanoseconds``
+    /// and never beyond the buffer limit, so a flood neither hides creations nor grows memory;
+    /// what a forced batch gets wrong is settled by identity once the queue drains.
+    ///
     /// - Parameter drained: the kernel queue was found empty, so the model is as current as
     ///   it can be: what still disagrees with the disk is a move the model missed, and is
     ///   settled by identity or a rescan rather than waited for.
     mutating func resolvePending(drained: Bool) {
-        isResolvingDrained = drained
-        defer { isResolvingDrained = false }
+        let now = MonotonicClock.nanoseconds()
+        if pendingSince == 0 { pendingSince = now }
+        let overdue = now - pendingSince >= Self.maximumResolutionDelayNanoseconds
+            || pendingCreations.count >= options.bufferLimit
+        if !overdue && kernel?.hasPendingEvents() == true { return }
+        var directories = OpenedDirectories()
+        defer {
+            isResolvingDrained = false
+            directories.closeAll()
+        }
         var rounds = 0
         while !pendingCreations.isEmpty || !pendingCrawls.isEmpty {
             rounds += 1
             let creations = pendingCreations
             pendingCreations.removeAll()
-            for creation in creations { resolve(creation, drained: drained) }
+            var examined: [Examination] = []
+            examined.reserveCapacity(creations.count)
+            for creation in creations { examined.append(examine(creation, directories: &directories)) }
+            // Crawls may add and evict watches: what was opened for the examination is not reused.
+            directories.closeAll()
+            let busy = kernel?.hasPendingEvents() == true
+            if busy && !overdue {
+                // Something happened while the names were examined: wait for it.
+                pendingCreations = creations + pendingCreations
+                return
+            }
+            pendingSince = 0
+            let quiet = drained && !busy
+            isResolvingDrained = quiet
+            for (creation, examination) in zip(creations, examined) {
+                apply(creation, examination, quiet: quiet)
+            }
             let crawls = pendingCrawls
             pendingCrawls.removeAll()
             var stale: [WatchedDirectory] = []
@@ -181,7 +221,7 @@ extension InotifyWatch {
                 guard !node.isListed, node.watch < 0, !roots[node.root].isRemoved, node.isAttached else { continue }
                 let before = pendingCrawls.count
                 crawl(node, emitting: true)
-                if pendingCrawls.count > before && pendingCrawls.last === node && drained && kernel?.hasPendingEvents() != true {
+                if pendingCrawls.count > before && pendingCrawls.last === node && quiet {
                     pendingCrawls.removeLast()
                     stale.append(node)
                 }
@@ -190,51 +230,46 @@ extension InotifyWatch {
             // the model missed a move. Rescan from the nearest directory that is where it
             // should be.
             for node in stale where node.isAttached {
-                rescanNearestResolvable(node.parent ?? node)
+                if kernel?.hasPendingEvents() == true {
+                    pendingCrawls.append(node)
+                } else {
+                    rescanNearestResolvable(node.parent ?? node)
+                }
             }
-            if !drained || rounds >= 3 { break }
+            if !quiet || rounds >= 3 { break }
         }
     }
 
-    private mutating func resolve(_ creation: PendingCreation, drained: Bool) {
+    /// What a pending creation's name was found to hold, before anything is applied.
+    enum Examination {
+        /// The item, with its type and identity (a followed symlink's target's, where the
+        /// options follow symlinks to directories).
+        case found(FileStatus, type: FileItemType, identity: FileIdentity)
+        /// Removed or moved again; whatever did it is in the queue, or was applied.
+        case gone
+        /// The directory is not where the model says.
+        case stale
+        /// The watcher may not look (permissions).
+        case inaccessible(Errno)
+        /// Nothing to do: the directory left the model, or the filter refuses the item.
+        case ignored
+    }
+
+    private func examine(_ creation: PendingCreation, directories: inout OpenedDirectories) -> Examination {
         let directory = creation.directory
         let name = creation.name
-        guard directory.isAttached, !roots[directory.root].isRemoved else { return }
-        let root = directory.root
-        let path = directory.relativePath.appendingComponent(name)
+        guard directory.isAttached, !roots[directory.root].isRemoved else { return .ignored }
         let descriptor: CInt
-        switch open(directory) {
-        case .stale:
-            if drained && kernel?.hasPendingEvents() != true {
-                rescanNearestResolvable(directory)
-            } else {
-                pendingCreations.append(creation)
-            }
-            return
-        case .inaccessible(let errno):
-            recordUnexamined(creation, errno: errno)
-            return
-        case .opened(let fd, _):
-            descriptor = fd
+        switch directories.opening(of: directory, opening: { open($0) }) {
+        case .stale: return .stale
+        case .inaccessible(let errno): return .inaccessible(errno)
+        case .opened(let fd, _): descriptor = fd
         }
-        defer { Syscalls.close(descriptor) }
         let status: FileStatus
         switch withCString(name, { Syscalls.status($0, relativeTo: descriptor) }) {
         case .success(let found): status = found
-        case .failure(.noSuchFileOrDirectory), .failure(.notDirectory):
-            return  // gone again; whatever removed or moved it is in the queue, or was applied
-        case .failure(let errno):
-            recordUnexamined(creation, errno: errno)
-            return
-        }
-        // Events queued after the ones applied may have moved what stands at this name since
-        // (`mkdir a; mv a b; mkdir a` reads as a creation of `a` that `a` no longer is): then
-        // the model is behind, and the creation waits until it has caught up.
-        if creation.deferrals < 100, kernel?.hasPendingEvents() == true {
-            var later = creation
-            later.deferrals += 1
-            pendingCreations.append(later)
-            return
+        case .failure(.noSuchFileOrDirectory), .failure(.notDirectory): return .gone
+        case .failure(let errno): return .inaccessible(errno)
         }
         var type = status.itemType
         var identity = status.identity
@@ -245,7 +280,37 @@ extension InotifyWatch {
             type = .directory
             identity = target.identity
         }
-        guard options.filter.admits(relativePath: path, name: name, isDirectory: type == .directory) else { return }
+        let path = directory.relativePath.appendingComponent(name)
+        guard options.filter.admits(relativePath: path, name: name, isDirectory: type == .directory) else { return .ignored }
+        return .found(status, type: type, identity: identity)
+    }
+
+    private mutating func apply(_ creation: PendingCreation, _ examination: Examination, quiet: Bool) {
+        let directory = creation.directory
+        let name = creation.name
+        // A crawl or an eviction earlier in the batch may have taken the directory out.
+        guard directory.isAttached, !roots[directory.root].isRemoved else { return }
+        let status: FileStatus, type: FileItemType, identity: FileIdentity
+        switch examination {
+        case .ignored, .gone:
+            return
+        case .stale:
+            // A rescan while events are queued would see changes those events then repeat:
+            // only with the queue still empty (applying the batch takes time).
+            if quiet && kernel?.hasPendingEvents() != true {
+                rescanNearestResolvable(directory)
+            } else {
+                pendingCreations.append(creation)
+            }
+            return
+        case .inaccessible(let errno):
+            recordUnexamined(creation, errno: errno)
+            return
+        case .found(let found, let foundType, let foundIdentity):
+            (status, type, identity) = (found, foundType, foundIdentity)
+        }
+        let root = directory.root
+        let path = directory.relativePath.appendingComponent(name)
         if let existing = directory.children[name] {
             // Already in the model: listed by a crawl after the kernel queued its creation,
             // or put there by a rename read after it.
@@ -326,6 +391,9 @@ extension InotifyWatch {
             handleMoveOut(source)
             return
         }
+        if isAlreadyApplied(renameOf: entry, named: source.name, in: sourceDirectory, to: destination.name, in: destinationDirectory) {
+            return
+        }
         let oldPath = sourceDirectory.relativePath.appendingComponent(source.name)
         let id = identity(of: entry, in: sourceDirectory)
         sourceDirectory.children[source.name] = nil
@@ -342,6 +410,27 @@ extension InotifyWatch {
         produced.append(
             makeEvent(.renamed, root: sourceDirectory.root, relative: newPath, previous: oldPath, type: entry.type, identity: id, synthetic: false)
         )
+    }
+
+    /// Whether a rescan has already put the result of this rename into the model: it looked at
+    /// the disk while the rename was still queued (a rescan cannot stop the world). Then the
+    /// model holds, at the destination, the item the disk holds there, and the source entry is
+    /// something else that has taken the old name since (`mv a b; mkdir a`). Applying the
+    /// rename again would move that newcomer over the real `b`. Costs a `stat` only when the
+    /// model already has an entry at the destination.
+    /// Both names are checked on disk, so a model that is merely behind (a later event put
+    /// the old destination back) is never mistaken for one that is ahead.
+    private func isAlreadyApplied(renameOf entry: WatchedEntry, named sourceName: [UInt8], in sourceDirectory: WatchedDirectory,
+                                  to name: [UInt8], in directory: WatchedDirectory) -> Bool {
+        guard let existing = directory.children[name], existing.inode != 0, entry.inode != 0, existing.inode != entry.inode else {
+            return false
+        }
+        func holds(_ expected: WatchedEntry, _ name: [UInt8], in directory: WatchedDirectory) -> Bool {
+            let absolute = roots[directory.root].paths.bytes(directory.relativePath.appendingComponent(name))
+            guard case .success(let onDisk) = Syscalls.status(atPath: absolute) else { return false }
+            return onDisk.inode == expected.inode && onDisk.device == identity(of: expected, in: directory)?.device
+        }
+        return holds(existing, name, in: directory) && holds(entry, sourceName, in: sourceDirectory)
     }
 
     /// `renameat2(RENAME_EXCHANGE)` of the items named by `first` and `second`. Confirmed on

@@ -15,6 +15,7 @@ extension InotifyWatch {
         let since = drainedAt - 20_000_000
         // Whatever waited to be examined is examined by the rescan itself.
         pendingCreations.removeAll()
+        pendingSince = 0
         pendingCrawls.removeAll()
         hardLinks.removeAll()
         for index in roots.indices where !roots[index].isRemoved {
@@ -112,6 +113,7 @@ extension InotifyWatch {
                 parent.children[node.name] = entry
             }
         } else if node.isRoot {
+            node.isReplacedRoot = true
             roots[root].kind = .directory(fresh)
         }
         registerHardLinks(state.hardLinkCandidates)

@@ -33,7 +33,11 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     var pendingCreations: [PendingCreation] = []
     /// Directories of the model that could not be opened at their path yet.
     var pendingCrawls: [WatchedDirectory] = []
-    /// Set while pending work is resolved with the kernel queue found empty.
+    /// Monotonic nanoseconds since when ``pendingCreations`` has been waiting for a quiet
+    /// kernel queue (0 when nothing waits).
+    var pendingSince: UInt64 = 0
+    /// Set while pending work is resolved with the kernel queue found empty: what still
+    /// disagrees with the disk then is a move the model missed, not one still queued.
     var isResolvingDrained = false
     /// A failure found while handling events (the watch limit, say) that ends the watch.
     var pendingFailure: FileSystemEventsError?

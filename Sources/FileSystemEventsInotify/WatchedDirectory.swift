@@ -26,6 +26,9 @@ final class WatchedDirectory {
     /// The top of a root's tree. A node without a parent is not necessarily one: `parent` is
     /// weak, and a node that left the model may outlive its old parent.
     let isRoot: Bool
+    /// Set on a root's node when a rescan put a fresh tree in its place: the old node has no
+    /// parent to be unlinked from, so this is how it learns it is no longer attached.
+    var isReplacedRoot = false
 
     init(parent: WatchedDirectory?, name: [UInt8], root: Int, device: UInt64 = 0, inode: UInt64 = 0) {
         self.isRoot = parent == nil

@@ -24,12 +24,8 @@ struct ConformanceTests {
 
     /// Scenarios that still find a defect on a kernel backend, out of the default run so that the
     /// rest guards against regressions; FILEWATCH_CONFORMANCE_OPEN=1 (or naming them in
-    /// FILEWATCH_CONFORMANCE_ONLY) runs them. README lists them. 36: the random mix at full
-    /// speed still breaks replay on inotifytools about one run in six (passes on inotify and
-    /// polling in repeated runs); not yet found. 32: with the creation checks that wait for a
-    /// quiet queue, the kernel queue now and then does not overflow at all on the inotify
-    /// backends (the scenario insists it must); replay itself held in every run seen.
-    static let openDefects: Set<Int> = [32, 36]
+    /// FILEWATCH_CONFORMANCE_ONLY) runs them. README lists them. None at present.
+    static let openDefects: Set<Int> = []
     static let includesOpenDefects = ProcessInfo.processInfo.environment["FILEWATCH_CONFORMANCE_OPEN"] == "1"
 
     @Test("polling backend", arguments: scenarios)

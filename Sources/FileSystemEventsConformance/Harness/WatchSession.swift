@@ -372,6 +372,7 @@ public final class WatchSession: Sendable {
         problems += model.differences(from: disk).prefix(20)
         if !problems.isEmpty {
             let label = context()
+            traceFailure(label: label, problems: problems)
             throw ConformanceFailure(
                 "replay invariant broken\(label.isEmpty ? "" : " (\(label))") after \(eventCount) events:\n  "
                     + problems.joined(separator: "\n  ")
@@ -379,6 +380,24 @@ public final class WatchSession: Sendable {
                     + scenarioEvents().suffix(40).map(\.description).joined(separator: "\n  ")
             )
         }
+    }
+}
+
+extension WatchSession {
+    /// With FILEWATCH_CONFORMANCE_TRACE set to a directory, a broken replay writes every
+    /// event (markers included) and the differences there: the failure message shows only the
+    /// last events, and a race is rarely explained by those.
+    func traceFailure(label: String, problems: [String]) {
+        guard let directory = getenv("FILEWATCH_CONFORMANCE_TRACE").map({ String(cString: $0) }) else { return }
+        let events = state.withLock { $0.recorded.events }
+        var text = "context: \(label)\n" + problems.joined(separator: "\n") + "\n\nevents:\n"
+        for event in events { text += event.description + "\n" }
+        let path = "\(directory)/replay-failure-\(getpid())-\(MonotonicClock.nanoseconds()).log"
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var bytes = Array(text.utf8)
+        _ = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress, $0.count) }
     }
 }
 

@@ -1,0 +1,32 @@
+#if os(Linux)
+import FileSystemEventsCore
+
+extension InotifyWatch {
+    /// The directories opened (and checked by identity) while one batch of creations is
+    /// examined, so that a burst of creations in one directory costs one `open` and one
+    /// `fstat`, not one per name.
+    ///
+    /// Only valid while no event is applied: nothing moves the model between the creations of
+    /// a batch. Entries keep their node alive, so an identifier is never reused for another.
+    struct OpenedDirectories {
+        private var entries: [ObjectIdentifier: (node: WatchedDirectory, opening: Opening)] = [:]
+
+        /// The cached opening of `directory`, or `open`'s answer, remembered.
+        mutating func opening(of directory: WatchedDirectory, opening open: (WatchedDirectory) -> Opening) -> Opening {
+            let key = ObjectIdentifier(directory)
+            if let entry = entries[key] { return entry.opening }
+            let opening = open(directory)
+            entries[key] = (directory, opening)
+            return opening
+        }
+
+        /// Closes every descriptor and forgets them.
+        mutating func closeAll() {
+            for entry in entries.values {
+                if case .opened(let descriptor, _) = entry.opening { Syscalls.close(descriptor) }
+            }
+            entries.removeAll()
+        }
+    }
+}
+#endif
