@@ -18,6 +18,7 @@ public import SystemPackage
 /// | `filewatch.bufferLimit` | `FILEWATCH_BUFFER_LIMIT` | `"bufferLimit"` | events, > 0 |
 /// | `filewatch.depth` | `FILEWATCH_DEPTH` | `"depth"` | directory levels below a root, ≥ 0 |
 /// | `filewatch.ignoreEditorFiles` | `FILEWATCH_IGNORE_EDITOR_FILES` | `"ignoreEditorFiles"` | `true`/`false` |
+/// | `filewatch.settle` | `FILEWATCH_SETTLE` | `"settle"` | quiet period in seconds, 0 to 86400: report `settled` |
 ///
 /// Precedence: values set in code (or CLI flags) over the environment over the file.
 /// A value of the wrong type or out of range is a
@@ -44,6 +45,7 @@ public struct WatchConfiguration: Sendable {
         case bufferLimit
         case depth
         case ignoreEditorFiles
+        case settle
 
         /// The full key, as users write it: `filewatch.pollInterval`.
         public var fullName: String { "filewatch.\(rawValue)" }
@@ -100,6 +102,9 @@ public struct WatchConfiguration: Sendable {
             options.filter.maximumDepth = depth
         }
         if let ignore = try reader.bool(.ignoreEditorFiles) { options.filter.ignoresEditorFiles = ignore }
+        if let seconds = try reader.double(.settle) {
+            options.settleQuietPeriod = try Self.duration(seconds, key: .settle, range: WatchOptions.latencyRange)
+        }
         self.init(backend: backend, options: options)
     }
 
@@ -132,6 +137,8 @@ public struct WatchConfiguration: Sendable {
         public var bufferLimit: Int?
         public var depth: Int?
         public var ignoreEditorFiles: Bool?
+        /// The settle quiet period in seconds (``WatchOptions/settleQuietPeriod``).
+        public var settle: Double?
 
         public init() {}
 
@@ -150,6 +157,7 @@ public struct WatchConfiguration: Sendable {
             set(.bufferLimit, bufferLimit.map { .int($0) })
             set(.depth, depth.map { .int($0) })
             set(.ignoreEditorFiles, ignoreEditorFiles.map { .bool($0) })
+            set(.settle, settle.map { .double($0) })
             return values
         }
     }

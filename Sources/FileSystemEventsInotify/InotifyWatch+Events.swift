@@ -47,6 +47,11 @@ extension InotifyWatch {
                 forgetWatch(event.watch)
                 continue
             }
+            if mask.contains(.open) || mask.contains(.closeWrite) || mask.contains(.closeNoWrite) {
+                // Only asked for when settling; says nothing about the tree.
+                noteOpenOrClose(event)
+                continue
+            }
             if mask.contains(.movedFrom) {
                 guard index < events.endIndex else {
                     // Paired with the IN_MOVED_TO at the start of the next read, by cookie.
@@ -330,6 +335,28 @@ extension InotifyWatch {
             crawl(child, emitting: true)
         } else {
             directory.children[name] = entry
+        }
+    }
+
+    /// An open or close of a file, for the settle tracker. Directories (our own listings among
+    /// them) are not tracked.
+    private mutating func noteOpenOrClose(_ event: Inotify.Event) {
+        guard settle != nil, !event.mask.contains(.isDirectory), !event.name.isEmpty,
+              let target = targets[event.watch] else { return }
+        var paths: [[UInt8]] = []
+        for index in target.fileRoots where !roots[index].isRemoved {
+            if case .file(_, let name, _, _) = roots[index].kind, name == event.name { paths.append(roots[index].bytes) }
+        }
+        for directory in target.directories where directory.isAttached {
+            paths.append(roots[directory.root].paths.bytes(directory.relativePath.appendingComponent(event.name)))
+        }
+        let now = MonotonicClock.nanoseconds()
+        for path in paths {
+            if event.mask.contains(.open) {
+                settle!.opened(path, now: now)
+            } else {
+                settle!.closed(path, wrote: event.mask.contains(.closeWrite), now: now)
+            }
         }
     }
 

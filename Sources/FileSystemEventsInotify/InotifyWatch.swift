@@ -39,12 +39,16 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// Set while pending work is resolved with the kernel queue found empty: what still
     /// disagrees with the disk then is a move the model missed, not one still queued.
     var isResolvingDrained = false
+    /// Decides `settled` from opens, closes and writes when ``WatchOptions/settleQuietPeriod``
+    /// is set.
+    var settle: SettleTracker?
     /// A failure found while handling events (the watch limit, say) that ends the watch.
     var pendingFailure: FileSystemEventsError?
 
     var watchMask: Inotify.Mask {
         var mask = Inotify.Mask.eventModel.union([.onlyDirectory, .excludeUnlinked])
         if !options.followsSymlinks { mask.insert(.dontFollow) }
+        if settle != nil { mask.formUnion([.open, .closeWrite, .closeNoWrite]) }
         return mask
     }
 
@@ -74,6 +78,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
         self.options = options
         self.channel = channel
         self.batcher = EventBatcher(latency: options.latency, bufferLimit: options.bufferLimit)
+        self.settle = options.settleQuietPeriod.map { SettleTracker(quietPeriod: $0, usesOpenAndClose: true) }
     }
 
     // MARK: Run loop
@@ -132,6 +137,11 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             // empty already (a read stopped early for the consumer, or a move still settling).
             let hasPendingWork = !pendingCreations.isEmpty || !pendingCrawls.isEmpty
             if hasPendingWork { timeout = timeout < 0 ? 2 : min(timeout, 2) }
+            if let deadline = settle?.nextDeadline {
+                let now = MonotonicClock.nanoseconds()
+                let wait = deadline > now ? CInt(min((deadline - now + 999_999) / 1_000_000, 86_400_000)) : 0
+                timeout = timeout < 0 ? wait : min(timeout, wait)
+            }
             let ready: [Int16]
             switch Syscalls.pollReadable([readiness, channel.wakeupDescriptor], timeoutMilliseconds: timeout) {
             case .success(let revents): ready = revents
@@ -158,6 +168,11 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
 
     /// Hands finished work to the batcher and due batches to the consumer.
     private mutating func deliver(all: Bool) {
+        if settle != nil {
+            let now = MonotonicClock.nanoseconds()
+            produced += settle!.observe(produced, now: now)
+            produced += settle!.due(now: now) { FilePath(bytes: $0) }
+        }
         if !produced.isEmpty {
             batcher.add(produced, now: MonotonicClock.nanoseconds())
             produced.removeAll(keepingCapacity: true)

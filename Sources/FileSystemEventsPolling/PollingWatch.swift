@@ -8,6 +8,10 @@ struct PollingWatch {
     private let scanner: SnapshotScanner
     private var roots: [WatchedRoot] = []
     private var batcher: EventBatcher
+    /// Decides `settled` when ``WatchOptions/settleQuietPeriod`` is set: a file is settled once
+    /// a scan a quiet period (and at least one interval) after its last change found it
+    /// unchanged.
+    private var settle: SettleTracker?
 
     private struct WatchedRoot {
         let paths: PathBuilder
@@ -28,6 +32,17 @@ struct PollingWatch {
         self.channel = channel
         self.scanner = SnapshotScanner(options: options)
         self.batcher = EventBatcher(latency: options.latency, bufferLimit: options.bufferLimit)
+        self.settle = options.settleQuietPeriod.map {
+            SettleTracker(quietPeriod: max($0, options.pollInterval), usesOpenAndClose: false)
+        }
+    }
+
+    /// Hands a scan's events to the batcher, and to the settle tracker.
+    private mutating func add(_ events: [FileSystemEvent], now: UInt64) {
+        batcher.add(events, now: now)
+        guard settle != nil else { return }
+        let renamedIntoPlace = settle!.observe(events, now: now)
+        if !renamedIntoPlace.isEmpty { batcher.add(renamedIntoPlace, now: now) }
     }
 
     mutating func run() {
@@ -113,13 +128,13 @@ struct PollingWatch {
                     {
                         if !root.isAbsent {
                             root.isAbsent = true
-                            batcher.add([FileSystemEvent(kind: .removed, path: root.paths.root, itemType: root.snapshot.status.itemType,
+                            add([FileSystemEvent(kind: .removed, path: root.paths.root, itemType: root.snapshot.status.itemType,
                                                          isSynthetic: true, identity: root.snapshot.status.identity, timestamp: timestamp)], now: now)
                         }
                         remaining.append(root)
                         continue
                     }
-                    batcher.add([rootRemoved(root, timestamp: timestamp)], now: now)
+                    add([rootRemoved(root, timestamp: timestamp)], now: now)
                     continue
                 }
                 if root.reportedFailure != error {
@@ -134,14 +149,14 @@ struct PollingWatch {
             if root.isAbsent {
                 root.isAbsent = false
                 root.snapshot = new
-                batcher.add([FileSystemEvent(kind: .created, path: root.paths.root, itemType: new.status.itemType,
+                add([FileSystemEvent(kind: .created, path: root.paths.root, itemType: new.status.itemType,
                                              isSynthetic: true, identity: new.status.identity, timestamp: timestamp)], now: now)
                 remaining.append(root)
                 continue
             }
             switch SnapshotDiff.rootChange(from: old, to: new, path: root.paths.root, timestamp: timestamp) {
             case .replaced:
-                batcher.add([rootRemoved(root, timestamp: timestamp)], now: now)
+                add([rootRemoved(root, timestamp: timestamp)], now: now)
                 continue
             case .directory(let oldTree, let newTree):
                 var events: [FileSystemEvent] = []
@@ -153,9 +168,9 @@ struct PollingWatch {
                     )
                 }
                 events += SnapshotDiff.events(from: oldTree, to: newTree, root: root.paths, timestamp: timestamp)
-                batcher.add(events, now: now)
+                add(events, now: now)
             case .file(let events):
-                batcher.add(events, now: now)
+                add(events, now: now)
             }
             root.snapshot = new
             root.reportedFailure = nil
@@ -163,6 +178,10 @@ struct PollingWatch {
             remaining.append(root)
         }
         roots = remaining
+        if settle != nil {
+            let settled = settle!.due(now: now) { FilePath(bytes: $0) }
+            if !settled.isEmpty { batcher.add(settled, now: now) }
+        }
     }
 
     /// Sends everything held, window by window, for a final flush.

@@ -56,6 +56,9 @@ struct WatchCommand: AsyncParsableCommand {
     @Flag(help: "Ignore editors' swap, backup and temporary files (*.swp, *~, .#*, 4913, .subl*.tmp, *.part).")
     var ignoreEditorFiles = false
 
+    @Option(parsing: .unconditional, help: ArgumentHelp("Also report `settled` for a file once it has been written and closed and this many seconds passed with no further write (polling: unchanged for this long and one interval), 0 to 86400.", valueName: "seconds"))
+    var settle: Double?
+
     @Option(help: ArgumentHelp("A JSON configuration file.", valueName: "file"), completion: .file())
     var config: String?
 
@@ -75,6 +78,9 @@ struct WatchCommand: AsyncParsableCommand {
         }
         if let pollInterval, !(pollInterval.isFinite && pollInterval >= 0.001 && pollInterval <= 86_400) {
             throw ValidationError("invalid value \(Self.text(pollInterval)) for --poll-interval: expected a number of seconds from 0.001 to 86400")
+        }
+        if let settle, !(settle.isFinite && settle >= 0 && settle <= 86_400) {
+            throw ValidationError("invalid value \(Self.text(settle)) for --settle: expected a number of seconds from 0 to 86400")
         }
         if let depth, !WatchOptions.depthRange.contains(depth) {
             throw ValidationError("invalid value \(depth) for --depth: expected a whole number of directory levels from 0 to \(WatchOptions.depthRange.upperBound)")
@@ -104,6 +110,7 @@ struct WatchCommand: AsyncParsableCommand {
         if !exclude.isEmpty { overrides.exclude = exclude }
         overrides.depth = depth
         if ignoreEditorFiles { overrides.ignoreEditorFiles = true }
+        overrides.settle = settle
 
         let configuration: WatchConfiguration
         let source: any FileSystemEventSource

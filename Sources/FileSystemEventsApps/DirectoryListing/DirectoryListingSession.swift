@@ -184,8 +184,8 @@ final class DirectoryListingSession {
 
         for event in events {
             switch event.kind {
-            case .overflow, .rootRemoved:
-                continue  // overflow: the synthetic events that follow name what changed
+            case .overflow, .rootRemoved, .settled:
+                continue  // settled: no change to the listing; overflow: the synthetic events that follow name what changed
             case .created, .removed, .renamed, .exchanged, .modified, .attributesChanged:
                 guard let relative = touch(event.path) else { continue }
                 if let previous = event.previousPath, let previousRelative = touch(previous), isRecursive {

@@ -71,7 +71,7 @@ struct LiveTree: @unchecked Sendable {
                 status.changeTime = counter
                 if content { status.modificationTime = counter }
             }
-        case .overflow, .rootRemoved:
+        case .overflow, .rootRemoved, .settled:
             break
         }
     }

@@ -33,7 +33,7 @@ extension SubscriptionScope {
         }
         let isDirectory = event.itemType == .directory
         switch event.kind {
-        case .created, .removed, .modified, .attributesChanged:
+        case .created, .removed, .modified, .attributesChanged, .settled:
             if isVisible(relative, in: watcherRoot, isDirectory: isDirectory) { output.append(event) }
         case .renamed:
             let from = isVisible(previous, in: watcherRoot, isDirectory: isDirectory) && !isRoot(previous, watcherRoot)

@@ -136,7 +136,7 @@ public struct ReplayModel: Sendable {
             item.contentIdentity = fresh.contentIdentity
             item.contentNeedsSameFile = fresh.contentNeedsSameFile
             trees[root][path] = item
-        case .attributesChanged:
+        case .attributesChanged, .settled:
             if trees[root][path] == nil {
                 anomalies.append("\(event): nothing known at \(path)")
             }

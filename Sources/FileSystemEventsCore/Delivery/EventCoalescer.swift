@@ -25,6 +25,9 @@ package enum EventCoalescer {
                 said[event.path, default: []].insert(.attributes)
             case .created:
                 said[event.path] = .created
+            case .settled:
+                // Never dropped, and a write after it starts a new session the consumer must hear of.
+                said[event.path] = nil
             case .removed, .renamed, .exchanged, .overflow, .rootRemoved:
                 said.removeAll(keepingCapacity: true)
             }

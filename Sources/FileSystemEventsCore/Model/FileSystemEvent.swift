@@ -27,6 +27,9 @@ public import SystemPackage
 ///   reconcile the consumer's tree, so the invariant still holds.
 /// - ``Kind/rootRemoved`` says a watched root itself was deleted or moved away: the consumer
 ///   drops everything below it, and the source stops watching that root.
+/// - ``Kind/settled`` changes no structure either: only with ``WatchOptions/settleQuietPeriod``
+///   set, it says a regular file's content stopped changing (its writers closed it and the
+///   quiet period passed), so it can be opened now. See `docs/settled-files.md`.
 public struct FileSystemEvent: Sendable, Hashable, CustomStringConvertible {
     public enum Kind: String, Sendable, Hashable, CaseIterable, Codable {
         case created
@@ -37,6 +40,7 @@ public struct FileSystemEvent: Sendable, Hashable, CustomStringConvertible {
         case exchanged
         case overflow
         case rootRemoved
+        case settled
     }
 
     public var kind: Kind

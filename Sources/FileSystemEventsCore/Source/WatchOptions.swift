@@ -33,6 +33,13 @@ public struct WatchOptions: Sendable {
     /// Hand the tree as the source built it to the consumer at `ready`
     /// (``FileSystemEventStream/initialState``). Off by default: it copies the whole model.
     public var capturesInitialState: Bool = false
+    /// Report ``FileSystemEvent/Kind/settled`` for a regular file once its content stopped
+    /// changing: on the inotify backends when every descriptor opened on it was closed and this
+    /// long passed with no further write; on polling when a scan at least this long (and at
+    /// least one poll interval) after its last change found it unchanged. `nil` (the default)
+    /// reports no `settled` events. Small values (50 ms) are fine on inotify, where the close
+    /// is a fact rather than a guess.
+    public var settleQuietPeriod: Duration?
 
     public init(
         roots: [FilePath],
@@ -83,6 +90,9 @@ public struct WatchOptions: Sendable {
         }
         if !Self.pollIntervalRange.contains(pollInterval) {
             throw .invalidOptions("WatchOptions.pollInterval must be from 0.001 to 86400 seconds (got \(pollInterval))")
+        }
+        if let quiet = settleQuietPeriod, !Self.latencyRange.contains(quiet) {
+            throw .invalidOptions("WatchOptions.settleQuietPeriod must be from 0 to 86400 seconds (got \(quiet))")
         }
         if let depth = filter.maximumDepth, !Self.depthRange.contains(depth) {
             throw .invalidOptions("PathFilter.maximumDepth must be from 0 to \(Self.depthRange.upperBound) (got \(depth))")

@@ -1,0 +1,194 @@
+package import SystemPackage
+
+/// Decides when a regular file has finished being written, for ``FileSystemEvent/Kind/settled``.
+///
+/// Every heuristic in use elsewhere (a modification date equal to "now", a size unchanged for
+/// two seconds, a quiet period over the whole tree) is a guess that a slow writer defeats. A
+/// kernel backend can do better: inotify reports every open and every close of a file, so
+/// the tracker counts the descriptors open on it and settles a file only once the last one
+/// closed and the quiet period passed with no further write. A backend without open and close
+/// events (polling) feeds only the changes it saw; the tracker then settles a file once it has
+/// been unchanged for the quiet period, checked by a scan that found it unchanged.
+///
+/// State is kept only for files with a write session in progress, so the cost is proportional
+/// to the files being written, not to the tree.
+package struct SettleTracker {
+    /// One file with a write session in progress (or descriptors open on it).
+    private struct Session {
+        /// Descriptors known to be open on the file (opens minus closes; never below zero: a
+        /// writer that opened it before the watch began closes without an open).
+        var openCount = 0
+        /// Written (or created) since the last `settled`.
+        var isDirty = false
+        /// The consumer has heard of the file (a `created`, `modified` or `renamed` for it):
+        /// opens and closes arrive before the backend has examined a new name, and a file is
+        /// never settled before it was reported, nor under a name it never had for the consumer.
+        var isKnown = false
+        /// Monotonic nanoseconds of the last write, open or close.
+        var lastActivity: UInt64 = 0
+        var identity: FileIdentity?
+    }
+
+    private let quietNanoseconds: UInt64
+    private let usesOpenAndClose: Bool
+    private var sessions: [[UInt8]: Session] = [:]
+
+    /// - Parameters:
+    ///   - quietPeriod: how long a file must see no write (and, with open/close events, no
+    ///     open descriptor) before it is settled.
+    ///   - usesOpenAndClose: the backend reports opens and closes (``opened(_:now:)`` and
+    ///     ``closed(_:wrote:now:)``); without them the quiet period alone decides.
+    package init(quietPeriod: Duration, usesOpenAndClose: Bool) {
+        let (seconds, attoseconds) = quietPeriod.components
+        self.quietNanoseconds = UInt64(max(0, seconds)) &* 1_000_000_000 &+ UInt64(max(0, attoseconds / 1_000_000_000))
+        self.usesOpenAndClose = usesOpenAndClose
+    }
+
+    package var isIdle: Bool { sessions.isEmpty }
+
+    /// Follows what the events say: writes start or extend a session; removals end it without
+    /// a `settled`; renames carry it to the new path (and settle a closed file at once under
+    /// its final name, the way a download is renamed into place).
+    package mutating func observe(_ events: [FileSystemEvent], now: UInt64) -> [FileSystemEvent] {
+        var settledNow: [FileSystemEvent] = []
+        for event in events {
+            switch event.kind {
+            case .created, .modified:
+                guard event.itemType == .file else { continue }
+                let key = Self.key(event.path)
+                var session = sessions[key] ?? Session()
+                session.isDirty = true
+                session.isKnown = true
+                session.lastActivity = now
+                session.identity = event.identity ?? session.identity
+                sessions[key] = session
+            case .removed, .rootRemoved:
+                remove(under: Self.key(event.path))
+            case .renamed:
+                guard let previous = event.previousPath else { continue }
+                let from = Self.key(previous)
+                let to = Self.key(event.path)
+                if event.itemType == .directory {
+                    move(under: from, to: to)
+                    continue
+                }
+                sessions[to] = nil
+                guard event.itemType == .file else {
+                    sessions[from] = nil
+                    continue
+                }
+                let session = sessions.removeValue(forKey: from)
+                if let session, session.openCount > 0 || (!usesOpenAndClose && session.isDirty) {
+                    // Still being written (or, without open and close events, not known to be
+                    // finished): settles later, under the new name.
+                    var moved = session
+                    moved.isKnown = true
+                    moved.isDirty = true
+                    sessions[to] = moved
+                } else {
+                    // Closed already: renamed into place, complete now under its final name.
+                    settledNow.append(FileSystemEvent(kind: .settled, path: event.path, itemType: .file, isSynthetic: false,
+                                                      identity: event.identity ?? session?.identity))
+                }
+            case .exchanged:
+                guard let other = event.previousPath else { continue }
+                let a = Self.key(event.path)
+                let b = Self.key(other)
+                let first = sessions.removeValue(forKey: a)
+                let second = sessions.removeValue(forKey: b)
+                sessions[b] = first
+                sessions[a] = second
+            case .overflow:
+                // Opens and closes were lost: the counts cannot be trusted, writes can.
+                for key in sessions.keys { sessions[key]?.openCount = 0 }
+            case .attributesChanged, .settled:
+                continue
+            }
+        }
+        return settledNow
+    }
+
+    /// A descriptor was opened on the file at `path` (inotify `IN_OPEN`).
+    package mutating func opened(_ path: [UInt8], now: UInt64) {
+        var session = sessions[path] ?? Session()
+        session.openCount += 1
+        session.lastActivity = now
+        sessions[path] = session
+    }
+
+    /// A descriptor on the file at `path` was closed (`IN_CLOSE_WRITE` or `IN_CLOSE_NOWRITE`).
+    package mutating func closed(_ path: [UInt8], wrote: Bool, now: UInt64) {
+        guard var session = sessions[path] else {
+            // Opened before the watch began, and written: a session that ends now.
+            if wrote { sessions[path] = Session(openCount: 0, isDirty: true, isKnown: false, lastActivity: now, identity: nil) }
+            return
+        }
+        session.openCount = max(0, session.openCount - 1)
+        session.lastActivity = now
+        if wrote { session.isDirty = true }
+        if session.openCount == 0 && !session.isDirty {
+            sessions[path] = nil
+        } else {
+            sessions[path] = session
+        }
+    }
+
+    /// The files settled by `now`, as `settled` events; their sessions end.
+    package mutating func due(now: UInt64, pathFromKey: ([UInt8]) -> FilePath) -> [FileSystemEvent] {
+        guard !sessions.isEmpty else { return [] }
+        var settled: [FileSystemEvent] = []
+        for (key, session) in sessions where session.openCount == 0 {
+            guard now &- session.lastActivity >= quietNanoseconds else { continue }
+            sessions[key] = nil
+            // Never reported under this name (renamed before it was examined, or filtered
+            // out), or opened and closed without a write: nothing to say.
+            guard session.isDirty && session.isKnown else { continue }
+            settled.append(FileSystemEvent(kind: .settled, path: pathFromKey(key), itemType: .file, isSynthetic: false,
+                                           identity: session.identity))
+        }
+        // A stable order for a batch settling together.
+        settled.sort { $0.path.string < $1.path.string }
+        return settled
+    }
+
+    /// Monotonic nanoseconds when the next file may settle, if any may.
+    package var nextDeadline: UInt64? {
+        var earliest: UInt64?
+        for session in sessions.values where session.openCount == 0 {
+            let deadline = session.lastActivity &+ quietNanoseconds
+            earliest = min(earliest ?? deadline, deadline)
+        }
+        return earliest
+    }
+
+    /// The key of a path: its bytes.
+    package static func key(_ path: FilePath) -> [UInt8] {
+        path.withPlatformString { pointer in
+            var bytes: [UInt8] = []
+            var index = 0
+            while pointer[index] != 0 {
+                bytes.append(UInt8(bitPattern: pointer[index]))
+                index += 1
+            }
+            return bytes
+        }
+    }
+
+    private mutating func remove(under prefix: [UInt8]) {
+        sessions[prefix] = nil
+        let inside = sessions.keys.filter { Self.isInside($0, prefix) }
+        for key in inside { sessions[key] = nil }
+    }
+
+    private mutating func move(under from: [UInt8], to: [UInt8]) {
+        let inside = sessions.keys.filter { Self.isInside($0, from) }
+        for key in inside {
+            guard let session = sessions.removeValue(forKey: key) else { continue }
+            sessions[to + key[from.count...]] = session
+        }
+    }
+
+    private static func isInside(_ key: [UInt8], _ prefix: [UInt8]) -> Bool {
+        key.count > prefix.count && key[prefix.count] == UInt8(ascii: "/") && key.starts(with: prefix)
+    }
+}
