@@ -34,7 +34,8 @@ public struct InotifyEventSource: FileSystemEventSource {
         needsPollInterval: false,
         canOverflow: true,
         usesPerDirectoryWatches: true,
-        seesRemoteChanges: false
+        seesRemoteChanges: false,
+        seesOpenDescriptors: true
     )
 
     public var capabilities: FileSystemEventSourceCapabilities { Self.capabilities }

@@ -47,11 +47,12 @@ extension InotifyWatch {
                 forgetWatch(event.watch)
                 continue
             }
-            if mask.contains(.open) || mask.contains(.closeWrite) || mask.contains(.closeNoWrite) {
+            if mask.contains(.closeWrite) {
                 // Only asked for when settling; says nothing about the tree.
-                noteOpenOrClose(event)
+                noteWriteActivity(event)
                 continue
             }
+            if settle != nil && mask.contains(.modify) { noteWriteActivity(event) }
             if mask.contains(.movedFrom) {
                 guard index < events.endIndex else {
                     // Paired with the IN_MOVED_TO at the start of the next read, by cookie.
@@ -338,9 +339,8 @@ extension InotifyWatch {
         }
     }
 
-    /// An open or close of a file, for the settle tracker. Directories (our own listings among
-    /// them) are not tracked.
-    private mutating func noteOpenOrClose(_ event: Inotify.Event) {
+    /// A write to a file or the close of its writer, for the settle tracker, in kernel order.
+    private mutating func noteWriteActivity(_ event: Inotify.Event) {
         guard settle != nil, !event.mask.contains(.isDirectory), !event.name.isEmpty,
               let target = targets[event.watch] else { return }
         var paths: [[UInt8]] = []
@@ -352,10 +352,10 @@ extension InotifyWatch {
         }
         let now = MonotonicClock.nanoseconds()
         for path in paths {
-            if event.mask.contains(.open) {
-                settle!.opened(path, now: now)
+            if event.mask.contains(.closeWrite) {
+                settle!.closedAfterWriting(path, now: now)
             } else {
-                settle!.closed(path, wrote: event.mask.contains(.closeWrite), now: now)
+                settle!.wrote(path, now: now)
             }
         }
     }

@@ -48,7 +48,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     var watchMask: Inotify.Mask {
         var mask = Inotify.Mask.eventModel.union([.onlyDirectory, .excludeUnlinked])
         if !options.followsSymlinks { mask.insert(.dontFollow) }
-        if settle != nil { mask.formUnion([.open, .closeWrite, .closeNoWrite]) }
+        if settle != nil { mask.insert(.closeWrite) }
         return mask
     }
 

@@ -120,6 +120,35 @@ struct FilewatchCLITests {
         #expect(Array(decoded) == Array(tree.root.string.utf8) + [UInt8(ascii: "/")] + odd.bytes)
     }
 
+    @Test("--settle: a copied-in file is reported settled once, after its writer closed it", arguments: ["polling", "inotify"])
+    func settle(backend: String) async throws {
+        let tree = try ScratchTree()
+        let watch = try FilewatchProcess(["watch", tree.root.string, "--format", "json", "--backend", backend,
+                                          "--poll-interval", "0.05", "--settle", "0.1"])
+        try await watch.waitForLine("the ready line") { $0.contains(#""kind":"ready""#) }
+        try tree.write("upload.part", String(repeating: "u", count: 100_000))
+        try tree.rename("upload.part", to: "upload.bin")
+        try await watch.waitForLine("settled upload.bin") { $0.contains(#""kind":"settled""#) && $0.contains("upload.bin") }
+        try tree.write("marker.txt", "m")
+        try await watch.waitForLine("settled marker.txt") { $0.contains(#""kind":"settled""#) && $0.contains("marker.txt") }
+        watch.signal(SIGINT)
+        #expect(try await watch.waitForExit() == 0)
+        let records = try watch.outputLines.map(object)
+        let settled = records.filter { $0["kind"] as? String == "settled" }
+        #expect(settled.filter { ($0["path"] as? String)?.hasSuffix("/upload.bin") == true }.count == 1)
+        #expect(!settled.contains { ($0["path"] as? String)?.hasSuffix(".part") == true })
+        #expect(settled.allSatisfy { $0["type"] as? String == "file" })
+    }
+
+    @Test("--settle out of range names the flag")
+    func settleOutOfRange() async throws {
+        let tree = try ScratchTree()
+        let (status, _, error) = try await FilewatchProcess.run(["watch", "--settle=-1", tree.root.string])
+        #expect(status == 2)
+        #expect(error.split(separator: "\n").count == 1)
+        #expect(error.contains("--settle"))
+    }
+
     @Test("SIGTERM flushes what is pending before exiting 0")
     func sigtermFlushes() async throws {
         let tree = try ScratchTree()

@@ -4,9 +4,12 @@ package import SystemPackage
 ///
 /// Every heuristic in use elsewhere (a modification date equal to "now", a size unchanged for
 /// two seconds, a quiet period over the whole tree) is a guess that a slow writer defeats. A
-/// kernel backend can do better: inotify reports every open and every close of a file, so
-/// the tracker counts the descriptors open on it and settles a file only once the last one
-/// closed and the quiet period passed with no further write. A backend without open and close
+/// kernel backend can do better: inotify reports each write and each close of a descriptor
+/// that was open for writing (`IN_MODIFY`, `IN_CLOSE_WRITE`), so the tracker knows a writer
+/// is at work from its first write until it closes, and settles a file only once it closed and
+/// the quiet period passed with no further write. (`IN_OPEN` is not used: every directory
+/// listing, the watcher's own included, would queue one, and a reader's open says nothing
+/// about writing.) A backend without these events
 /// events (polling) feeds only the changes it saw; the tracker then settles a file once it has
 /// been unchanged for the quiet period, checked by a scan that found it unchanged.
 ///
@@ -15,8 +18,7 @@ package import SystemPackage
 package struct SettleTracker {
     /// One file with a write session in progress (or descriptors open on it).
     private struct Session {
-        /// Descriptors known to be open on the file (opens minus closes; never below zero: a
-        /// writer that opened it before the watch began closes without an open).
+        /// 1 while a writer is at work (written, not yet closed), else 0.
         var openCount = 0
         /// Written (or created) since the last `settled`.
         var isDirty = false
@@ -36,8 +38,8 @@ package struct SettleTracker {
     /// - Parameters:
     ///   - quietPeriod: how long a file must see no write (and, with open/close events, no
     ///     open descriptor) before it is settled.
-    ///   - usesOpenAndClose: the backend reports opens and closes (``opened(_:now:)`` and
-    ///     ``closed(_:wrote:now:)``); without them the quiet period alone decides.
+    ///   - usesOpenAndClose: the backend reports writes and closes (``wrote(_:now:)`` and
+    ///     ``closedAfterWriting(_:now:)``); without them the quiet period alone decides.
     package init(quietPeriod: Duration, usesOpenAndClose: Bool) {
         let (seconds, attoseconds) = quietPeriod.components
         self.quietNanoseconds = UInt64(max(0, seconds)) &* 1_000_000_000 &+ UInt64(max(0, attoseconds / 1_000_000_000))
@@ -108,29 +110,24 @@ package struct SettleTracker {
         return settledNow
     }
 
-    /// A descriptor was opened on the file at `path` (inotify `IN_OPEN`).
-    package mutating func opened(_ path: [UInt8], now: UInt64) {
+    /// The file at `path` was written through a descriptor (inotify `IN_MODIFY`): a writer is
+    /// at work until it closes. Fed in kernel order, before the events are translated.
+    package mutating func wrote(_ path: [UInt8], now: UInt64) {
         var session = sessions[path] ?? Session()
-        session.openCount += 1
+        session.openCount = 1
+        session.isDirty = true
         session.lastActivity = now
         sessions[path] = session
     }
 
-    /// A descriptor on the file at `path` was closed (`IN_CLOSE_WRITE` or `IN_CLOSE_NOWRITE`).
-    package mutating func closed(_ path: [UInt8], wrote: Bool, now: UInt64) {
-        guard var session = sessions[path] else {
-            // Opened before the watch began, and written: a session that ends now.
-            if wrote { sessions[path] = Session(openCount: 0, isDirty: true, isKnown: false, lastActivity: now, identity: nil) }
-            return
-        }
-        session.openCount = max(0, session.openCount - 1)
+    /// A descriptor that was open for writing on the file at `path` was closed
+    /// (`IN_CLOSE_WRITE`): its write session ends, and the quiet period starts.
+    package mutating func closedAfterWriting(_ path: [UInt8], now: UInt64) {
+        var session = sessions[path] ?? Session()
+        session.openCount = 0
+        session.isDirty = true
         session.lastActivity = now
-        if wrote { session.isDirty = true }
-        if session.openCount == 0 && !session.isDirty {
-            sessions[path] = nil
-        } else {
-            sessions[path] = session
-        }
+        sessions[path] = session
     }
 
     /// The files settled by `now`, as `settled` events; their sessions end.

@@ -12,6 +12,10 @@ public struct FileSystemEventSourceCapabilities: Sendable, Hashable, CustomStrin
     public var usesPerDirectoryWatches: Bool
     /// Changes made by other hosts on network or FUSE file systems are seen.
     public var seesRemoteChanges: Bool
+    /// The backend hears files being opened and closed, so `settled` waits for the last
+    /// writer to close a file; without it, a writer that pauses longer than the quiet period
+    /// has its file settled early (``WatchOptions/settleQuietPeriod``).
+    public var seesOpenDescriptors: Bool
 
     public init(
         isEventDriven: Bool,
@@ -19,7 +23,8 @@ public struct FileSystemEventSourceCapabilities: Sendable, Hashable, CustomStrin
         needsPollInterval: Bool,
         canOverflow: Bool,
         usesPerDirectoryWatches: Bool,
-        seesRemoteChanges: Bool
+        seesRemoteChanges: Bool,
+        seesOpenDescriptors: Bool = false
     ) {
         self.isEventDriven = isEventDriven
         self.pairsRenames = pairsRenames
@@ -27,6 +32,7 @@ public struct FileSystemEventSourceCapabilities: Sendable, Hashable, CustomStrin
         self.canOverflow = canOverflow
         self.usesPerDirectoryWatches = usesPerDirectoryWatches
         self.seesRemoteChanges = seesRemoteChanges
+        self.seesOpenDescriptors = seesOpenDescriptors
     }
 
     public var description: String {
@@ -37,6 +43,7 @@ public struct FileSystemEventSourceCapabilities: Sendable, Hashable, CustomStrin
         if canOverflow { parts.append("recovers from kernel overflow") }
         if usesPerDirectoryWatches { parts.append("one watch per directory") }
         if seesRemoteChanges { parts.append("sees remote changes") }
+        if seesOpenDescriptors { parts.append("settles on the last close") }
         return parts.joined(separator: ", ")
     }
 }

@@ -1,0 +1,155 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import FileSystemEventsCore
+import SystemPackage
+
+/// `settled` (``WatchOptions/settleQuietPeriod``): never before the last write, once per
+/// write session, under the name the consumer knows, never for a file removed first.
+///
+/// Time is measured without sleeping: a "clock" file written and closed after the event under
+/// test settles no sooner than the quiet period after that, so once the clock has settled, a
+/// quiet period has passed for everything written before it.
+extension ConformanceSuite {
+    static let settleQuietPeriod: Duration = .milliseconds(150)
+
+    static var settleScenarios: [ConformanceScenario] {
+        [
+            ConformanceScenario(72, "settled once, after the last of several writes, and again after a later write") { context in
+                let watch = try await context.watch { $0.settleQuietPeriod = settleQuietPeriod }
+                let file = RelativePath("chunks.bin")
+                let writer = try OpenFile(context.tree.absolute(file, in: .root))
+                for chunk in 0..<8 { try writer.write(String(repeating: "\(chunk)", count: 4096)) }
+                writer.close()
+                try await watch.waitForSettled(file)
+                try watch.assertSettledAfterLastWrite(file, sessions: 1)
+                try context.tree.append(file, "more")
+                try await watch.waitForSettled(file, count: 2)
+                try watch.assertSettledAfterLastWrite(file, sessions: 2)
+                try watch.assertReplayMatchesDisk()
+            },
+            ConformanceScenario(73, "a file held open for writing is not settled until it is closed") { context in
+                let watch = try await context.watch { $0.settleQuietPeriod = settleQuietPeriod }
+                let file = RelativePath("held.log")
+                let path = context.tree.path(file)
+                let writer = try OpenFile(context.tree.absolute(file, in: .root))
+                try writer.write("first part\n")
+                try await watch.waitForEvent("the first write of held.log") { $0.path == path && ($0.kind == .created || $0.kind == .modified) }
+                // A quiet period passes while the writer keeps the file open.
+                try context.tree.write("clock-1", "tick")
+                try await watch.waitForSettled("clock-1")
+                if watch.source.capabilities.seesOpenDescriptors {
+                    try check(watch.settledCount(file) == 0, "held.log was settled while a writer still had it open")
+                }
+                try writer.write("second part\n")
+                writer.close()
+                let closedAt = watch.eventCount
+                try await watch.waitForSettled(file, count: watch.settledCount(file) + 1)
+                try watch.assertSettledAfterLastWrite(file, sessions: nil)
+                try check(watch.events[closedAt...].contains { $0.kind == .settled && $0.path == path },
+                          "held.log was not settled after its writer closed it")
+                if watch.source.capabilities.seesOpenDescriptors {
+                    try check(watch.settledCount(file) == 1, "held.log was settled \(watch.settledCount(file)) times for one write session")
+                }
+            },
+            ConformanceScenario(74, "a download renamed into place is settled under its final name, never the temporary one") { context in
+                let watch = try await context.watch { $0.settleQuietPeriod = settleQuietPeriod }
+                let writer = try OpenFile(context.tree.absolute("download.zip.part", in: .root))
+                try writer.write(String(repeating: "z", count: 65_536))
+                writer.close()
+                try context.tree.rename("download.zip.part", to: "download.zip")
+                try await watch.waitForSettled("download.zip")
+                try context.tree.write("clock-1", "tick")
+                try await watch.waitForSettled("clock-1")
+                try check(watch.settledCount("download.zip.part") == 0, "the temporary name was settled")
+                try check(watch.settledCount("download.zip") == 1, "download.zip was settled \(watch.settledCount("download.zip")) times")
+                try watch.assertReplayMatchesDisk()
+            },
+            ConformanceScenario(75, "a file removed (or renamed away) before settling is never settled under the old name") { context in
+                let watch = try await context.watch { $0.settleQuietPeriod = settleQuietPeriod }
+                try context.tree.write("gone.tmp", "soon removed")
+                try context.tree.remove("gone.tmp")
+                try context.tree.makeDirectory("dir")
+                try context.tree.write("dir/inner.txt", "inner")
+                try context.tree.rename("dir", to: "moved")
+                try await watch.waitForSettled("moved/inner.txt")
+                try context.tree.write("clock-1", "tick")
+                try await watch.waitForSettled("clock-1")
+                try check(watch.settledCount("gone.tmp") == 0, "a removed file was settled")
+                try check(watch.settledCount("dir/inner.txt") == 0, "a file was settled under its directory's old name")
+                try watch.assertReplayMatchesDisk()
+            },
+        ]
+    }
+}
+
+extension WatchSession {
+    /// How many `settled` events name `file`.
+    func settledCount(_ file: RelativePath) -> Int {
+        let path = tree.path(file)
+        return events.count { $0.kind == .settled && $0.path == path }
+    }
+
+    /// Waits until `file` has been settled `count` times.
+    func waitForSettled(_ file: RelativePath, count: Int = 1) async throws {
+        let path = tree.path(file)
+        try await waitUntil("\(count) settled event(s) for \(file)") { recorded in
+            recorded.events.count { $0.kind == .settled && $0.path == path } >= count
+        }
+    }
+
+    /// Every `settled` for `file` comes after a write it ends, and none follows another with
+    /// no write in between (once per session); with `sessions`, exactly that many.
+    func assertSettledAfterLastWrite(_ file: RelativePath, sessions: Int?) throws {
+        let path = tree.path(file)
+        var writtenSinceSettled = false
+        var settled = 0
+        for event in events where event.path == path {
+            switch event.kind {
+            case .created, .modified:
+                writtenSinceSettled = true
+            case .settled:
+                try check(writtenSinceSettled, "\(file) was settled with no write since its last settled event (or before being reported)")
+                writtenSinceSettled = false
+                settled += 1
+            default:
+                continue
+            }
+        }
+        try check(!writtenSinceSettled, "\(file) was written after its last settled event and not settled again")
+        if let sessions { try check(settled == sessions, "\(file) was settled \(settled) times for \(sessions) write session(s)") }
+    }
+}
+
+/// A file kept open for writing, as a copying program keeps it.
+final class OpenFile {
+    private var descriptor: CInt
+
+    init(_ path: [UInt8]) throws {
+        descriptor = path.withUnsafeBufferPointer { buffer in
+            var terminated = Array(buffer)
+            terminated.append(0)
+            return terminated.withUnsafeBufferPointer { pointer in
+                pointer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: terminated.count) {
+                    open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+                }
+            }
+        }
+        if descriptor < 0 { throw ConformanceFailure("open for writing: \(Errno(rawValue: errno))") }
+    }
+
+    func write(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+        if written != bytes.count { throw ConformanceFailure("write: \(Errno(rawValue: errno))") }
+    }
+
+    func close() {
+        if descriptor >= 0 { _ = Glibc.close(descriptor) }
+        descriptor = -1
+    }
+
+    deinit { close() }
+}
