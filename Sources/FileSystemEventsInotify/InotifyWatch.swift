@@ -138,8 +138,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             let hasPendingWork = !pendingCreations.isEmpty || !pendingCrawls.isEmpty
             if hasPendingWork { timeout = timeout < 0 ? 2 : min(timeout, 2) }
             if let deadline = settle?.nextDeadline {
-                let now = MonotonicClock.nanoseconds()
-                let wait = deadline > now ? CInt(min((deadline - now + 999_999) / 1_000_000, 86_400_000)) : 0
+                let wait = MonotonicClock.pollTimeout(from: MonotonicClock.nanoseconds(), until: deadline)
                 timeout = timeout < 0 ? wait : min(timeout, wait)
             }
             let ready: [Int16]
@@ -171,7 +170,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
         if settle != nil {
             let now = MonotonicClock.nanoseconds()
             produced += settle!.observe(produced, now: now)
-            produced += settle!.due(now: now) { FilePath(bytes: $0) }
+            produced += settle!.due(now: now)
         }
         if !produced.isEmpty {
             batcher.add(produced, now: MonotonicClock.nanoseconds())

@@ -88,7 +88,7 @@ struct PollingWatch {
                 channel.finish()
                 return
             }
-            var timeout = nextScan > now ? CInt(min((nextScan - now + 999_999) / 1_000_000, UInt64(Int32.max))) : 0
+            var timeout = MonotonicClock.pollTimeout(from: now, until: nextScan)
             let batchDue = batcher.millisecondsUntilDue(now: now)
             if batchDue >= 0 { timeout = min(timeout, batchDue) }
             if timeout > 0 {
@@ -179,7 +179,7 @@ struct PollingWatch {
         }
         roots = remaining
         if settle != nil {
-            let settled = settle!.due(now: now) { FilePath(bytes: $0) }
+            let settled = settle!.due(now: now)
             if !settled.isEmpty { batcher.add(settled, now: now) }
         }
     }

@@ -67,11 +67,7 @@ package struct EventBatcher {
     package func millisecondsUntilDue(now: UInt64) -> CInt {
         if !closed.isEmpty { return 0 }
         guard !pending.isEmpty else { return -1 }
-        let due = dueAt
-        guard due > now else { return 0 }
-        let remaining = due - now
-        let milliseconds = remaining / 1_000_000 + (remaining % 1_000_000 == 0 ? 0 : 1)
-        return CInt(min(UInt64(Int32.max), milliseconds))
+        return MonotonicClock.pollTimeout(from: now, until: dueAt)
     }
 
     /// The oldest coalesced batch whose window has closed (by time or by reaching the limit).
@@ -118,5 +114,14 @@ package enum MonotonicClock {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+    }
+
+    /// A `poll` timeout that lasts until `deadline`: whole milliseconds rounded up (so the
+    /// wait never ends before the deadline), 0 once it has passed, at most `Int32.max`.
+    package static func pollTimeout(from now: UInt64, until deadline: UInt64) -> CInt {
+        guard deadline > now else { return 0 }
+        let remaining = deadline - now
+        let milliseconds = remaining / 1_000_000 + (remaining % 1_000_000 == 0 ? 0 : 1)
+        return CInt(min(UInt64(Int32.max), milliseconds))
     }
 }

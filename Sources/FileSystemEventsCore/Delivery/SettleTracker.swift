@@ -1,4 +1,4 @@
-package import SystemPackage
+import SystemPackage
 
 /// Decides when a regular file has finished being written, for ``FileSystemEvent/Kind/settled``.
 ///
@@ -33,6 +33,7 @@ package struct SettleTracker {
 
     private let quietNanoseconds: UInt64
     private let usesOpenAndClose: Bool
+    /// Keyed by the path's bytes.
     private var sessions: [[UInt8]: Session] = [:]
 
     /// - Parameters:
@@ -41,8 +42,7 @@ package struct SettleTracker {
     ///   - usesOpenAndClose: the backend reports writes and closes (``wrote(_:now:)`` and
     ///     ``closedAfterWriting(_:now:)``); without them the quiet period alone decides.
     package init(quietPeriod: Duration, usesOpenAndClose: Bool) {
-        let (seconds, attoseconds) = quietPeriod.components
-        self.quietNanoseconds = UInt64(max(0, seconds)) &* 1_000_000_000 &+ UInt64(max(0, attoseconds / 1_000_000_000))
+        self.quietNanoseconds = quietPeriod.saturatingNanoseconds
         self.usesOpenAndClose = usesOpenAndClose
     }
 
@@ -57,7 +57,7 @@ package struct SettleTracker {
             switch event.kind {
             case .created, .modified:
                 guard event.itemType == .file else { continue }
-                let key = Self.key(event.path)
+                let key = event.path.bytes
                 var session = sessions[key] ?? Session()
                 session.isDirty = true
                 session.isKnown = true
@@ -65,11 +65,11 @@ package struct SettleTracker {
                 session.identity = event.identity ?? session.identity
                 sessions[key] = session
             case .removed, .rootRemoved:
-                remove(under: Self.key(event.path))
+                remove(under: event.path.bytes)
             case .renamed:
                 guard let previous = event.previousPath else { continue }
-                let from = Self.key(previous)
-                let to = Self.key(event.path)
+                let from = previous.bytes
+                let to = event.path.bytes
                 if event.itemType == .directory {
                     move(under: from, to: to)
                     continue
@@ -94,8 +94,8 @@ package struct SettleTracker {
                 }
             case .exchanged:
                 guard let other = event.previousPath else { continue }
-                let a = Self.key(event.path)
-                let b = Self.key(other)
+                let a = event.path.bytes
+                let b = other.bytes
                 let first = sessions.removeValue(forKey: a)
                 let second = sessions.removeValue(forKey: b)
                 sessions[b] = first
@@ -131,7 +131,7 @@ package struct SettleTracker {
     }
 
     /// The files settled by `now`, as `settled` events; their sessions end.
-    package mutating func due(now: UInt64, pathFromKey: ([UInt8]) -> FilePath) -> [FileSystemEvent] {
+    package mutating func due(now: UInt64) -> [FileSystemEvent] {
         guard !sessions.isEmpty else { return [] }
         var settled: [FileSystemEvent] = []
         for (key, session) in sessions where session.openCount == 0 {
@@ -140,7 +140,7 @@ package struct SettleTracker {
             // Never reported under this name (renamed before it was examined, or filtered
             // out), or opened and closed without a write: nothing to say.
             guard session.isDirty && session.isKnown else { continue }
-            settled.append(FileSystemEvent(kind: .settled, path: pathFromKey(key), itemType: .file, isSynthetic: false,
+            settled.append(FileSystemEvent(kind: .settled, path: FilePath(bytes: key), itemType: .file, isSynthetic: false,
                                            identity: session.identity))
         }
         // A stable order for a batch settling together.
@@ -156,19 +156,6 @@ package struct SettleTracker {
             earliest = min(earliest ?? deadline, deadline)
         }
         return earliest
-    }
-
-    /// The key of a path: its bytes.
-    package static func key(_ path: FilePath) -> [UInt8] {
-        path.withPlatformString { pointer in
-            var bytes: [UInt8] = []
-            var index = 0
-            while pointer[index] != 0 {
-                bytes.append(UInt8(bitPattern: pointer[index]))
-                index += 1
-            }
-            return bytes
-        }
     }
 
     private mutating func remove(under prefix: [UInt8]) {
