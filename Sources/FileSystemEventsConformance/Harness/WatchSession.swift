@@ -392,12 +392,8 @@ extension WatchSession {
         let events = state.withLock { $0.recorded.events }
         var text = "context: \(label)\n" + problems.joined(separator: "\n") + "\n\nevents:\n"
         for event in events { text += event.description + "\n" }
-        let path = "\(directory)/replay-failure-\(getpid())-\(MonotonicClock.nanoseconds()).log"
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { return }
-        defer { close(fd) }
-        var bytes = Array(text.utf8)
-        _ = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress, $0.count) }
+        let path = FilePath("\(directory)/replay-failure-\(getpid())-\(MonotonicClock.nanoseconds()).log")
+        try? WholeFile.replace(path, with: Array(text.utf8))
     }
 }
 

@@ -128,15 +128,7 @@ final class OpenFile {
     private var descriptor: CInt
 
     init(_ path: [UInt8]) throws {
-        descriptor = path.withUnsafeBufferPointer { buffer in
-            var terminated = Array(buffer)
-            terminated.append(0)
-            return terminated.withUnsafeBufferPointer { pointer in
-                pointer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: terminated.count) {
-                    open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-                }
-            }
-        }
+        descriptor = withC(path) { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
         if descriptor < 0 { throw ConformanceFailure("open for writing: \(Errno(rawValue: errno))") }
     }
 
