@@ -1,3 +1,4 @@
+import FileSystemEventsConformance
 @testable import FileSystemEventsApps
 import FileSystemEventsCore
 import Testing
@@ -10,7 +11,7 @@ struct SortedEntryListTests {
         DirectoryListing.SortOrder(.name), DirectoryListing.SortOrder(.size), DirectoryListing.SortOrder(.modificationTime, descending: true),
     ])
     func randomBatches(order: DirectoryListing.SortOrder) throws {
-        var random = SplitMix(seed: 0x5eed)
+        var random = SplitMix64(seed: 0x5eed)
         for round in 0..<300 {
             let initialCount = Int(random.next() % 80)
             var nextInode: UInt64 = 1
@@ -106,15 +107,3 @@ struct SortedEntryListTests {
     }
 }
 
-/// A small deterministic generator, so a failing round can be replayed.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

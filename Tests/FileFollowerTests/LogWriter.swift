@@ -1,3 +1,4 @@
+import FileSystemEventsConformance
 import FileSystemEvents
 import Foundation
 #if canImport(Glibc)
@@ -99,18 +100,6 @@ final class LogWriter {
     }
 }
 
-/// A small seeded generator, so a failing run can be repeated.
-struct SplitMix64 {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Runs `body` on a thread of its own (writers block in system calls and condition waits,
 /// which must not hold a thread of Swift's cooperative pool).

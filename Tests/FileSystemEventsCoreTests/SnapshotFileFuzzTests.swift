@@ -37,7 +37,7 @@ import Testing
     @Test("random byte flips are always refused, and say what is wrong", arguments: 1...4)
     func byteFlips(seed: UInt64) throws {
         let (tree, bytes) = try Self.smallSnapshot()
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         for round in 0..<1_000 {
             var damaged = bytes
             let flips = 1 + Int(random.next() % 3)
@@ -66,7 +66,7 @@ import Testing
     @Test("crafted files (flips with a valid checksum) never crash the reader or break the tree's rules", arguments: 1...4)
     func craftedFiles(seed: UInt64) throws {
         let (tree, bytes) = try Self.smallSnapshot()
-        var random = SeededRandom(seed: seed &* 7919)
+        var random = SplitMix64(seed: seed &* 7919)
         var accepted = 0
         for _ in 0..<1_500 {
             var damaged = bytes
@@ -128,15 +128,3 @@ import Testing
     }
 }
 
-/// SplitMix64, so a seed means the same flips everywhere.
-struct SeededRandom {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -253,15 +253,16 @@ package struct RandomOperations {
     }
 }
 
-/// A small, well-known generator, so a seed means the same operations on every platform.
-struct SplitMix64 {
+/// A small, well-known generator, so a seed means the same operations on every platform. The
+/// package's tests use it too, so a failing seeded run can be repeated anywhere.
+package struct SplitMix64 {
     private var state: UInt64
 
-    init(seed: UInt64) {
+    package init(seed: UInt64) {
         state = seed
     }
 
-    mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
