@@ -14,12 +14,11 @@ final class ListingObserver: Sendable {
         var finished = false
         var error: FileSystemEventsError?
         var violations: [String] = []
-        var generation = 0
-        var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
     let listing: DirectoryListing
     private let state: Mutex<State>
+    private let changes = ChangeSignal()
     private let task = Mutex<Task<Void, Never>?>(nil)
     /// A stalled app: after the first update, the observer stops asking for more until released.
     private let gate = Mutex<(isOpen: Bool, waiter: CheckedContinuation<Void, Never>?)>((true, nil))
@@ -95,14 +94,7 @@ final class ListingObserver: Sendable {
         waiter?.resume()
     }
 
-    private func notify() {
-        let waiters = state.withLock { state in
-            state.generation += 1
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
+    private func notify() { changes.notify() }
 
     var snapshot: State { state.withLock { $0 } }
     var list: [DirectoryEntry] { snapshot.list }
@@ -115,6 +107,7 @@ final class ListingObserver: Sendable {
     ) async throws {
         let deadline = ContinuousClock.now + timeout
         while true {
+            let seen = changes.generation
             let current = snapshot
             if !current.violations.isEmpty { throw ConformanceFailure("\(listing.directory): \(current.violations.joined(separator: "; "))") }
             if condition(current) { return }
@@ -124,7 +117,7 @@ final class ListingObserver: Sendable {
             guard ContinuousClock.now < deadline else {
                 throw ConformanceFailure("timed out waiting for \(what); list: \(current.list.map(\.name))")
             }
-            await waitForChange(after: current.generation, until: deadline)
+            await changes.wait(after: seen, until: deadline)
         }
     }
 
@@ -160,27 +153,5 @@ final class ListingObserver: Sendable {
         running?.cancel()
         release()
         await running?.value
-    }
-
-    private func waitForChange(after seen: Int, until deadline: ContinuousClock.Instant) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { [self] in
-                await withCheckedContinuation { continuation in
-                    let current = state.withLock { state -> Bool in
-                        if state.generation != seen { return true }
-                        state.waiters.append(continuation)
-                        return false
-                    }
-                    if current { continuation.resume() }
-                }
-            }
-            group.addTask {
-                // The wait's deadline; an update ends it first.
-                try? await Task.sleep(until: deadline)
-            }
-            await group.next()
-            group.cancelAll()
-            self.notify()
-        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import FileSystemEventsConformance
 import Synchronization
 
 /// The built `filewatch` binary, run as a user would run it, with its output read line by
@@ -15,7 +16,8 @@ final class FilewatchProcess: Sendable {
     private let errorText = Mutex<String>("")
     /// Bumped on every output chunk and at end of file, so a waiter never misses a wakeup
     /// that happened between its check and its wait.
-    private let changes = Mutex<(generation: Int, closedPipes: Int, waiters: [CheckedContinuation<Void, Never>])>((0, 0, []))
+    private let changes = ChangeSignal()
+    private let closedPipes = Mutex(0)
     /// How many pipes this object reads (2, or 1 when the test reads stdout itself).
     private let readPipes: Int
     /// The read end of stdout, when the test reads it itself (``readsOutput`` false).
@@ -69,23 +71,16 @@ final class FilewatchProcess: Sendable {
                 }
             }
             if !pending.isEmpty { deliver([String(decoding: pending, as: UTF8.self)]) }
-            changes.withLock { $0.closedPipes += 1 }
+            closedPipes.withLock { $0 += 1 }
             notify()
         }
         thread.start()
     }
 
-    private func notify() {
-        let waiters = changes.withLock { state in
-            state.generation += 1
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
+    private func notify() { changes.notify() }
 
-    private var generation: Int { changes.withLock { $0.generation } }
-    private var outputClosed: Bool { changes.withLock { $0.closedPipes == readPipes } }
+    private var generation: Int { changes.generation }
+    private var outputClosed: Bool { closedPipes.withLock { $0 == readPipes } }
 
     /// Reads stdout directly (see `readsOutput`) until a line satisfies `predicate`, waiting in
     /// `poll` up to the deadline.
@@ -140,30 +135,7 @@ final class FilewatchProcess: Sendable {
             guard ContinuousClock.now < deadline else {
                 throw CLITestFailure("timed out waiting for \(what); output so far:\n\(outputLines.joined(separator: "\n"))")
             }
-            await waitForChange(after: seen, until: deadline)
-        }
-    }
-
-    /// Returns when output arrives or a pipe closes (or at the deadline).
-    private func waitForChange(after seen: Int, until deadline: ContinuousClock.Instant) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { [self] in
-                await withCheckedContinuation { continuation in
-                    let current = changes.withLock { state -> Bool in
-                        if state.generation != seen { return true }
-                        state.waiters.append(continuation)
-                        return false
-                    }
-                    if current { continuation.resume() }
-                }
-            }
-            group.addTask {
-                // The deadline of the wait; output or the process's exit ends it first.
-                try? await Task.sleep(until: deadline)
-            }
-            await group.next()
-            group.cancelAll()
-            self.notify()
+            await changes.wait(after: seen, until: deadline)
         }
     }
 
@@ -182,7 +154,7 @@ final class FilewatchProcess: Sendable {
                 throw CLITestFailure("filewatch did not exit; stderr: \(standardError)")
             }
             if outputClosed { break }
-            await waitForChange(after: seen, until: deadline)
+            await changes.wait(after: seen, until: deadline)
         }
         process.waitUntilExit()
         return process.terminationStatus
