@@ -17,13 +17,7 @@ extension DirectoryListing {
     /// options decide the directory, recursion, hidden entries and latency.
     public init(directory: FilePath, options: Options = Options(), configuration: WatchConfiguration) {
         self.init(directory: directory, options: options) { watchOptions throws(FileSystemEventsError) in
-            var merged = configuration.options
-            merged.roots = watchOptions.roots
-            merged.isRecursive = watchOptions.isRecursive
-            merged.followsSymlinks = watchOptions.followsSymlinks
-            merged.filter = watchOptions.filter
-            merged.latency = watchOptions.latency
-            return try configuration.backend.makeSource(options: merged)
+            try configuration.makeSource(watching: watchOptions)
         }
     }
 }

@@ -14,14 +14,10 @@ extension FileFollower {
     /// A follower watched as `configuration` says (its backend, poll interval, buffer limit
     /// and logger). The follower decides what is watched: the path's directory, not recursively.
     public init(path: FilePath, options: Options = Options(), configuration: WatchConfiguration) {
+        // The follower's own options watch the path's directory, not recursively, not
+        // following symlinks.
         self.init(path: path, options: options) { watchOptions throws(FileSystemEventsError) in
-            var merged = configuration.options
-            merged.roots = watchOptions.roots
-            merged.isRecursive = false
-            merged.followsSymlinks = false
-            merged.filter = watchOptions.filter
-            merged.latency = watchOptions.latency
-            return try configuration.backend.makeSource(options: merged)
+            try configuration.makeSource(watching: watchOptions)
         }
     }
 }

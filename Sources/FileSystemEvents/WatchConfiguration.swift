@@ -195,6 +195,19 @@ public struct WatchConfiguration: Sendable {
     public func makeSource() throws(FileSystemEventsError) -> any FileSystemEventSource {
         try backend.makeSource(options: options)
     }
+
+    /// A source for what an app feature decided to watch (`DirectoryListing`, `FileFollower`:
+    /// the roots, recursion, symlinks, filter and latency in `featureOptions`), watched the way
+    /// this configuration says (backend, poll interval, buffer limit, logger, settling).
+    public func makeSource(watching featureOptions: WatchOptions) throws(FileSystemEventsError) -> any FileSystemEventSource {
+        var merged = options
+        merged.roots = featureOptions.roots
+        merged.isRecursive = featureOptions.isRecursive
+        merged.followsSymlinks = featureOptions.followsSymlinks
+        merged.filter = featureOptions.filter
+        merged.latency = featureOptions.latency
+        return try backend.makeSource(options: merged)
+    }
 }
 
 /// Reads a configuration file the way a user can act on: it exists, it is a file, it may be
