@@ -105,7 +105,7 @@ let package = Package(
         // Scenarios every backend must pass; a library so third-party backends can run them.
         .target(
             name: "FileSystemEventsConformance",
-            dependencies: ["FileSystemEventsCore"],
+            dependencies: ["FileSystemEventsCore", "CFileSystemEventsShims"],
             swiftSettings: strictSettings
         ),
 

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <string.h>
 #include <stdio.h>
 #if defined(__linux__)
 #include <sys/syscall.h>
@@ -120,4 +121,20 @@ int cfse_bytes_waiting(int fd) {
         return -1;
     }
     return count;
+}
+
+uint64_t cfse_content_hash(const void *bytes, size_t count) {
+    const unsigned char *cursor = bytes;
+    uint64_t hash = 0xcbf29ce484222325ULL ^ (uint64_t)count;
+    size_t index = 0;
+    for (; index + 8 <= count; index += 8) {
+        uint64_t word;
+        memcpy(&word, cursor + index, 8);
+        hash = (hash ^ word) * 0x100000001b3ULL;
+        hash ^= hash >> 29;
+    }
+    for (; index < count; index++) {
+        hash = (hash ^ cursor[index]) * 0x100000001b3ULL;
+    }
+    return hash;
 }

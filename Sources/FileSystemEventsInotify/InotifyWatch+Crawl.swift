@@ -21,8 +21,12 @@ extension InotifyWatch {
             roots.append(WatchedRoot(path: path, paths: PathBuilder(root: path), bytes: bytes, device: status.device, kind: .directory(tree)))
             var crawlState = CrawlState()
             crawlState.ancestors.insert(FileIdentity(device: status.device, inode: status.inode))
+            if settle != nil { crawlState.presentFiles = [] }
             crawl(tree, emitting: false, state: &crawlState)
             if let failure = crawlState.failure { throw failure }
+            for file in crawlState.presentFiles ?? [] {
+                presentAtReady.append((index, file.relative, file.status))
+            }
             if tree.watch < 0 {
                 if pendingCrawls.contains(where: { $0 === tree }) {
                     throw .forRoot(path, call: "open", errno: .noSuchFileOrDirectory)
@@ -33,6 +37,7 @@ extension InotifyWatch {
             registerHardLinks(crawlState.hardLinkCandidates)
         } else {
             try addFileRoot(path, index: index, status: status)
+            if settle != nil && status.itemType == .file { presentAtReady.append((index, [], status)) }
         }
     }
 
@@ -48,6 +53,9 @@ extension InotifyWatch {
         var changed: [(directory: WatchedDirectory, name: [UInt8], content: Bool)] = []
         /// Directories on the current descent (following symlinks), against loops.
         var ancestors: Set<FileIdentity> = []
+        /// Set (empty) for the initial crawl when settling: the regular files found, with
+        /// their status, to be settled at `ready` (``SettleTracker/presentAtReady``).
+        var presentFiles: [(relative: [UInt8], status: FileStatus)]?
     }
 
     /// What opening a directory of the model at the path the model gives it found.
@@ -174,7 +182,8 @@ extension InotifyWatch {
         reportedUnreadable.remove(absolute)
 
         let listing: [DirectoryListing.Entry]
-        switch DirectoryListing.read(descriptor: descriptor, statEach: state.changedSince != nil, followSymlinks: options.followsSymlinks) {
+        let statEach = state.changedSince != nil || state.presentFiles != nil
+        switch DirectoryListing.read(descriptor: descriptor, statEach: statEach, followSymlinks: options.followsSymlinks) {
         case .success(let entries): listing = entries
         case .failure(let errno):
             reportInaccessible(directory, errno: errno)
@@ -209,6 +218,9 @@ extension InotifyWatch {
                 }
                 if let since = state.changedSince, let found = item.status, found.changeTime >= since {
                     state.changed.append((directory, item.name, found.modificationTime >= since))
+                }
+                if state.presentFiles != nil, let found = item.status {
+                    state.presentFiles!.append((path, found))
                 }
             }
             if type == .directory && options.isRecursive && options.filter.descends(intoDirectoryAt: path) {

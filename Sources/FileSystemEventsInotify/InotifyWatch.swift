@@ -42,6 +42,9 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// Decides `settled` from opens, closes and writes when ``WatchOptions/settleQuietPeriod``
     /// is set.
     var settle: SettleTracker?
+    /// The regular files found by the initial crawl when settling, settled (or tracked) once
+    /// `ready` has been sent.
+    var presentAtReady: [(root: Int, relative: [UInt8], status: FileStatus)] = []
     /// A failure found while handling events (the watch limit, say) that ends the watch.
     var pendingFailure: FileSystemEventsError?
 
@@ -107,6 +110,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
         flushDiagnostics()
         if options.capturesInitialState { channel.setInitialState(initialState()) }
         guard channel.send(.ready(roots: options.roots)) != .terminated else { return }
+        settlePresentFiles()
 
         var parsed: [Inotify.Event] = []
         parsed.reserveCapacity(4096)
@@ -161,6 +165,24 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                 deliver(all: true)
                 channel.finish()
                 return
+            }
+        }
+    }
+
+    /// Hands the files present at `ready` to the settle tracker: the finished ones are settled
+    /// now, in path order.
+    private mutating func settlePresentFiles() {
+        guard settle != nil, !presentAtReady.isEmpty else { return }
+        var files = presentAtReady
+        presentAtReady = []
+        files.sort { $0.root != $1.root ? $0.root < $1.root : compareBytes($0.relative, $1.relative) < 0 }
+        let wallNow = WallClock.wallNanoseconds()
+        let now = MonotonicClock.nanoseconds()
+        for file in files {
+            let path = roots[file.root].paths.bytes(file.relative)
+            if let settled = settle!.presentAtReady(path, identity: file.status.identity, changeTime: file.status.changeTime,
+                                                    wallNow: wallNow, now: now) {
+                produced.append(settled)
             }
         }
     }

@@ -41,6 +41,11 @@ int cfse_exchange(const char *first, const char *second);
 /// Bytes waiting to be read on `fd` (`ioctl(FIONREAD)`), or -1 with errno set.
 int cfse_bytes_waiting(int fd);
 
+/// A 64-bit hash of `count` bytes, a word at a time: the test harness hashes every file a
+/// consumer reads, some of hundreds of MiB, in debug builds where a Swift loop per byte is
+/// far too slow. Not cryptographic; equal content gives equal hashes.
+uint64_t cfse_content_hash(const void *bytes, size_t count);
+
 /// The name of a directory entry (Swift imports `d_name` as a tuple).
 static inline const char *cfse_dirent_name(const struct dirent *entry) {
     return entry->d_name;

@@ -37,14 +37,16 @@ public struct ContentObservation: Sendable, Hashable {
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         return ContentObservation(
-            hash: DiskTree.fnv1a(DiskTree.readAll(fd)),
+            hash: DiskTree.contentHash(DiskTree.readAll(fd)),
             identity: FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         )
     }
 
-    /// What the consumer reads for `event`: only `created` and `modified` make it read.
+    /// What the consumer reads for `event`: `created` and `modified` make it read, and so does
+    /// `settled` (an importer opens a file when it is settled, and what it reads then must be
+    /// the final content).
     static func forEvent(_ event: FileSystemEvent) -> ContentObservation? {
-        guard event.kind == .created || event.kind == .modified,
+        guard event.kind == .created || event.kind == .modified || event.kind == .settled,
             event.itemType == .file || event.itemType == .unknown
         else { return nil }
         return read(event.path.bytes)

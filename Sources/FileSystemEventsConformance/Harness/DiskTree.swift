@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CFileSystemEventsShims
 public import FileSystemEventsCore
 
 /// What is on disk, read independently of any backend (plain `opendir`/`lstat` by path), so a
@@ -86,13 +87,9 @@ public struct DiskTree: Sendable, Equatable {
         return content
     }
 
-    static func fnv1a(_ bytes: [UInt8]) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
-        }
-        return hash
+    /// The hash content is compared by (written in C: see `cfse_content_hash`).
+    static func contentHash(_ bytes: [UInt8]) -> UInt64 {
+        bytes.withUnsafeBytes { cfse_content_hash($0.baseAddress, $0.count) }
     }
 }
 

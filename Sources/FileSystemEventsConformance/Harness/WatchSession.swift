@@ -302,6 +302,10 @@ public final class WatchSession: Sendable {
     // MARK: Inspection
 
     public var events: [FileSystemEvent] { state.withLock { $0.recorded.events } }
+
+    /// What the consumer read when it received each event (aligned with ``events``).
+    public var observations: [ContentObservation?] { state.withLock { $0.recorded.observations } }
+
     public var eventCount: Int { state.withLock { $0.recorded.events.count } }
     public var diagnostics: [FileSystemWatchDiagnostic] { state.withLock { $0.recorded.diagnostics } }
     public var isFinished: Bool { state.withLock { $0.recorded.isFinished } }

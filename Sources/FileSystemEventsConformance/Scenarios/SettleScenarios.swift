@@ -81,6 +81,41 @@ extension ConformanceSuite {
                 try check(watch.settledCount("dir/inner.txt") == 0, "a file was settled under its directory's old name")
                 try watch.assertReplayMatchesDisk()
             },
+            ConformanceScenario(76, "files present at ready are settled once, at once, unless a writer is still at work") { context in
+                try context.tree.makeDirectory("inbox")
+                try context.tree.makeDirectory("inbox/sub")
+                try context.tree.makeDirectory("empty")
+                try context.tree.write("inbox/a.pdf", "complete a")
+                try context.tree.write("inbox/b.pdf", "complete b")
+                try context.tree.write("inbox/sub/c.txt", "complete c")
+                try context.tree.symlink("link", pointingTo: "inbox/a.pdf")
+                let writer = try OpenFile(context.tree.absolute("incoming.part", in: .root))
+                try writer.write("first half, ")
+                // A quiet period long enough that the writer's next write, right after ready,
+                // always falls inside it.
+                let watch = try await context.watch { $0.settleQuietPeriod = .seconds(1) }
+                try writer.write("second half")
+                writer.close()
+                for file: RelativePath in ["inbox/a.pdf", "inbox/b.pdf", "inbox/sub/c.txt", "incoming.part"] {
+                    try await watch.waitForSettled(file)
+                }
+                try context.tree.write("clock-1", "tick")
+                try await watch.waitForSettled("clock-1")
+                for file: RelativePath in ["inbox/a.pdf", "inbox/b.pdf", "inbox/sub/c.txt"] {
+                    try check(watch.settledCount(file) == 1, "\(file), present at ready, was settled \(watch.settledCount(file)) times")
+                    try watch.assertSettledWithFinalContent(file)
+                }
+                try check(watch.events.allSatisfy { $0.kind != .settled || $0.itemType == .file },
+                          "something other than a regular file was settled: \(watch.events.filter { $0.kind == .settled && $0.itemType != .file })")
+                try check(watch.settledCount("link") == 0, "a symlink was settled")
+                try watch.assertSettledAfterLastWrite("incoming.part", sessions: nil, presentAtReady: true)
+                try watch.assertSettledWithFinalContent("incoming.part")
+                if watch.source.capabilities.seesOpenDescriptors {
+                    try check(watch.settledCount("incoming.part") == 1,
+                              "incoming.part, written across ready, was settled \(watch.settledCount("incoming.part")) times")
+                }
+                try watch.assertReplayMatchesDisk()
+            },
         ]
     }
 }
@@ -102,9 +137,12 @@ extension WatchSession {
 
     /// Every `settled` for `file` comes after a write it ends, and none follows another with
     /// no write in between (once per session); with `sessions`, exactly that many.
-    func assertSettledAfterLastWrite(_ file: RelativePath, sessions: Int?) throws {
+    ///
+    /// - Parameter presentAtReady: the file was in the tree at `ready`, so its first `settled`
+    ///   needs no write before it.
+    func assertSettledAfterLastWrite(_ file: RelativePath, sessions: Int?, presentAtReady: Bool = false) throws {
         let path = tree.path(file)
-        var writtenSinceSettled = false
+        var writtenSinceSettled = presentAtReady
         var settled = 0
         for event in events where event.path == path {
             switch event.kind {
@@ -123,19 +161,73 @@ extension WatchSession {
     }
 }
 
+extension WatchSession {
+    /// What the consumer read when it received the last `settled` for `file` is the file's
+    /// content now: it was not told to import a file that was still being written.
+    func assertSettledWithFinalContent(_ file: RelativePath) throws {
+        let path = tree.path(file)
+        let recorded = zip(events, observations).filter { $0.0.kind == .settled && $0.0.path == path }
+        guard let (event, observed) = recorded.last else { throw ConformanceFailure("\(file) was never settled") }
+        let final = DiskTree.contentHash(try tree.read(file))
+        try check(observed?.hash == final,
+                  "\(file) was settled (\(event)) before its final content: what was read then differs from the file now")
+    }
+
+    /// The `settled` events for `file`, with the wall-clock time each was made.
+    func settledTimes(_ file: RelativePath) -> [Int64] {
+        let path = tree.path(file)
+        return events.filter { $0.kind == .settled && $0.path == path }.map(\.timestamp.nanosecondsSinceEpoch)
+    }
+
+    /// The last `settled` for `file` came at least the quiet period after its last write (its
+    /// modification time, which the kernel takes from a clock that never runs ahead of the
+    /// wall clock events are stamped with) and, on a backend that sees writers close, promptly
+    /// after it. The delay itself is a benchmark figure; the upper bound here only catches a
+    /// backend that waits for something else (the next poll of another file, the end of a
+    /// burst elsewhere).
+    func assertSettledDelay(_ file: RelativePath, quietPeriod: Duration) throws {
+        guard let settledAt = settledTimes(file).last else { throw ConformanceFailure("\(file) was never settled") }
+        var info = stat()
+        guard withC(tree.absolute(file, in: .root), { lstat($0, &info) }) == 0 else {
+            throw ConformanceFailure("stat \(file): \(Errno(rawValue: errno))")
+        }
+        let lastWrite = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        let quiet = Int64(quietPeriod.saturatingNanoseconds)
+        let delay = settledAt - lastWrite
+        try check(delay >= quiet,
+                  "\(file) was settled \(delay / 1_000_000) ms after its last write, before the quiet period of \(quietPeriod) passed")
+        if source.capabilities.seesOpenDescriptors {
+            try check(delay <= quiet + 2_000_000_000,
+                      "\(file) was settled \(delay / 1_000_000) ms after its last write, with a quiet period of \(quietPeriod)")
+        }
+    }
+}
+
 /// A file kept open for writing, as a copying program keeps it.
 final class OpenFile {
     private var descriptor: CInt
 
-    init(_ path: [UInt8]) throws {
-        descriptor = withC(path) { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+    /// - Parameter appending: open to append (keeping the content), not to replace it.
+    init(_ path: [UInt8], appending: Bool = false) throws {
+        let mode = appending ? O_APPEND : O_TRUNC
+        descriptor = withC(path) { open($0, O_WRONLY | O_CREAT | mode | O_CLOEXEC, 0o644) }
         if descriptor < 0 { throw ConformanceFailure("open for writing: \(Errno(rawValue: errno))") }
     }
 
     func write(_ text: String) throws {
-        let bytes = Array(text.utf8)
-        let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-        if written != bytes.count { throw ConformanceFailure("write: \(Errno(rawValue: errno))") }
+        try write(bytes: Array(text.utf8))
+    }
+
+    func write(bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw ConformanceFailure("write: \(Errno(rawValue: errno))")
+            }
+            offset += written
+        }
     }
 
     func close() {

@@ -110,6 +110,36 @@ package struct SettleTracker {
         return settledNow
     }
 
+    /// A regular file that was already in the tree at `ready`: settled at once (the returned
+    /// event) unless it changed within the quiet period, in which case a writer may still be at
+    /// work and it settles a quiet period after that change (or after the writer it turns out
+    /// to have closes), like any file written while watched.
+    ///
+    /// An app importing from an inbox wants what was dropped there while it was not running
+    /// as much as what arrives later; without this it would have to list the tree itself and
+    /// guess which of those files are complete.
+    ///
+    /// - Parameters:
+    ///   - changeTime: the file's ctime (wall-clock nanoseconds), which every write moves.
+    ///   - wallNow: the wall clock now, to compare with `changeTime`.
+    package mutating func presentAtReady(
+        _ path: [UInt8], identity: FileIdentity?, changeTime: Int64, wallNow: Int64, now: UInt64
+    ) -> FileSystemEvent? {
+        let age = wallNow &- changeTime
+        if age >= 0 && UInt64(age) >= quietNanoseconds {
+            return FileSystemEvent(kind: .settled, path: FilePath(bytes: path), itemType: .file, isSynthetic: true, identity: identity)
+        }
+        var session = Session()
+        session.isDirty = true
+        session.isKnown = true
+        // Changed `age` ago: the quiet period counts from that change (a ctime in the future,
+        // from clock skew on a network file system, counts as now).
+        session.lastActivity = age > 0 ? now &- min(now, UInt64(age)) : now
+        session.identity = identity
+        sessions[path] = session
+        return nil
+    }
+
     /// The file at `path` was written through a descriptor (inotify `IN_MODIFY`): a writer is
     /// at work until it closes. Fed in kernel order, before the events are translated.
     package mutating func wrote(_ path: [UInt8], now: UInt64) {

@@ -1,0 +1,203 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import FileSystemEventsCore
+import SystemPackage
+
+/// `settled` against real writers: the pace of a recorder, a logger that reopens for every
+/// line, `tar -x`, two writers on one file, a truncate and rewrite, and a large `cp` from
+/// another file system. Each asserts what an importer relies on: no `settled` before the final
+/// content (what the consumer read when told is what the file holds), exactly one per write
+/// session, and not before the quiet period after the last write.
+///
+/// The writers below keep their own pace (`clock.sleep(until:)`): that pace is the workload
+/// under test. Nothing here waits for the watch that way; it waits for events.
+extension ConformanceSuite {
+    static var settleWriterScenarios: [ConformanceScenario] {
+        [
+            ConformanceScenario(77, "a writer that keeps the file open and writes 1 MiB every 300 ms for 5 s is settled once, after its last write") { context in
+                let quiet: Duration = .seconds(1)
+                let watch = try await context.watch { $0.settleQuietPeriod = quiet }
+                let file: RelativePath = "recording.mov"
+                let writer = try OpenFile(context.tree.absolute(file, in: .root))
+                let clock = ContinuousClock()
+                let start = clock.now
+                var chunk = 0
+                while clock.now - start < .seconds(5) {
+                    try writer.write(bytes: [UInt8](repeating: UInt8(truncatingIfNeeded: chunk), count: 1 << 20))
+                    chunk += 1
+                    try await clock.sleep(until: start + .milliseconds(300) * chunk)
+                }
+                writer.close()
+                try await watch.waitForSettled(file)
+                try watch.assertSettledAfterLastWrite(file, sessions: 1)
+                try watch.assertSettledWithFinalContent(file)
+                try watch.assertSettledDelay(file, quietPeriod: quiet)
+                try watch.assertReplayMatchesDisk()
+            },
+            ConformanceScenario(78, "a writer that opens, appends and closes every 200 ms for 5 s is settled once, after the last close") { context in
+                let quiet: Duration = .seconds(1)
+                let watch = try await context.watch { $0.settleQuietPeriod = quiet }
+                let file: RelativePath = "app.log"
+                let clock = ContinuousClock()
+                let start = clock.now
+                var line = 0
+                while clock.now - start < .seconds(5) {
+                    let writer = try OpenFile(context.tree.absolute(file, in: .root), appending: true)
+                    try writer.write("line \(line)\n")
+                    writer.close()
+                    line += 1
+                    try await clock.sleep(until: start + .milliseconds(200) * line)
+                }
+                try await watch.waitForSettled(file)
+                // Time for a wrongly early second `settled` to show up.
+                try context.tree.write("clock-1", "tick")
+                try await watch.waitForSettled("clock-1")
+                try watch.assertSettledAfterLastWrite(file, sessions: 1)
+                try watch.assertSettledWithFinalContent(file)
+                try watch.assertSettledDelay(file, quietPeriod: quiet)
+            },
+            ConformanceScenario(79, "tar -x of 1,000 files settles each file once, after its own content is complete") { context in
+                let count = 1_000
+                try context.tree.makeDirectory("tar-source", in: .outside)
+                var names: [RelativePath] = []
+                for index in 0..<count {
+                    let directory = "d\(index % 10)"
+                    if index < 10 { try context.tree.makeDirectory(RelativePath(stringLiteral: "tar-source/\(directory)"), in: .outside) }
+                    let name = "\(directory)/file-\(index).dat"
+                    let size = (index &* 7_919) % 40_000
+                    try context.tree.write(RelativePath(stringLiteral: "tar-source/\(name)"), String(repeating: "\(index % 10)", count: size), in: .outside)
+                    names.append(RelativePath(stringLiteral: "extract/\(name)"))
+                }
+                let archive = context.tree.path("files.tar", in: .outside).string
+                try await ChildProcess.run(["tar", "-cf", archive, "-C", context.tree.path("tar-source", in: .outside).string, "."])
+                try context.tree.makeDirectory("extract")
+                let watch = try await context.watch { $0.settleQuietPeriod = settleQuietPeriod }
+                try await ChildProcess.run(["tar", "-xf", archive, "-C", context.tree.path("extract").string])
+                let wanted = Set(names.map { context.tree.path($0) })
+                try await watch.waitUntil("\(count) files settled") { recorded in
+                    Set(recorded.events.lazy.filter { $0.kind == .settled }.map(\.path)).isSuperset(of: wanted)
+                }
+                try context.tree.write("clock-1", "tick")
+                try await watch.waitForSettled("clock-1")
+                try watch.assertEachSettledOnceWithFinalContent(names)
+                try watch.assertReplayMatchesDisk()
+            },
+            ConformanceScenario(80, "two writers on one file: settled once, after the last of them closes") { context in
+                let watch = try await context.watch { $0.settleQuietPeriod = settleQuietPeriod }
+                let file: RelativePath = "shared.log"
+                let first = try OpenFile(context.tree.absolute(file, in: .root), appending: true)
+                let second = try OpenFile(context.tree.absolute(file, in: .root), appending: true)
+                try first.write("first writer, part 1\n")
+                try second.write("second writer, part 1\n")
+                try first.write("first writer, part 2\n")
+                first.close()
+                try second.write("second writer, part 2\n")
+                second.close()
+                try await watch.waitForSettled(file)
+                try context.tree.write("clock-1", "tick")
+                try await watch.waitForSettled("clock-1")
+                try watch.assertSettledAfterLastWrite(file, sessions: 1)
+                try watch.assertSettledWithFinalContent(file)
+                try watch.assertSettledDelay(file, quietPeriod: settleQuietPeriod)
+            },
+            ConformanceScenario(81, "a file truncated and rewritten is settled again, once, with the new content") { context in
+                let watch = try await context.watch { $0.settleQuietPeriod = settleQuietPeriod }
+                let file: RelativePath = "report.csv"
+                let original = try OpenFile(context.tree.absolute(file, in: .root))
+                try original.write(String(repeating: "old row\n", count: 4_096))
+                original.close()
+                try await watch.waitForSettled(file)
+                let rewrite = try OpenFile(context.tree.absolute(file, in: .root))  // O_TRUNC
+                try rewrite.write("new header\n")
+                try rewrite.write(String(repeating: "new row\n", count: 100))
+                rewrite.close()
+                try await watch.waitForSettled(file, count: 2)
+                try context.tree.write("clock-1", "tick")
+                try await watch.waitForSettled("clock-1")
+                try watch.assertSettledAfterLastWrite(file, sessions: 2)
+                try watch.assertSettledWithFinalContent(file)
+                try watch.assertSettledDelay(file, quietPeriod: settleQuietPeriod)
+                try watch.assertReplayMatchesDisk()
+            },
+            ConformanceScenario(82, "a large cp from another file system is settled once, after the copy is complete") { context in
+                let mebibytes = ConformanceSuite.largeCopyMebibytes
+                let source = try LargeSourceFile(mebibytes: mebibytes, besides: context.tree)
+                defer { source.remove() }
+                let quiet: Duration = .seconds(1)
+                // The harness reads the whole file on every `modified`, as an importer that
+                // checks a file's content on every notification would; such a consumer asks
+                // for a latency window, so a copy's thousands of writes cost it a few reads.
+                let watch = try await context.watch {
+                    $0.settleQuietPeriod = quiet
+                    $0.latency = .milliseconds(250)
+                }
+                let file: RelativePath = "disk-image.iso"
+                try await ChildProcess.run(["cp", source.path, context.tree.path(file).string])
+                try await watch.waitForSettled(file)
+                try context.tree.write("clock-1", "tick")
+                try await watch.waitForSettled("clock-1")
+                try watch.assertSettledAfterLastWrite(file, sessions: 1)
+                try watch.assertSettledWithFinalContent(file)
+                try watch.assertSettledDelay(file, quietPeriod: quiet)
+            },
+        ]
+    }
+
+    /// The size of scenario 82's copy: 500 MiB, or `FILEWATCH_CONFORMANCE_COPY_MIB`.
+    static var largeCopyMebibytes: Int {
+        if let value = getenv("FILEWATCH_CONFORMANCE_COPY_MIB"), let parsed = Int(String(cString: value)), parsed > 0 {
+            return parsed
+        }
+        return 500
+    }
+}
+
+extension WatchSession {
+    /// Each of `files` was settled exactly once, after its last write, and what the consumer
+    /// read when told was its final content. One pass over the events, for many files.
+    func assertEachSettledOnceWithFinalContent(_ files: [RelativePath]) throws {
+        let recorded = Array(zip(events, observations))
+        var byPath: [FilePath: [(FileSystemEvent, ContentObservation?)]] = [:]
+        for (event, observed) in recorded where event.kind == .created || event.kind == .modified || event.kind == .settled {
+            byPath[event.path, default: []].append((event, observed))
+        }
+        for file in files {
+            let history = byPath[tree.path(file)] ?? []
+            let settled = history.filter { $0.0.kind == .settled }
+            try check(settled.count == 1, "\(file) was settled \(settled.count) times for one write session")
+            try check(history.last?.0.kind == .settled, "\(file) was written after it was settled")
+            let final = DiskTree.contentHash(try tree.read(file))
+            try check(settled[0].1?.hash == final, "\(file) was settled before its content was complete")
+        }
+    }
+}
+
+/// A file of `mebibytes` on another file system than the scratch tree when there is one
+/// (`/dev/shm`), so a `cp` from it copies across file systems, as a copy from a USB stick
+/// or a network share does.
+struct LargeSourceFile {
+    let path: String
+
+    init(mebibytes: Int, besides tree: ScratchTree) throws {
+        var treeStatus = stat()
+        var shmStatus = stat()
+        let crossesFileSystems = withC(tree.absolute(.root, in: .outside)) { lstat($0, &treeStatus) } == 0
+            && lstat("/dev/shm", &shmStatus) == 0 && shmStatus.st_dev != treeStatus.st_dev && access("/dev/shm", W_OK) == 0
+        path = crossesFileSystems
+            ? "/dev/shm/filewatch-conformance-copy-\(getpid())-\(tree.uniqueNumber())"
+            : tree.path("copy-source", in: .outside).string
+        let writer = try OpenFile(Array(path.utf8))
+        for index in 0..<mebibytes {
+            // Every mebibyte differs, so a copy cut short or reordered has another hash.
+            try writer.write(bytes: [UInt8](repeating: UInt8(truncatingIfNeeded: index &* 31 &+ 7), count: 1 << 20))
+        }
+        writer.close()
+    }
+
+    func remove() {
+        _ = unlink(path)
+    }
+}
