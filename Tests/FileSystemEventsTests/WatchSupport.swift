@@ -15,9 +15,12 @@ struct WatchTimeout: Error, CustomStringConvertible {
 /// Runs `stream` until `done` says the observation is complete, calling `onReady` once the
 /// watch is established. Fails at the deadline (never sleeps to synchronise: the deadline is
 /// only the bound of a wait for a condition).
+///
+/// - Parameter stopping: stop the stream afterwards (otherwise it keeps running, unread).
 func observe(
     _ stream: FileSystemEventStream,
     timeout: Duration = .seconds(30),
+    stopping: Bool = true,
     onReady: @escaping @Sendable () throws -> Void = {},
     until done: @escaping @Sendable (Observed) -> Bool
 ) async throws -> Observed {
@@ -47,7 +50,7 @@ func observe(
         group.cancelAll()
         return first
     }
-    await stream.stop()
+    if stopping { await stream.stop() }
     guard let outcome else { throw WatchTimeout(description: "the watch did not reach its condition within \(timeout)") }
     return outcome
 }

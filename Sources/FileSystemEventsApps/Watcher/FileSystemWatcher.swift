@@ -79,8 +79,14 @@ public final class FileSystemWatcher: Sendable {
     /// A source whose every ``FileSystemEventSource/updates()`` is a subscription of this
     /// watcher to `options.roots`, with that subscription's filter, recursion, latency and
     /// buffer limit.
+    ///
+    /// `settled` events come from the shared source, with the watcher's quiet period: the
+    /// source's ``FileSystemEventSource/options`` say so (``WatchOptions/settleQuietPeriod``
+    /// is the watcher's, whatever `options` asked for).
     public func source(for options: WatchOptions) -> some FileSystemEventSource {
-        SharedWatchSource(watcher: self, options: options)
+        var options = options
+        options.settleQuietPeriod = self.options.settleQuietPeriod
+        return SharedWatchSource(watcher: self, options: options)
     }
 
     /// How many subscriptions are running (for tests and diagnostics).

@@ -17,10 +17,17 @@ final class SharedWatch: Sendable {
         var isEnded = false
         /// Set when the last subscription left: this watch takes no more.
         var isStopping = false
+        /// With settling on: the files written since they were last settled (and, until the
+        /// source's own `settled` for them arrives, the files present at `ready`). A
+        /// subscription made later is told at its `ready` that every other file in its
+        /// subtrees is settled, as a source of its own would tell it.
+        var unsettled: Set<FileIdentity> = []
     }
 
     let roots: [FilePath]
     private let rootPaths: [PathBuilder]
+    /// The source reports `settled` (``WatchOptions/settleQuietPeriod``).
+    private let settles: Bool
     private let state = Mutex(State())
     private let stream: FileSystemEventStream
     private let dispatcherDone = DispatchSemaphore(value: 0)
@@ -30,6 +37,7 @@ final class SharedWatch: Sendable {
     init(source: any FileSystemEventSource, onIdle: @escaping @Sendable (SharedWatch) -> Void) {
         self.roots = source.options.roots
         self.rootPaths = source.options.roots.map(PathBuilder.init(root:))
+        self.settles = source.options.settleQuietPeriod != nil
         self.onIdle = onIdle
         self.stream = source.updates()
         let started = ProducerThread.start { [self] in
@@ -56,7 +64,7 @@ final class SharedWatch: Sendable {
             } else if state.isEnded {
                 subscription.inbox.withLock { $0.isEnded = true }
             } else if let trees = state.trees {
-                Self.start(subscription, trees: trees, options: nil)
+                Self.start(subscription, trees: trees, settledExcept: settles ? state.unsettled : nil)
             }
             return true
         }
@@ -119,9 +127,14 @@ final class SharedWatch: Sendable {
     }
 
     /// Hands `subscription` its starting state (a filtered copy of its subtrees).
-    private static func start(_ subscription: WatchSubscription, trees: [LiveTree], options: WatchOptions?) {
+    ///
+    /// - Parameter settledExcept: for a subscription made after the source settled its files
+    ///   present at `ready`: every regular file in its subtrees except these is settled, and
+    ///   it is told so right after its `ready`.
+    private static func start(_ subscription: WatchSubscription, trees: [LiveTree], settledExcept unsettled: Set<FileIdentity>?) {
         subscription.inbox.withLock { inbox in
             var snapshots: [FileTreeSnapshot] = []
+            var settled: [FileSystemEvent] = []
             for (index, root) in inbox.scope.roots.enumerated() {
                 guard let view = inbox.scope.view(of: trees[root.watcherRoot], root: index) else {
                     inbox.failure = .rootNotFound(root.path)
@@ -129,8 +142,37 @@ final class SharedWatch: Sendable {
                 }
                 if view.tree == nil { inbox.scope.roots[index].isFile = true }
                 snapshots.append(FileTreeSnapshot(root: root.path, snapshot: view, options: WatchOptions(roots: [root.path]), recordsAttributes: false))
+                if let unsettled {
+                    settled += settledFiles(in: view, at: root.path, except: unsettled)
+                }
             }
             inbox.initialState = snapshots
+            inbox.events += settled
+        }
+    }
+
+    /// `settled` for the regular files of `view` whose identity is not in `unsettled`.
+    private static func settledFiles(in view: RootSnapshot, at root: FilePath, except unsettled: Set<FileIdentity>) -> [FileSystemEvent] {
+        func settled(_ path: FilePath, _ status: FileStatus) -> FileSystemEvent? {
+            guard status.itemType == .file, !unsettled.contains(status.identity) else { return nil }
+            return FileSystemEvent(kind: .settled, path: path, itemType: .file, isSynthetic: true, identity: status.identity)
+        }
+        guard let tree = view.tree else { return settled(root, view.status).map { [$0] } ?? [] }
+        let paths = PathBuilder(root: root)
+        var events: [FileSystemEvent] = []
+        tree.forEachItem { relative, entry in
+            if let event = settled(paths.path(relative), entry.status) { events.append(event) }
+        }
+        return events
+    }
+
+    /// Keeps ``State/unsettled`` up to date with one event of the source.
+    private static func track(_ event: FileSystemEvent, unsettled: inout Set<FileIdentity>) {
+        guard event.itemType == .file, let identity = event.identity else { return }
+        switch event.kind {
+        case .created, .modified: unsettled.insert(identity)
+        case .settled, .removed: unsettled.remove(identity)
+        default: break
         }
     }
 
@@ -182,9 +224,25 @@ final class SharedWatch: Sendable {
                 trees.append(LiveTree(root: root, snapshot: RootSnapshot(status: FileStatus(device: 0, inode: 0, mode: 0o040000), tree: SnapshotDirectory(parent: nil, name: []))))
             }
         }
+        var unsettled: Set<FileIdentity> = []
+        if settles {
+            // Until the source says otherwise (its `settled` for the files present at `ready`
+            // follows), every file may still be being written.
+            for tree in trees {
+                if let directory = tree.snapshot.tree {
+                    directory.forEachItem { _, entry in
+                        if entry.status.itemType == .file { unsettled.insert(entry.status.identity) }
+                    }
+                } else if tree.snapshot.status.itemType == .file {
+                    unsettled.insert(tree.snapshot.status.identity)
+                }
+            }
+        }
         let subscriptions = state.withLock { state -> [WatchSubscription] in
             state.trees = trees
-            for subscription in state.subscriptions.values { Self.start(subscription, trees: trees, options: nil) }
+            state.unsettled = unsettled
+            // These subscriptions start with the source: its own `settled` events reach them.
+            for subscription in state.subscriptions.values { Self.start(subscription, trees: trees, settledExcept: nil) }
             return Array(state.subscriptions.values)
         }
         for subscription in subscriptions { subscription.signal() }
@@ -213,6 +271,7 @@ final class SharedWatch: Sendable {
                 let (rootIndex, relative) = locate(event.path)
                 let previous = event.previousPath.flatMap { path in rootIndex.flatMap { rootPaths[$0].relative(path) } }
                 if let rootIndex { trees[rootIndex].apply(event, relative: relative, previous: previous) }
+                if settles { Self.track(event, unsettled: &state.unsettled) }
                 for index in subscriptions.indices where !stalled[index] {
                     if let rootIndex {
                         scopes[index].translate(event, relative: relative, previous: previous, watcherRoot: rootIndex, tree: trees[rootIndex], into: &outputs[index])

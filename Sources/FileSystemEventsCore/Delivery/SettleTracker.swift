@@ -29,6 +29,9 @@ package struct SettleTracker {
         /// Monotonic nanoseconds of the last write, open or close.
         var lastActivity: UInt64 = 0
         var identity: FileIdentity?
+        /// Present at `ready` and not written since: its `settled` is synthetic, like the
+        /// ones for files present at `ready` that settle at once.
+        var isPresentAtReady = false
     }
 
     private let quietNanoseconds: UInt64
@@ -61,6 +64,7 @@ package struct SettleTracker {
                 var session = sessions[key] ?? Session()
                 session.isDirty = true
                 session.isKnown = true
+                session.isPresentAtReady = false
                 session.lastActivity = now
                 session.identity = event.identity ?? session.identity
                 sessions[key] = session
@@ -136,6 +140,7 @@ package struct SettleTracker {
         // from clock skew on a network file system, counts as now).
         session.lastActivity = age > 0 ? now &- min(now, UInt64(age)) : now
         session.identity = identity
+        session.isPresentAtReady = true
         sessions[path] = session
         return nil
     }
@@ -146,6 +151,7 @@ package struct SettleTracker {
         var session = sessions[path] ?? Session()
         session.openCount = 1
         session.isDirty = true
+        session.isPresentAtReady = false
         session.lastActivity = now
         sessions[path] = session
     }
@@ -156,6 +162,7 @@ package struct SettleTracker {
         var session = sessions[path] ?? Session()
         session.openCount = 0
         session.isDirty = true
+        session.isPresentAtReady = false
         session.lastActivity = now
         sessions[path] = session
     }
@@ -170,8 +177,8 @@ package struct SettleTracker {
             // Never reported under this name (renamed before it was examined, or filtered
             // out), or opened and closed without a write: nothing to say.
             guard session.isDirty && session.isKnown else { continue }
-            settled.append(FileSystemEvent(kind: .settled, path: FilePath(bytes: key), itemType: .file, isSynthetic: false,
-                                           identity: session.identity))
+            settled.append(FileSystemEvent(kind: .settled, path: FilePath(bytes: key), itemType: .file,
+                                           isSynthetic: session.isPresentAtReady, identity: session.identity))
         }
         // A stable order for a batch settling together.
         settled.sort { $0.path.string < $1.path.string }
