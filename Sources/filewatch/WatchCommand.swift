@@ -59,6 +59,9 @@ struct WatchCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Also report `settled` for a file once it has been written and closed and this many seconds passed with no further write (polling: unchanged for this long and one interval), 0 to 86400.", valueName: "seconds"))
     var settle: Double?
 
+    @Option(help: ArgumentHelp("Print only events of these kinds (repeatable or comma-separated), e.g. `--settle 1 --only settled` for finished files; `ready` is always printed. A filtered stream cannot be replayed into the tree.", valueName: "kinds"))
+    var only: [String] = []
+
     @Option(help: ArgumentHelp("A JSON configuration file.", valueName: "file"), completion: .file())
     var config: String?
 
@@ -71,6 +74,11 @@ struct WatchCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
+        do {
+            _ = try KindFilteringFormatter.kinds(from: only)
+        } catch {
+            throw ValidationError(error.description)
+        }
         // Checked here, by flag name, before any conversion: 1e10 seconds would trap on the
         // way to a Duration.
         if let latency, !(latency.isFinite && latency >= 0 && latency <= 86_400) {
@@ -124,9 +132,16 @@ struct WatchCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure.badInput(String(describing: error))
         }
+        if (try? KindFilteringFormatter.kinds(from: only))??.contains(.settled) == true && configuration.options.settleQuietPeriod == nil {
+            throw CommandFailure.badInput(
+                "--only settled would print nothing: no file is settled without a quiet period; add --settle SECONDS (or set filewatch.settle / FILEWATCH_SETTLE)")
+        }
 
-        let formatter: any EventFormatter = format == .json
+        var formatter: any EventFormatter = format == .json
             ? JSONLinesFormatter() : TextFormatter(roots: roots)
+        if let kinds = try? KindFilteringFormatter.kinds(from: only) {
+            formatter = KindFilteringFormatter(base: formatter, kinds: kinds)
+        }
         if let since {
             let saved = try CatchUpWatch.loadSnapshot(FilePath(since), for: configuration.options)
             let watch = CatchUpWatch(root: roots[0], source: source, formatter: formatter)

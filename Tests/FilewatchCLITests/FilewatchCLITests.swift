@@ -140,6 +140,37 @@ struct FilewatchCLITests {
         #expect(settled.allSatisfy { $0["type"] as? String == "file" })
     }
 
+    @Test("--settle with --only settled: the backlog, then each finished file, one line each and nothing else", arguments: ["polling", "inotify"])
+    func settledOnly(backend: String) async throws {
+        let tree = try ScratchTree()
+        try tree.write("backlog.pdf", "already here")
+        let watch = try FilewatchProcess(["watch", tree.root.string, "--format", "json", "--backend", backend,
+                                          "--poll-interval", "0.05", "--settle", "0.1", "--only", "settled"])
+        try await watch.waitForLine("the ready line") { $0.contains(#""kind":"ready""#) }
+        try await watch.waitForLine("settled backlog.pdf") { $0.contains(#""kind":"settled""#) && $0.contains("backlog.pdf") }
+        try tree.makeDirectory("batch")
+        try tree.write("batch/scan.part", String(repeating: "s", count: 50_000))
+        try tree.rename("batch/scan.part", to: "batch/scan.pdf")
+        try await watch.waitForLine("settled scan.pdf") { $0.contains(#""kind":"settled""#) && $0.contains("scan.pdf") }
+        watch.signal(SIGINT)
+        #expect(try await watch.waitForExit() == 0)
+        let kinds = try watch.outputLines.map(object).map { $0["kind"] as? String ?? "" }
+        #expect(kinds == ["ready", "settled", "settled"], "\(watch.outputLines)")
+    }
+
+    @Test("--only with an unknown kind, or --only settled without a quiet period, is one line naming the fix")
+    func onlyErrors() async throws {
+        let tree = try ScratchTree()
+        let (status, _, error) = try await FilewatchProcess.run(["watch", "--only", "created,finished", tree.root.string])
+        #expect(status == 2)
+        #expect(error.split(separator: "\n").count == 1)
+        #expect(error.contains("--only") && error.contains("finished") && error.contains("settled"), "\(error)")
+        let (status2, _, error2) = try await FilewatchProcess.run(["watch", "--only", "settled", tree.root.string])
+        #expect(status2 != 0)
+        #expect(error2.split(separator: "\n").count == 1)
+        #expect(error2.contains("--settle"), "\(error2)")
+    }
+
     @Test("--settle out of range names the flag")
     func settleOutOfRange() async throws {
         let tree = try ScratchTree()
