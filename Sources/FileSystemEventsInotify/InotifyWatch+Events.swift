@@ -83,6 +83,7 @@ extension InotifyWatch {
                 continue
             }
             if mask.contains(.movedTo) {
+                if settle != nil && !mask.contains(.isDirectory) { noteWriteActivity(event) }
                 handleMoveIn(event)
                 continue
             }
@@ -339,7 +340,8 @@ extension InotifyWatch {
         }
     }
 
-    /// A write to a file or the close of its writer, for the settle tracker, in kernel order.
+    /// A write to a file, the close of its writer, or a file moved in from outside the tree,
+    /// for the settle tracker, in kernel order.
     private mutating func noteWriteActivity(_ event: Inotify.Event) {
         guard settle != nil, !event.mask.contains(.isDirectory), !event.name.isEmpty,
               let target = targets[event.watch] else { return }
@@ -354,6 +356,8 @@ extension InotifyWatch {
         for path in paths {
             if event.mask.contains(.closeWrite) {
                 settle!.closedAfterWriting(path, now: now)
+            } else if event.mask.contains(.movedTo) {
+                settle!.movedIn(path, now: now)
             } else {
                 settle!.wrote(path, now: now)
             }

@@ -116,6 +116,37 @@ extension ConformanceSuite {
                 }
                 try watch.assertReplayMatchesDisk()
             },
+            ConformanceScenario(83, "a file moved in from outside is settled at once, unless a write follows the move") { context in
+                let watch = try await context.watch { $0.settleQuietPeriod = .seconds(1) }
+                try context.tree.write("complete.pdf", "written elsewhere", in: .outside)
+                try context.tree.write("growing.log", "first line\n", in: .outside)
+                let writer = try OpenFile(context.tree.absolute("growing.log", in: .outside), appending: true)
+                try context.tree.rename("complete.pdf", to: "complete.pdf", from: .outside, to: .root)
+                try context.tree.rename("growing.log", to: "growing.log", from: .outside, to: .root)
+                // The writer still holds the file it was writing when it was moved in. (Had the
+                // backend reported the name before this write, the file was settled at once,
+                // and is settled again after it: two sessions, both checked below.)
+                try writer.write("second line\n")
+                writer.close()
+                try context.tree.write("clock-1", "tick")
+                try await watch.waitForSettled("clock-1")
+                try await watch.waitForSettled("growing.log")
+                try check(watch.settledCount("complete.pdf") == 1, "complete.pdf was settled \(watch.settledCount("complete.pdf")) times")
+                try watch.assertSettledWithFinalContent("complete.pdf")
+                try watch.assertSettledWithFinalContent("growing.log")
+                try watch.assertSettledAfterLastWrite("growing.log", sessions: nil)
+                if watch.source.capabilities.seesOpenDescriptors {
+                    // At once: with the `created` that reports it, not a quiet period (1 s) later.
+                    let path = context.tree.path("complete.pdf")
+                    let created = watch.events.first { $0.kind == .created && $0.path == path }
+                    let settled = watch.events.first { $0.kind == .settled && $0.path == path }
+                    if let created, let settled {
+                        let gap = settled.timestamp.nanosecondsSinceEpoch - created.timestamp.nanosecondsSinceEpoch
+                        try check(gap < 500_000_000, "complete.pdf was settled \(gap / 1_000_000) ms after being moved in, not at once")
+                    }
+                }
+                try watch.assertReplayMatchesDisk()
+            },
         ]
     }
 }

@@ -32,6 +32,8 @@ package struct SettleTracker {
         /// Present at `ready` and not written since: its `settled` is synthetic, like the
         /// ones for files present at `ready` that settle at once.
         var isPresentAtReady = false
+        /// Moved in from outside the tree and not written since (``movedIn(_:now:)``).
+        var isMovedIn = false
     }
 
     private let quietNanoseconds: UInt64
@@ -61,6 +63,14 @@ package struct SettleTracker {
             case .created, .modified:
                 guard event.itemType == .file else { continue }
                 let key = event.path.bytes
+                if event.kind == .created, let moved = sessions[key], moved.isMovedIn {
+                    // Moved in complete, and no write came after the move (the backend reads
+                    // every event queued before it reports the name): settled at once.
+                    sessions[key] = nil
+                    settledNow.append(FileSystemEvent(kind: .settled, path: event.path, itemType: .file, isSynthetic: false,
+                                                      identity: event.identity))
+                    continue
+                }
                 var session = sessions[key] ?? Session()
                 session.isDirty = true
                 session.isKnown = true
@@ -145,6 +155,16 @@ package struct SettleTracker {
         return nil
     }
 
+    /// A file was moved into the tree from outside (inotify `IN_MOVED_TO` with no
+    /// `IN_MOVED_FROM`): complete as it stands unless a write follows, so it is settled as soon
+    /// as the backend reports it `created`, unless ``wrote(_:now:)`` comes first.
+    package mutating func movedIn(_ path: [UInt8], now: UInt64) {
+        var session = Session()
+        session.isMovedIn = true
+        session.lastActivity = now
+        sessions[path] = session
+    }
+
     /// The file at `path` was written through a descriptor (inotify `IN_MODIFY`): a writer is
     /// at work until it closes. Fed in kernel order, before the events are translated.
     package mutating func wrote(_ path: [UInt8], now: UInt64) {
@@ -152,6 +172,7 @@ package struct SettleTracker {
         session.openCount = 1
         session.isDirty = true
         session.isPresentAtReady = false
+        session.isMovedIn = false
         session.lastActivity = now
         sessions[path] = session
     }
