@@ -2,7 +2,7 @@ import Benchmark
 import FileSystemEvents
 import Foundation
 
-/// Latency, start-up, polling scan, overflow recovery and burst costs of every backend, side
+/// Latency, start-up, polling scan, overflow recovery, burst and settling costs of every backend, side
 /// by side, so a team can pick a backend per deployment from measured numbers.
 ///
 /// Run all:   `swift package benchmark` (in Benchmarks/)
@@ -22,6 +22,7 @@ let benchmarks: @Sendable () -> Void = {
     registerBurstBenchmarks()
     registerListingBenchmarks()
     registerSnapshotFileBenchmarks()
+    registerSettleBenchmarks()
 }
 
 /// What counts as a regression in `baseline check`, for the metrics a benchmark measures.
