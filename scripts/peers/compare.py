@@ -636,7 +636,31 @@ def package_report(peer_results):
             rss = results[name].get("Memory (resident peak)", {}).get("p50")
             lines.append(f"| {backend} | {fmt_time(wall(results, name))} | {rate:,.0f} | {fmt_bytes(rss)} |")
     lines += listing_report(results, backends)
+    lines += settle_report(results, backends)
     lines.append("")
+    return lines
+
+
+def settle_report(results, backends):
+    """`settled`: the delay from close(2) to the event with a 50 ms quiet period, and a
+    20,000-file burst until every file is settled."""
+    if not any(f"settle: delay after close, quiet period 50 ms ({b})" in results for b in backends):
+        return []
+    lines = ["", "### Settled files: close(2) → `settled` at the consumer, quiet period 50 ms", "",
+             "Subtract the 50 ms quiet period for what the backend adds. Polling also waits for a poll",
+             "(10 ms here) and the scan. The comparison with chokidar and watchman is in",
+             "[settling-comparison.md](settling-comparison.md).", "",
+             "| backend | p50 | p99 | max | 20,000 files until all settled, p50 | settled/s p50 | peak RSS | samples |",
+             "|---|---|---|---|---|---|---|---|"]
+    for backend in backends:
+        delay = results.get(f"settle: delay after close, quiet period 50 ms ({backend})", {}).get("Time (wall clock)")
+        burst = f"settle: 20k-file burst until all settled ({backend})"
+        if not delay:
+            continue
+        rate = results.get(burst, {}).get("Events per second", {}).get("p50")
+        rss = results.get(burst, {}).get("Memory (resident peak)", {}).get("p50")
+        lines.append(f"| {backend} | {fmt_time(delay['p50'])} | {fmt_time(delay['p99'])} | {fmt_time(delay['p100'])} | "
+                     f"{fmt_time(wall(results, burst))} | {f'{rate:,.0f}' if rate else '–'} | {fmt_bytes(rss)} | {delay['samples']} |")
     return lines
 
 
