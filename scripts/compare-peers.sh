@@ -43,3 +43,4 @@ COMPARE_COMMAND="$command" FLOOR_BIN="$work/floor" FILEWATCH_BIN="$bin/filewatch
     "$venv/bin/python" scripts/peers/compare.py
 rm -rf "$work"
 echo "wrote docs/benchmarks.md"
+scripts/compare-settle.sh || echo "warning: scripts/compare-settle.sh failed; docs/settling-comparison.md was not regenerated" >&2
