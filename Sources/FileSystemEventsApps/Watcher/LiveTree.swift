@@ -8,7 +8,9 @@ import SystemPackage
 /// crawl), what a subscriber that fell behind is reconciled against, and what a directory moved
 /// into a subscribed subtree is expanded from. Entries keep name, type and identity; a content or
 /// attribute change bumps a counter in the change time (and modification time), so a diff
-/// between two copies reports it.
+/// between two copies reports it, and every creation stamps a fresh counter into the birth
+/// time, so an inode the file system reuses at once (a file deleted, another created) is never
+/// taken by the diff for the old file moved.
 ///
 /// `@unchecked Sendable`: its directories are objects, and the tree is only ever read or
 /// changed under the shared watch's lock.
@@ -29,12 +31,15 @@ struct LiveTree: @unchecked Sendable {
         guard let relative else { return }
         switch event.kind {
         case .created:
+            changeCounter += 1
+            var created = status(for: event)
+            created.birthTime = changeCounter
             guard !relative.isEmpty else {
-                snapshot.status = status(for: event)
+                snapshot.status = created
                 return
             }
             guard let (parent, name) = parentDirectory(of: relative) else { return }
-            var entry = SnapshotEntry(name: name, status: status(for: event))
+            var entry = SnapshotEntry(name: name, status: created)
             if event.itemType == .directory {
                 entry.directory = SnapshotDirectory(parent: parent, name: name)
             }

@@ -252,27 +252,36 @@ final class SharedWatch: Sendable {
         let woken = state.withLock { state -> [WatchSubscription] in
             guard var trees = state.trees else { return [] }
             let subscriptions = Array(state.subscriptions.values)
-            // A subscriber past its buffer limit stops receiving: it keeps what it was told
-            // so far, and is reconciled once it has caught up.
-            var stalled: [Bool] = []
+            // A subscriber at its buffer limit stops receiving: it keeps what it was told so
+            // far, and is reconciled (`overflow`, then the difference) once it has caught up.
+            // The limit is checked before every event, not once per batch, so one large batch
+            // cannot carry a subscription far past it.
+            var skipped: [Bool] = []
+            var queued: [Int] = []
             for subscription in subscriptions {
-                let isStalled = subscription.inbox.withLock { inbox -> Bool in
-                    if inbox.stalledAt == nil && !inbox.isEnded && inbox.events.count >= subscription.bufferLimit {
-                        inbox.stalledAt = WatchSubscription.StalledState(
-                            views: inbox.scope.roots.indices.map { inbox.scope.view(of: trees[inbox.scope.roots[$0].watcherRoot], root: $0) })
-                    }
-                    return inbox.stalledAt != nil || inbox.isEnded || inbox.isClosed
+                let (isSkipped, count) = subscription.inbox.withLock { inbox -> (Bool, Int) in
+                    (inbox.stalledAt != nil || inbox.isEnded || inbox.isClosed, inbox.events.count)
                 }
-                stalled.append(isStalled)
+                skipped.append(isSkipped)
+                queued.append(count)
             }
+            var stalledNow = [Bool](repeating: false, count: subscriptions.count)
             var outputs = [[FileSystemEvent]](repeating: [], count: subscriptions.count)
             var scopes = subscriptions.map { subscription in subscription.inbox.withLock { $0.scope } }
             for event in events {
+                for index in subscriptions.indices where !skipped[index] && queued[index] + outputs[index].count >= subscriptions[index].bufferLimit {
+                    // What it has been told is the tree as it stands before this event.
+                    let scope = scopes[index]
+                    let views = scope.roots.indices.map { scope.view(of: trees[scope.roots[$0].watcherRoot], root: $0) }
+                    subscriptions[index].inbox.withLock { $0.stalledAt = WatchSubscription.StalledState(views: views) }
+                    skipped[index] = true
+                    stalledNow[index] = true
+                }
                 let (rootIndex, relative) = locate(event.path)
                 let previous = event.previousPath.flatMap { path in rootIndex.flatMap { rootPaths[$0].relative(path) } }
                 if let rootIndex { trees[rootIndex].apply(event, relative: relative, previous: previous) }
                 if settles { Self.track(event, unsettled: &state.unsettled) }
-                for index in subscriptions.indices where !stalled[index] {
+                for index in subscriptions.indices where !skipped[index] {
                     if let rootIndex {
                         scopes[index].translate(event, relative: relative, previous: previous, watcherRoot: rootIndex, tree: trees[rootIndex], into: &outputs[index])
                     } else if event.kind == .overflow {
@@ -284,7 +293,7 @@ final class SharedWatch: Sendable {
             }
             state.trees = trees
             var woken: [WatchSubscription] = []
-            for (index, subscription) in subscriptions.enumerated() where !stalled[index] {
+            for (index, subscription) in subscriptions.enumerated() where !skipped[index] || stalledNow[index] {
                 let scope = scopes[index]
                 let output = outputs[index]
                 subscription.inbox.withLock { inbox in
@@ -292,7 +301,7 @@ final class SharedWatch: Sendable {
                     inbox.events += output
                     if scope.isEnded { inbox.isEnded = true }
                 }
-                if !output.isEmpty || scope.isEnded { woken.append(subscription) }
+                if !output.isEmpty || scope.isEnded || stalledNow[index] { woken.append(subscription) }
             }
             return woken
         }

@@ -143,6 +143,14 @@ final class WatchSubscription: Sendable {
             if !channel.hasRoom {
                 if channel.requestWakeupWhenRoom() { continue }
                 timeout = -1
+            } else {
+                // Work that no wake-up will announce: events left in the inbox because the
+                // consumer made room only after this pass looked, or a stalled subscription
+                // whose reconciliation waited for the batch just sent. The dispatcher signals
+                // only new events (and none to a stalled subscription), so waiting here could
+                // wait forever on a quiet tree.
+                let isBatcherEmpty = batcher.isEmpty
+                if inbox.withLock({ !$0.events.isEmpty || ($0.stalledAt != nil && isBatcherEmpty) }) { continue }
             }
             _ = Syscalls.pollReadable([wakeRead, channel.wakeupDescriptor], timeoutMilliseconds: timeout)
             Syscalls.drainWakeups(wakeRead)
