@@ -31,9 +31,15 @@ struct LiveTree: @unchecked Sendable {
         guard let relative else { return }
         switch event.kind {
         case .created:
-            changeCounter += 1
             var created = status(for: event)
-            created.birthTime = changeCounter
+            let existing = relative.isEmpty ? snapshot.status : entry(at: relative)?.status
+            if let existing, existing.inode == created.inode, existing.device == created.device, existing.itemType == created.itemType {
+                // The same item reported again (a rescan after lost events): its generation stays.
+                created.birthTime = existing.birthTime
+            } else {
+                changeCounter += 1
+                created.birthTime = changeCounter
+            }
             guard !relative.isEmpty else {
                 snapshot.status = created
                 return
