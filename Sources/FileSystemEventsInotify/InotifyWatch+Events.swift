@@ -26,13 +26,28 @@ extension InotifyWatch {
     /// Translates one kernel read, in order.
     mutating func handle(_ events: [Inotify.Event]) {
         var index = events.startIndex
+        if let pair = pendingMovePair {
+            pendingMovePair = nil
+            if let third = pendingMoveFrom {
+                // The mirror's first half ended the last read; its second half starts this one.
+                pendingMoveFrom = nil
+                if index < events.endIndex, Self.isMirror(from: pair.from, to: pair.to, third, events[index]), handleExchange(pair.from, pair.to) {
+                    index += 1
+                } else {
+                    handleRename(from: pair.from, to: pair.to)
+                    pendingMoveFrom = third  // paired (or not) with what follows, as usual
+                }
+            } else {
+                handleMovePair(pair.from, pair.to, in: events, at: &index)
+            }
+        }
         while index < events.endIndex {
             let event = events[index]
             index += 1
             if let pending = pendingMoveFrom {
                 pendingMoveFrom = nil
                 if event.mask.contains(.movedTo) && event.cookie == pending.cookie {
-                    handleRename(from: pending, to: event)
+                    handleMovePair(pending, event, in: events, at: &index)
                     continue
                 }
                 // Something else came between: the pending half was a move out of the tree.
@@ -65,21 +80,7 @@ extension InotifyWatch {
                     continue
                 }
                 index += 1
-                // renameat2(RENAME_EXCHANGE) arrives as two move pairs, the second the mirror
-                // of the first: a swap, not two renames (the first would replace the second).
-                if index + 1 < events.endIndex {
-                    let third = events[index]
-                    let fourth = events[index + 1]
-                    if third.mask.contains(.movedFrom) && fourth.mask.contains(.movedTo) && third.cookie == fourth.cookie
-                        && third.watch == next.watch && third.name == next.name
-                        && fourth.watch == event.watch && fourth.name == event.name
-                        && handleExchange(event, next)
-                    {
-                        index += 2
-                        continue
-                    }
-                }
-                handleRename(from: event, to: next)
+                handleMovePair(event, next, in: events, at: &index)
                 continue
             }
             if mask.contains(.movedTo) {
@@ -87,10 +88,53 @@ extension InotifyWatch {
                 handleMoveIn(event)
                 continue
             }
-            guard let target = targets[event.watch] else { continue }
-            for root in target.fileRoots { handleFileRoot(root, event) }
-            for directory in target.directories where directory.isAttached { handle(event, in: directory) }
+            dispatch(event)
         }
+    }
+
+    /// A complete move pair, `events[index...]` being what follows it in this read.
+    ///
+    /// `renameat2(RENAME_EXCHANGE)` arrives as two move pairs, the second the mirror of the
+    /// first: a swap, not two renames (the first would replace the second). When the pair ends
+    /// the read, the mirror may be the start of the next one, so the pair waits for it
+    /// (``pendingMovePair``; a read that finds the queue empty takes it for a rename).
+    private mutating func handleMovePair(_ from: Inotify.Event, _ to: Inotify.Event, in events: [Inotify.Event], at index: inout Int) {
+        // A watched directory that moves also hears IN_MOVE_SELF, queued right after its pair,
+        // so between the two pairs of an exchange of directories.
+        var next = index
+        while next < events.endIndex && events[next].name.isEmpty && events[next].mask.contains(.moveSelf) { next += 1 }
+        if next + 1 < events.endIndex {
+            if Self.isMirror(from: from, to: to, events[next], events[next + 1]) && handleExchange(from, to) {
+                for selfEvent in events[index..<next] { dispatch(selfEvent) }
+                index = next + 2
+                return
+            }
+        } else if next == events.endIndex || events[next].mask.contains(.movedFrom) {
+            // The read ended here, or with what may be the first half of the mirror.
+            for selfEvent in events[index..<next] { dispatch(selfEvent) }
+            index = next
+            pendingMovePair = (from, to)
+            if index < events.endIndex {
+                pendingMoveFrom = events[index]
+                index += 1
+            }
+            return
+        }
+        handleRename(from: from, to: to)
+    }
+
+    /// An event that is neither half of a move, to whatever watches its descriptor.
+    private mutating func dispatch(_ event: Inotify.Event) {
+        guard let target = targets[event.watch] else { return }
+        for root in target.fileRoots { handleFileRoot(root, event) }
+        for directory in target.directories where directory.isAttached { handle(event, in: directory) }
+    }
+
+    /// Whether `third` and `fourth` are the mirror of the move pair `from`/`to`.
+    private static func isMirror(from: Inotify.Event, to: Inotify.Event, _ third: Inotify.Event, _ fourth: Inotify.Event) -> Bool {
+        third.mask.contains(.movedFrom) && fourth.mask.contains(.movedTo) && third.cookie == fourth.cookie
+            && third.watch == to.watch && third.name == to.name
+            && fourth.watch == from.watch && fourth.name == from.name
     }
 
     private mutating func handle(_ event: Inotify.Event, in directory: WatchedDirectory) {
@@ -392,7 +436,7 @@ extension InotifyWatch {
         return false
     }
 
-    private mutating func handleRename(from source: Inotify.Event, to destination: Inotify.Event) {
+    mutating func handleRename(from source: Inotify.Event, to destination: Inotify.Event) {
         let sourceDirectory = liveDirectory(source.watch)
         let destinationDirectory = liveDirectory(destination.watch)
         for index in targets[source.watch]?.fileRoots ?? [] { handleFileRoot(index, source) }
@@ -475,11 +519,15 @@ extension InotifyWatch {
               let a = sourceDirectory.children[first.name],
               let b = destinationDirectory.children[second.name]
         else { return false }
-        // After an exchange, A stands at B's name.
-        guard case .opened(let fd, _) = open(destinationDirectory) else { return false }
-        let found = withCString(second.name) { Syscalls.status($0, relativeTo: fd) }
-        Syscalls.close(fd)
-        guard case .success(let status) = found, status.inode == a.inode else { return false }
+        // The same four events come from `mv a b` (replacing b) then `mv b a`, which destroys
+        // b. An exchange keeps both: right after it a stands at b's name; events still queued
+        // may have moved them on since (more exchanges, say), but b's inode still stands at
+        // one of the two names unless b was destroyed. So: an exchange if a is at b's name,
+        // or b is at either name.
+        guard case .success(let atB) = statusOfChild(second.name, in: destinationDirectory) else { return false }
+        if atB.inode != a.inode && atB.inode != b.inode {
+            guard case .success(let atA) = statusOfChild(first.name, in: sourceDirectory), atA.inode == b.inode else { return false }
+        }
         if let aDirectory = a.directory, destinationDirectory.isInside(aDirectory) { return false }
         if let bDirectory = b.directory, sourceDirectory.isInside(bDirectory) { return false }
         let aPath = sourceDirectory.relativePath.appendingComponent(first.name)
@@ -502,6 +550,13 @@ extension InotifyWatch {
             makeEvent(.exchanged, root: sourceDirectory.root, relative: bPath, previous: aPath, type: a.type, identity: aIdentity, synthetic: false)
         )
         return true
+    }
+
+    /// The status of `name` in `directory`, opened at the model's path and checked by identity.
+    private func statusOfChild(_ name: [UInt8], in directory: WatchedDirectory) -> Result<FileStatus, Errno> {
+        guard case .opened(let fd, _) = open(directory) else { return .failure(.noSuchFileOrDirectory) }
+        defer { Syscalls.close(fd) }
+        return withCString(name) { Syscalls.status($0, relativeTo: fd) }
     }
 
     mutating func handleMoveOut(_ source: Inotify.Event) {

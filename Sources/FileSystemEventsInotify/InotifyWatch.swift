@@ -21,6 +21,10 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     var produced: [FileSystemEvent] = []
     /// A `IN_MOVED_FROM` whose `IN_MOVED_TO` has not been read yet.
     var pendingMoveFrom: Inotify.Event?
+    /// A complete move pair that ended a read: `renameat2(RENAME_EXCHANGE)` queues two pairs
+    /// together, and a read (or libinotifytools handing out a read's worth) can end between
+    /// them, so the pair waits for the next read before it is taken for a plain rename.
+    var pendingMovePair: (from: Inotify.Event, to: Inotify.Event)?
     /// Wall-clock nanoseconds before the last read that found the queue empty: after an
     /// overflow, anything changed since then may have gone unreported.
     var drainedAt: Int64 = 0
@@ -225,6 +229,11 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                 }
             case .failure(.resourceTemporarilyUnavailable):
                 drainedAt = before
+                if let pair = pendingMovePair {
+                    // No mirror followed it: a plain rename, not half of an exchange.
+                    pendingMovePair = nil
+                    handleRename(from: pair.from, to: pair.to)
+                }
                 if let pending = pendingMoveFrom {
                     // The kernel queues both halves of a rename together; with the queue
                     // empty and no IN_MOVED_TO, the item left the watched tree.
@@ -244,7 +253,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// Creations and crawls that waited for the events read with them, then the other paths of
     /// new hard links, in one walk for the whole batch.
     private mutating func resolvePendingWork(drained: Bool) {
-        if pendingMoveFrom == nil || drained {
+        if (pendingMoveFrom == nil && pendingMovePair == nil) || drained {
             if !pendingCreations.isEmpty || !pendingCrawls.isEmpty { resolvePending(drained: drained) }
         }
         if hardLinks.hasUnresolved { hardLinks.resolve(searching: roots.compactMap(\.tree)) }

@@ -177,6 +177,31 @@ extension ConformanceSuite {
             try await watch.sync()
             try watch.assertReplayMatchesDisk("moved after exchanging")
         },
+        ConformanceScenario(84, "directory exchanges whose two move pairs fall into different reads") { context in
+            try context.tree.makeDirectories("A/deep")
+            try context.tree.makeDirectories("B")
+            // A tiny buffer limit makes the backend read a few events at a time, and names of
+            // growing length shift where a read ends, so some exchange is cut between its pairs.
+            let watch = try await context.watch { $0.bufferLimit = 2 }
+            for round in 0..<12 {
+                try context.tree.write(RelativePath("pad-" + String(repeating: "x", count: round * 3)), "")
+                switch Syscalls.exchange(context.tree.absolute("A", in: .root), context.tree.absolute("B", in: .root)) {
+                case .success: break
+                case .failure(let errno) where errno == .noFunction || errno == .invalidArgument:
+                    throw ConformanceSkip("this kernel or file system has no renameat2(RENAME_EXCHANGE) (\(errno))")
+                case .failure(let errno): throw ConformanceFailure("renameat2 A <-> B: \(errno)")
+                }
+                try context.tree.write(RelativePath("A/after-\(round)"), "\(round)")
+            }
+            try await watch.sync()
+            for round in 0..<12 {
+                // Written into A, then exchanged 11 - round more times: back in A when even.
+                let expected = RelativePath((11 - round) % 2 == 0 ? "A/after-\(round)" : "B/after-\(round)")
+                try check(context.tree.exists(expected), "test setup: \(expected) is not on disk")
+            }
+            try watch.expect(.created, "A/after-11")
+            try watch.assertReplayMatchesDisk("after 12 exchanges")
+        },
         ConformanceScenario(47, "late creations under load resolve to what was created, by identity", runsUnprivileged: true) { context in
             try context.tree.makeDirectories("A/B/C")
             try context.tree.write("A/B/C/one", "1")
