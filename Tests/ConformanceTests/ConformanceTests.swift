@@ -41,7 +41,7 @@ struct ConformanceTests {
     /// A subscription of a shared watcher must pass exactly as a source does. Opt-in
     /// (FILEWATCH_CONFORMANCE_SHARED=1) until its back-pressure recovery is finished: the hang
     /// of the held-consumer scenarios is fixed, but scenario 32 still breaks the replay in
-    /// about one run in four (a directory the reconciliation reports removed, whose own
+    /// about one run in eight (a directory the reconciliation reports removed, whose own
     /// removal events the source delivers after it).
     @Test("shared watcher subscription (inotify)",
           .enabled(if: FileSystemEventBackend.inotify.availability.isAvailable
