@@ -28,8 +28,9 @@ public import SystemPackage
 /// - ``Kind/rootRemoved`` says a watched root itself was deleted or moved away: the consumer
 ///   drops everything below it, and the source stops watching that root.
 /// - ``Kind/settled`` changes no structure either: only with ``WatchOptions/settleQuietPeriod``
-///   set, it says a regular file's content stopped changing (its writers closed it and the
-///   quiet period passed), so it can be opened now. See `docs/settled-files.md`.
+///   set, it says a regular file's content stopped changing (its writer closed it and the
+///   quiet period passed, or it was already in the tree at `ready`), so it can be opened now.
+///   See `docs/settled-files.md`.
 public struct FileSystemEvent: Sendable, Hashable, CustomStringConvertible {
     public enum Kind: String, Sendable, Hashable, CaseIterable, Codable {
         case created

@@ -34,11 +34,12 @@ public struct WatchOptions: Sendable {
     /// (``FileSystemEventStream/initialState``). Off by default: it copies the whole model.
     public var capturesInitialState: Bool = false
     /// Report ``FileSystemEvent/Kind/settled`` for a regular file once its content stopped
-    /// changing: on the inotify backends when every descriptor opened on it was closed and this
+    /// changing: on the inotify backends when its writer closed it (`IN_CLOSE_WRITE`) and this
     /// long passed with no further write; on polling when a scan at least this long (and at
-    /// least one poll interval) after its last change found it unchanged. `nil` (the default)
-    /// reports no `settled` events. Small values (50 ms) are fine on inotify, where the close
-    /// is a fact rather than a guess.
+    /// least one poll interval) after its last change found it unchanged. Files already in the
+    /// tree at `ready` are settled right after it unless changed within this period. `nil` (the
+    /// default) reports no `settled` events. Small values (50 ms) are fine on inotify, where
+    /// the close is a fact rather than a guess.
     public var settleQuietPeriod: Duration?
 
     public init(
