@@ -24,8 +24,14 @@ struct ConformanceTests {
 
     /// Scenarios that still find a defect on a kernel backend, out of the default run so that the
     /// rest guards against regressions; FILEWATCH_CONFORMANCE_OPEN=1 (or naming them in
-    /// FILEWATCH_CONFORMANCE_ONLY) runs them. README lists them. None at present.
-    static let openDefects: Set<Int> = []
+    /// FILEWATCH_CONFORMANCE_ONLY) runs them. README lists them.
+    ///
+    /// - 84: a read can race the `renameat2(RENAME_EXCHANGE)` call itself and find the queue
+    ///   empty between its two move pairs; the first pair is then taken for a plain rename.
+    ///   Passes 10 of 10 alone on both inotify backends; failed once on inotifytools in a full
+    ///   fresh-clone run. Waiting one more read before deciding fixed 84 but broke the file
+    ///   follower's atomic-replace test, so it was not kept.
+    static let openDefects: Set<Int> = [84]
     static let includesOpenDefects = ProcessInfo.processInfo.environment["FILEWATCH_CONFORMANCE_OPEN"] == "1"
 
     @Test("polling backend", arguments: scenarios)
