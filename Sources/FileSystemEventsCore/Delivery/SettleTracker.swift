@@ -168,22 +168,23 @@ package struct SettleTracker {
     /// The file at `path` was written through a descriptor (inotify `IN_MODIFY`): a writer is
     /// at work until it closes. Fed in kernel order, before the events are translated.
     package mutating func wrote(_ path: [UInt8], now: UInt64) {
-        var session = sessions[path] ?? Session()
-        session.openCount = 1
-        session.isDirty = true
-        session.isPresentAtReady = false
-        session.isMovedIn = false
-        session.lastActivity = now
-        sessions[path] = session
+        recordWriter(at: path, isAtWork: true, now: now)
     }
 
     /// A descriptor that was open for writing on the file at `path` was closed
     /// (`IN_CLOSE_WRITE`): its write session ends, and the quiet period starts.
     package mutating func closedAfterWriting(_ path: [UInt8], now: UInt64) {
+        recordWriter(at: path, isAtWork: false, now: now)
+    }
+
+    /// A write or a writer's close: the file is dirty and no longer merely present at `ready`;
+    /// a write (not a close) also means a moved-in file is being written after all.
+    private mutating func recordWriter(at path: [UInt8], isAtWork: Bool, now: UInt64) {
         var session = sessions[path] ?? Session()
-        session.openCount = 0
+        session.openCount = isAtWork ? 1 : 0
         session.isDirty = true
         session.isPresentAtReady = false
+        if isAtWork { session.isMovedIn = false }
         session.lastActivity = now
         sessions[path] = session
     }
