@@ -38,8 +38,7 @@ extension ConformanceSuite {
                 try writer.write("first part\n")
                 try await watch.waitForEvent("the first write of held.log") { $0.path == path && ($0.kind == .created || $0.kind == .modified) }
                 // A quiet period passes while the writer keeps the file open.
-                try context.tree.write("clock-1", "tick")
-                try await watch.waitForSettled("clock-1")
+                try await watch.waitForQuietPeriod()
                 if watch.source.capabilities.seesOpenDescriptors {
                     try check(watch.settledCount(file) == 0, "held.log was settled while a writer still had it open")
                 }
@@ -61,8 +60,7 @@ extension ConformanceSuite {
                 writer.close()
                 try context.tree.rename("download.zip.part", to: "download.zip")
                 try await watch.waitForSettled("download.zip")
-                try context.tree.write("clock-1", "tick")
-                try await watch.waitForSettled("clock-1")
+                try await watch.waitForQuietPeriod()
                 try check(watch.settledCount("download.zip.part") == 0, "the temporary name was settled")
                 try check(watch.settledCount("download.zip") == 1, "download.zip was settled \(watch.settledCount("download.zip")) times")
                 try watch.assertReplayMatchesDisk()
@@ -75,8 +73,7 @@ extension ConformanceSuite {
                 try context.tree.write("dir/inner.txt", "inner")
                 try context.tree.rename("dir", to: "moved")
                 try await watch.waitForSettled("moved/inner.txt")
-                try context.tree.write("clock-1", "tick")
-                try await watch.waitForSettled("clock-1")
+                try await watch.waitForQuietPeriod()
                 try check(watch.settledCount("gone.tmp") == 0, "a removed file was settled")
                 try check(watch.settledCount("dir/inner.txt") == 0, "a file was settled under its directory's old name")
                 try watch.assertReplayMatchesDisk()
@@ -99,8 +96,7 @@ extension ConformanceSuite {
                 for file: RelativePath in ["inbox/a.pdf", "inbox/b.pdf", "inbox/sub/c.txt", "incoming.part"] {
                     try await watch.waitForSettled(file)
                 }
-                try context.tree.write("clock-1", "tick")
-                try await watch.waitForSettled("clock-1")
+                try await watch.waitForQuietPeriod()
                 for file: RelativePath in ["inbox/a.pdf", "inbox/b.pdf", "inbox/sub/c.txt"] {
                     try check(watch.settledCount(file) == 1, "\(file), present at ready, was settled \(watch.settledCount(file)) times")
                     try watch.assertSettledWithFinalContent(file)
@@ -128,8 +124,7 @@ extension ConformanceSuite {
                 // and is settled again after it: two sessions, both checked below.)
                 try writer.write("second line\n")
                 writer.close()
-                try context.tree.write("clock-1", "tick")
-                try await watch.waitForSettled("clock-1")
+                try await watch.waitForQuietPeriod()
                 try await watch.waitForSettled("growing.log")
                 try check(watch.settledCount("complete.pdf") == 1, "complete.pdf was settled \(watch.settledCount("complete.pdf")) times")
                 try watch.assertSettledWithFinalContent("complete.pdf")
@@ -152,6 +147,15 @@ extension ConformanceSuite {
 }
 
 extension WatchSession {
+    /// Lets a quiet period pass, measured by the watch itself: a "clock" file written now is
+    /// settled no sooner than the quiet period after it, so once it is, everything written
+    /// before it had the time to settle (and a wrong second `settled` the time to show up).
+    func waitForQuietPeriod() async throws {
+        let clock = RelativePath(stringLiteral: "clock-\(tree.uniqueNumber())")
+        try tree.write(clock, "tick")
+        try await waitForSettled(clock)
+    }
+
     /// How many `settled` events name `file`.
     func settledCount(_ file: RelativePath) -> Int {
         let path = tree.path(file)

@@ -53,8 +53,7 @@ extension ConformanceSuite {
                 }
                 try await watch.waitForSettled(file)
                 // Time for a wrongly early second `settled` to show up.
-                try context.tree.write("clock-1", "tick")
-                try await watch.waitForSettled("clock-1")
+                try await watch.waitForQuietPeriod()
                 try watch.assertSettledAfterLastWrite(file, sessions: 1)
                 try watch.assertSettledWithFinalContent(file)
                 try watch.assertSettledDelay(file, quietPeriod: quiet)
@@ -80,8 +79,7 @@ extension ConformanceSuite {
                 try await watch.waitUntil("\(count) files settled") { recorded in
                     Set(recorded.events.lazy.filter { $0.kind == .settled }.map(\.path)).isSuperset(of: wanted)
                 }
-                try context.tree.write("clock-1", "tick")
-                try await watch.waitForSettled("clock-1")
+                try await watch.waitForQuietPeriod()
                 try watch.assertEachSettledOnceWithFinalContent(names)
                 try watch.assertReplayMatchesDisk()
             },
@@ -97,8 +95,7 @@ extension ConformanceSuite {
                 try second.write("second writer, part 2\n")
                 second.close()
                 try await watch.waitForSettled(file)
-                try context.tree.write("clock-1", "tick")
-                try await watch.waitForSettled("clock-1")
+                try await watch.waitForQuietPeriod()
                 try watch.assertSettledAfterLastWrite(file, sessions: 1)
                 try watch.assertSettledWithFinalContent(file)
                 try watch.assertSettledDelay(file, quietPeriod: settleQuietPeriod)
@@ -115,8 +112,7 @@ extension ConformanceSuite {
                 try rewrite.write(String(repeating: "new row\n", count: 100))
                 rewrite.close()
                 try await watch.waitForSettled(file, count: 2)
-                try context.tree.write("clock-1", "tick")
-                try await watch.waitForSettled("clock-1")
+                try await watch.waitForQuietPeriod()
                 try watch.assertSettledAfterLastWrite(file, sessions: 2)
                 try watch.assertSettledWithFinalContent(file)
                 try watch.assertSettledDelay(file, quietPeriod: settleQuietPeriod)
@@ -137,8 +133,7 @@ extension ConformanceSuite {
                 let file: RelativePath = "disk-image.iso"
                 try await ChildProcess.run(["cp", source.path, context.tree.path(file).string])
                 try await watch.waitForSettled(file)
-                try context.tree.write("clock-1", "tick")
-                try await watch.waitForSettled("clock-1")
+                try await watch.waitForQuietPeriod()
                 try watch.assertSettledAfterLastWrite(file, sessions: 1)
                 try watch.assertSettledWithFinalContent(file)
                 try watch.assertSettledDelay(file, quietPeriod: quiet)
