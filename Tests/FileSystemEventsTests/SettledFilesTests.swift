@@ -77,22 +77,13 @@ import Testing
         _ files: SettledFiles, timeout: Duration = .seconds(30),
         until done: @escaping @Sendable ([SettledFile]) throws -> Bool
     ) async throws -> [SettledFile] {
-        let outcome = try await withThrowingTaskGroup(of: [SettledFile]?.self) { group in
-            group.addTask {
-                var seen: [SettledFile] = []
-                for try await file in files {
-                    seen.append(file)
-                    if try done(seen) { return seen }
-                }
-                return seen
+        let outcome = try await untilDeadline(timeout) {
+            var seen: [SettledFile] = []
+            for try await file in files {
+                seen.append(file)
+                if try done(seen) { return seen }
             }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = try await group.next() ?? nil
-            group.cancelAll()
-            return first
+            return seen
         }
         guard let outcome else { throw WatchTimeout(description: "settledFiles() did not deliver what was expected within \(timeout)") }
         return outcome

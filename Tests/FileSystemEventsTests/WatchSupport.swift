@@ -24,31 +24,22 @@ func observe(
     onReady: @escaping @Sendable () throws -> Void = {},
     until done: @escaping @Sendable (Observed) -> Bool
 ) async throws -> Observed {
-    let outcome = try await withThrowingTaskGroup(of: Observed?.self) { group in
-        group.addTask {
-            var observed = Observed()
-            for try await update in stream {
-                switch update {
-                case .ready:
-                    try onReady()
-                case .events(let events):
-                    observed.batches.append(events)
-                case .diagnostic(let diagnostic):
-                    observed.diagnostics.append(diagnostic)
-                case .scanStarted:
-                    break
-                }
-                if done(observed) { return observed }
+    let outcome = try await untilDeadline(timeout) {
+        var observed = Observed()
+        for try await update in stream {
+            switch update {
+            case .ready:
+                try onReady()
+            case .events(let events):
+                observed.batches.append(events)
+            case .diagnostic(let diagnostic):
+                observed.diagnostics.append(diagnostic)
+            case .scanStarted:
+                break
             }
-            return observed
+            if done(observed) { return observed }
         }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            return nil
-        }
-        let first = try await group.next() ?? nil
-        group.cancelAll()
-        return first
+        return observed
     }
     if stopping { await stream.stop() }
     guard let outcome else { throw WatchTimeout(description: "the watch did not reach its condition within \(timeout)") }
@@ -58,4 +49,19 @@ func observe(
 /// The backends that run here, `auto` aside.
 let availableBackends: [FileSystemEventBackend] = FileSystemEventBackend.allCases.filter {
     $0 != .auto && $0.availability.isAvailable
+}
+
+/// What `body` returns, or `nil` once `timeout` has passed (the bound of a wait for a
+/// condition, never a sleep to synchronise); `body` is cancelled then.
+func untilDeadline<T: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            return nil
+        }
+        let first = try await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
 }
