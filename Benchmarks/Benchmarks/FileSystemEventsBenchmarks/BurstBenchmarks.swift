@@ -11,34 +11,54 @@ import Foundation
 func registerBurstBenchmarks() {
     let count = 20_000
     for backend in BenchmarkBackends.all {
-        Benchmark(
-            "burst: 20k files (\(backend))",
-            configuration: benchmarkConfiguration(
-                metrics: [.wallClock, BenchmarkMetrics.eventsPerSecond, .peakMemoryResident],
-                timeUnits: .milliseconds, warmupIterations: 1, maxDuration: .seconds(20), maxIterations: 10
-            )
-        ) { benchmark in
-            let root = BenchmarkTree.memoryScratch("burst-\(backend)")
-            let rig: WatchRig
-            do {
-                rig = try WatchRig(backend: backend, root: root)
-            } catch {
-                return benchmark.error("\(error)")
-            }
-            let start = ContinuousClock.now
-            benchmark.startMeasurement()
-            for index in 0..<count {
-                touch(rig.path("f\(index)"))
-            }
-            do {
-                try rig.waitFor(count: count) { $0.kind == .created && $0.itemType == .file }
-            } catch {
-                benchmark.error("\(error)")
-            }
-            benchmark.stopMeasurement()
-            benchmark.measurement(BenchmarkMetrics.eventsPerSecond, Int(Double(count) / seconds(since: start)))
-            rig.stop()
-            BenchmarkTree.remove(root)
+        watchBurstBenchmark("burst: 20k files (\(backend))", backend, scratch: "burst-\(backend)", count: count,
+                            maxDuration: .seconds(20), maxIterations: 10,
+                            write: { rig, index in touch(rig.path("f\(index)")) },
+                            counts: { $0.kind == .created && $0.itemType == .file })
+    }
+}
+
+/// One burst benchmark on a fresh watch per iteration: `write(rig, index)` for each of `count`
+/// files as fast as one thread can, then waits until `count` events satisfy `counts`. Wall
+/// time, events per second and peak RSS; it fails, loudly, if one event is missing.
+func watchBurstBenchmark(
+    _ name: String,
+    _ backend: FileSystemEventBackend,
+    scratch: String,
+    count: Int,
+    maxDuration: Duration,
+    maxIterations: Int,
+    configure: @escaping (inout WatchOptions) -> Void = { _ in },
+    write: @escaping (WatchRig, Int) -> Void,
+    counts: @escaping (FileSystemEvent) -> Bool
+) {
+    Benchmark(
+        name,
+        configuration: benchmarkConfiguration(
+            metrics: [.wallClock, BenchmarkMetrics.eventsPerSecond, .peakMemoryResident],
+            timeUnits: .milliseconds, warmupIterations: 1, maxDuration: maxDuration, maxIterations: maxIterations
+        )
+    ) { benchmark in
+        let root = BenchmarkTree.memoryScratch(scratch)
+        let rig: WatchRig
+        do {
+            rig = try WatchRig(backend: backend, root: root, configure: configure)
+        } catch {
+            return benchmark.error("\(error)")
         }
+        let start = ContinuousClock.now
+        benchmark.startMeasurement()
+        for index in 0..<count {
+            write(rig, index)
+        }
+        do {
+            try rig.waitFor(count: count, counts)
+        } catch {
+            benchmark.error("\(error)")
+        }
+        benchmark.stopMeasurement()
+        benchmark.measurement(BenchmarkMetrics.eventsPerSecond, Int(Double(count) / seconds(since: start)))
+        rig.stop()
+        BenchmarkTree.remove(root)
     }
 }

@@ -25,14 +25,9 @@ func registerSettleBenchmarks() {
             guard let rig = holder.rig else { return benchmark.error("no watch: setup failed") }
             iteration += 1
             let name = "written-\(iteration).bin"
-            let fd = open(rig.path(name).string, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o644)
-            guard fd >= 0 else { return benchmark.error("open failed (errno \(errno))") }
-            let chunk = [UInt8](repeating: 0x61, count: 4_096)
-            guard chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == chunk.count else {
-                close(fd)
-                return benchmark.error("write failed (errno \(errno))")
+            guard writeAndClose(rig.path(name), [UInt8](repeating: 0x61, count: 4_096)) else {
+                return benchmark.error("writing \(name) failed (errno \(errno))")
             }
-            close(fd)
             benchmark.startMeasurement()
             do {
                 try rig.waitFor { $0.kind == .settled && $0.path.lastComponent?.string == name }
@@ -49,40 +44,20 @@ func registerSettleBenchmarks() {
             if let root { BenchmarkTree.remove(root) }
         }
 
-        let count = 20_000
-        Benchmark(
-            "settle: 20k-file burst until all settled (\(backend))",
-            configuration: benchmarkConfiguration(
-                metrics: [.wallClock, BenchmarkMetrics.eventsPerSecond, .peakMemoryResident],
-                timeUnits: .milliseconds, warmupIterations: 1, maxDuration: .seconds(30), maxIterations: 5
-            )
-        ) { benchmark in
-            let root = BenchmarkTree.memoryScratch("settle-burst-\(backend)")
-            let rig: WatchRig
-            do {
-                rig = try WatchRig(backend: backend, root: root) { $0.settleQuietPeriod = quiet }
-            } catch {
-                return benchmark.error("\(error)")
-            }
-            let chunk = [UInt8](repeating: 0x62, count: 4_096)
-            let start = ContinuousClock.now
-            benchmark.startMeasurement()
-            for index in 0..<count {
-                let fd = open(rig.path("f\(index)").string, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o644)
-                if fd >= 0 {
-                    _ = chunk.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-                    close(fd)
-                }
-            }
-            do {
-                try rig.waitFor(count: count) { $0.kind == .settled }
-            } catch {
-                benchmark.error("\(error)")
-            }
-            benchmark.stopMeasurement()
-            benchmark.measurement(BenchmarkMetrics.eventsPerSecond, Int(Double(count) / seconds(since: start)))
-            rig.stop()
-            BenchmarkTree.remove(root)
-        }
+        let chunk = [UInt8](repeating: 0x62, count: 4_096)
+        watchBurstBenchmark("settle: 20k-file burst until all settled (\(backend))", backend, scratch: "settle-burst-\(backend)",
+                            count: 20_000, maxDuration: .seconds(30), maxIterations: 5,
+                            configure: { $0.settleQuietPeriod = quiet },
+                            write: { rig, index in _ = writeAndClose(rig.path("f\(index)"), chunk) },
+                            counts: { $0.kind == .settled })
     }
+}
+
+/// A writer's whole session: open (creating or truncating), one write, close. False if the open
+/// or the write failed.
+private func writeAndClose(_ path: FilePath, _ bytes: [UInt8]) -> Bool {
+    let fd = open(path.string, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    return bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == bytes.count
 }
