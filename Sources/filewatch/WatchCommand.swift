@@ -108,6 +108,8 @@ struct WatchCommand: AsyncParsableCommand {
             }
         }
 
+        // Checked by `validate()` already.
+        let onlyKinds = (try? KindFilteringFormatter.kinds(from: only)) ?? nil
         var overrides = WatchConfiguration.Overrides()
         overrides.backend = backend
         overrides.latency = latency
@@ -132,15 +134,15 @@ struct WatchCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure.badInput(String(describing: error))
         }
-        if (try? KindFilteringFormatter.kinds(from: only))??.contains(.settled) == true && configuration.options.settleQuietPeriod == nil {
+        if onlyKinds?.contains(.settled) == true && configuration.options.settleQuietPeriod == nil {
             throw CommandFailure.badInput(
                 "--only settled would print nothing: no file is settled without a quiet period; add --settle SECONDS (or set filewatch.settle / FILEWATCH_SETTLE)")
         }
 
         var formatter: any EventFormatter = format == .json
             ? JSONLinesFormatter() : TextFormatter(roots: roots)
-        if let kinds = try? KindFilteringFormatter.kinds(from: only) {
-            formatter = KindFilteringFormatter(base: formatter, kinds: kinds)
+        if let onlyKinds {
+            formatter = KindFilteringFormatter(base: formatter, kinds: onlyKinds)
         }
         if let since {
             let saved = try CatchUpWatch.loadSnapshot(FilePath(since), for: configuration.options)
