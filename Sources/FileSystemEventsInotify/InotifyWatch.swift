@@ -25,6 +25,11 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// together, and a read (or libinotifytools handing out a read's worth) can end between
     /// them, so the pair waits for the next read before it is taken for a plain rename.
     var pendingMovePair: (from: Inotify.Event, to: Inotify.Event)?
+    /// A read found the queue empty while ``pendingMovePair`` could be the first half of an
+    /// exchange (both names known). The kernel queues an exchange's two pairs one after the
+    /// other inside the same system call, so a read racing that call can come between them:
+    /// the decision waits for one more read, a couple of milliseconds later.
+    var movePairWaitedForQueue = false
     /// Wall-clock nanoseconds before the last read that found the queue empty: after an
     /// overflow, anything changed since then may have gone unreported.
     var drainedAt: Int64 = 0
@@ -125,6 +130,8 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             if status.isTerminated { return }
             if status.isFinishRequested {
                 _ = readAvailable(&parsed)
+                // A second empty read decides a pair still waiting (`movePairWaitedForQueue`).
+                if pendingMovePair != nil { _ = readAvailable(&parsed) }
                 deliver(all: true)
                 channel.finish()
                 return
@@ -143,7 +150,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             // Creations and crawls still waiting for the model to catch up are looked at again
             // soon even if the kernel says nothing more: the queue they waited for may be
             // empty already (a read stopped early for the consumer, or a move still settling).
-            let hasPendingWork = !pendingCreations.isEmpty || !pendingCrawls.isEmpty
+            let hasPendingWork = !pendingCreations.isEmpty || !pendingCrawls.isEmpty || pendingMovePair != nil
             if hasPendingWork { timeout = timeout < 0 ? 2 : min(timeout, 2) }
             if let deadline = settle?.nextDeadline {
                 let wait = MonotonicClock.pollTimeout(from: MonotonicClock.nanoseconds(), until: deadline)
@@ -220,6 +227,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             let budget = max(0, options.bufferLimit - produced.count - pendingCreations.count) &* 48
             switch kernel?.read(into: &parsed, maximumBytes: budget) ?? .failure(.badFileDescriptor) {
             case .success:
+                movePairWaitedForQueue = false
                 handle(parsed)
                 if produced.count + pendingCreations.count >= options.bufferLimit || !channel.hasRoom {
                     // Enough for the consumer for now; what stays in the kernel queue waits
@@ -229,6 +237,12 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                 }
             case .failure(.resourceTemporarilyUnavailable):
                 drainedAt = before
+                if let pair = pendingMovePair, !movePairWaitedForQueue, isExchangeCandidate(pair) {
+                    movePairWaitedForQueue = true
+                    resolvePendingWork(drained: false)
+                    return nil
+                }
+                movePairWaitedForQueue = false
                 if let pair = pendingMovePair {
                     // No mirror followed it: a plain rename, not half of an exchange.
                     pendingMovePair = nil
@@ -248,6 +262,14 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
         }
         resolvePendingWork(drained: false)
         return nil
+    }
+
+    /// Whether `pair` can be the first half of an exchange: both names stand in the model (an
+    /// exchange swaps two existing items). A pair whose source the model does not know (a
+    /// creation still pending) is decided at once, as before.
+    private func isExchangeCandidate(_ pair: (from: Inotify.Event, to: Inotify.Event)) -> Bool {
+        guard let source = liveDirectory(pair.from.watch), let destination = liveDirectory(pair.to.watch) else { return false }
+        return source.children[pair.from.name] != nil && destination.children[pair.to.name] != nil
     }
 
     /// Creations and crawls that waited for the events read with them, then the other paths of
