@@ -32,7 +32,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
-        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+        // No traits: its JSON trait needs full Foundation (JSONSerialization), and with it ICU,
+        // ~6 MiB resident in every process; ConfigurationFile reads the JSON file instead.
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: []),
     ],
     targets: [
         // C declarations that Swift's Glibc module hides behind _GNU_SOURCE (statx, pipe2).
@@ -126,12 +128,12 @@ let package = Package(
         // The product's own logic: configuration, option checks, stream rules, filters per backend.
         .testTarget(
             name: "FileSystemEventsTests",
-            dependencies: ["FileSystemEvents", "FileSystemEventsConformance"],
+            dependencies: ["FileSystemEvents", "FileSystemEventsCore", "FileSystemEventsConformance"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ConformanceTests",
-            dependencies: ["FileSystemEvents", "FileSystemEventsConformance"],
+            dependencies: ["FileSystemEvents", "FileSystemEventsCore", "FileSystemEventsConformance"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -1,6 +1,5 @@
 public import Configuration
 public import FileSystemEventsCore
-import Foundation
 public import SystemPackage
 
 /// A backend and its options, read through swift-configuration so the same keys work from
@@ -179,14 +178,7 @@ public struct WatchConfiguration: Sendable {
             providers.append(EnvironmentVariablesProvider())
         }
         if let configFile {
-            // Checked first, so each problem is a plain sentence: the provider's own errors are
-            // Foundation's ("Error Domain=NSCocoaErrorDomain Code=256 ...").
-            try ConfigurationFileCheck.check(configFile)
-            do {
-                providers.append(try await FileProvider<JSONSnapshot>(filePath: configFile))
-            } catch {
-                throw .unreadableConfigurationFile(configFile, reason: "it could not be loaded as JSON configuration")
-            }
+            providers.append(InMemoryProvider(name: "configuration file", values: try ConfigurationFile.values(at: configFile)))
         }
         return try WatchConfiguration(reading: ConfigReader(providers: providers), roots: roots)
     }
@@ -207,67 +199,6 @@ public struct WatchConfiguration: Sendable {
         merged.filter = featureOptions.filter
         merged.latency = featureOptions.latency
         return try backend.makeSource(options: merged)
-    }
-}
-
-/// Reads a configuration file the way a user can act on: it exists, it is a file, it may be
-/// read, it holds JSON whose top level (and `filewatch` member) is an object.
-enum ConfigurationFileCheck {
-    static let example = #"{"filewatch": {"backend": "polling"}}"#
-
-    static func check(_ path: FilePath) throws(FileSystemEventsError) {
-        let bytes: [UInt8]
-        switch read(path) {
-        case .success(let read): bytes = read
-        case .failure(let errno):
-            switch errno {
-            case .noSuchFileOrDirectory, .notDirectory:
-                throw .unreadableConfigurationFile(path, reason: "the file does not exist")
-            case .isDirectory:
-                throw .unreadableConfigurationFile(path, reason: "it is a directory, not a JSON file")
-            case .permissionDenied, .notPermitted:
-                throw .unreadableConfigurationFile(path, reason: "permission denied; make it readable")
-            default:
-                throw .unreadableConfigurationFile(path, reason: "reading it failed (\(errno))")
-            }
-        }
-        let parsed: Any
-        do {
-            parsed = try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
-        } catch {
-            let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String
-            let at = detail.map { ": " + $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
-            throw .unreadableConfigurationFile(path, reason: "it is not valid JSON\(at.hasSuffix(".") ? String(at.dropLast()) : at); expected an object such as \(example)")
-        }
-        guard let object = parsed as? [String: Any] else {
-            throw .unreadableConfigurationFile(path, reason: "its top level is not a JSON object; expected an object such as \(example)")
-        }
-        if let scope = object["filewatch"], !(scope is [String: Any]) {
-            throw .unreadableConfigurationFile(path, reason: "its \"filewatch\" member is not an object; expected an object such as \(example)")
-        }
-    }
-
-    /// The whole file, or why not (`EISDIR` for a directory, from `read(2)`).
-    private static func read(_ path: FilePath) -> Result<[UInt8], Errno> {
-        let descriptor: CInt
-        switch Syscalls.open(path, flags: O_RDONLY | O_CLOEXEC) {
-        case .success(let fd): descriptor = fd
-        case .failure(let errno): return .failure(errno)
-        }
-        defer { Syscalls.close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count: Int
-            switch chunk.withUnsafeMutableBytes({ Syscalls.read(descriptor, into: $0) }) {
-            case .success(let read): count = read
-            case .failure(let errno): return .failure(errno)
-            }
-            if count == 0 { return .success(bytes) }
-            bytes += chunk[..<count]
-            // A configuration file is small; refuse to slurp a device or a huge file.
-            if bytes.count > 16 << 20 { return .failure(.fileTooLarge) }
-        }
     }
 }
 

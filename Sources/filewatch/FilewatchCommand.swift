@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -37,10 +36,10 @@ struct FilewatchCommand: AsyncParsableCommand {
                 try command.run()
             }
         } catch let exit as ExitCode {
-            Foundation_exit(exit.rawValue)
+            exitProcess(exit.rawValue)
         } catch let failure as CommandFailure {
             StandardError.line("filewatch: error: \(failure.message)")
-            Foundation_exit(failure.exitCode)
+            exitProcess(failure.exitCode)
         } catch {
             let code = exitCode(for: error)
             if code == .success {
@@ -49,8 +48,8 @@ struct FilewatchCommand: AsyncParsableCommand {
             }
             let message = FilewatchCommand.message(for: error)
                 .split(separator: "\n").first.map(String.init) ?? "invalid input"
-            StandardError.line("filewatch: error: \(message.replacingOccurrences(of: "Error: ", with: ""))")
-            Foundation_exit(2)
+            StandardError.line("filewatch: error: \(message.replacing("Error: ", with: ""))")
+            exitProcess(2)
         }
     }
 }
@@ -64,6 +63,7 @@ struct CommandFailure: Error {
     static func failed(_ message: String) -> CommandFailure { CommandFailure(message: message, exitCode: 1) }
 }
 
-func Foundation_exit(_ code: Int32) -> Never {
+/// `exit(3)`, named apart from ArgumentParser's `exit(withError:)` in the command's scope.
+func exitProcess(_ code: Int32) -> Never {
     exit(code)
 }

@@ -1,0 +1,194 @@
+public import Configuration
+public import FileSystemEventsCore
+public import SystemPackage
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The JSON configuration file (`{"filewatch": {"backend": "polling"}}`), read into the
+/// values an `InMemoryProvider` serves under `filewatch.*`.
+///
+/// Why not swift-configuration's `FileProvider<JSONSnapshot>`: that snapshot parses with
+/// `JSONSerialization`, which only full Foundation has, and full Foundation brings ICU and
+/// about 6 MiB of resident memory into every program that links this module, the CLI
+/// included. `JSONDecoder` is in FoundationEssentials. Reading the file here also lets each
+/// problem be a sentence a user can act on, naming the file and, for a bad value, the key.
+public enum ConfigurationFile {
+    static let example = #"{"filewatch": {"backend": "polling"}}"#
+
+    /// The `filewatch` member's values, keyed `filewatch.<name>`, typed as JSON typed them
+    /// (a whole number is an `int`, which a `double` key also accepts). `null` is absent.
+    ///
+    /// - Throws: ``FileSystemEventsError/unreadableConfigurationFile(_:reason:)`` when the
+    ///   file is missing, unreadable, a directory, not JSON or not an object;
+    ///   ``FileSystemEventsError/invalidConfiguration(key:value:expected:)`` for a value no key
+    ///   can hold (an object, or a list of mixed or nested values).
+    public static func values(at path: FilePath) throws(FileSystemEventsError) -> [AbsoluteConfigKey: ConfigValue] {
+        let bytes: [UInt8]
+        switch read(path) {
+        case .success(let read): bytes = read
+        case .failure(let errno):
+            switch errno {
+            case .noSuchFileOrDirectory, .notDirectory:
+                throw .unreadableConfigurationFile(path, reason: "the file does not exist")
+            case .isDirectory:
+                throw .unreadableConfigurationFile(path, reason: "it is a directory, not a JSON file")
+            case .permissionDenied, .notPermitted:
+                throw .unreadableConfigurationFile(path, reason: "permission denied; make it readable")
+            default:
+                throw .unreadableConfigurationFile(path, reason: "reading it failed (\(errno))")
+            }
+        }
+        let document: JSONDocumentValue
+        do {
+            document = try JSONDecoder().decode(JSONDocumentValue.self, from: Data(bytes))
+        } catch {
+            throw .unreadableConfigurationFile(
+                path, reason: "it is not valid JSON\(Self.detail(of: error)); expected an object such as \(example)")
+        }
+        guard case .object(let members) = document else {
+            throw .unreadableConfigurationFile(path, reason: "its top level is not a JSON object; expected an object such as \(example)")
+        }
+        var values: [AbsoluteConfigKey: ConfigValue] = [:]
+        guard let scope = members.last(where: { $0.key == "filewatch" })?.value else { return values }
+        guard case .object(let settings) = scope else {
+            if case .null = scope { return values }
+            throw .unreadableConfigurationFile(path, reason: "its \"filewatch\" member is not an object; expected an object such as \(example)")
+        }
+        for (name, value) in settings {
+            let key = WatchConfiguration.Key(rawValue: name)?.displayName ?? "filewatch.\(name)"
+            guard let content = try content(of: value, key: key) else { continue }
+            values[AbsoluteConfigKey(["filewatch", name])] = ConfigValue(content, isSecret: false)
+        }
+        return values
+    }
+
+    private static func content(of value: JSONDocumentValue, key: String) throws(FileSystemEventsError) -> ConfigContent? {
+        switch value {
+        case .null: return nil
+        case .bool(let flag): return .bool(flag)
+        case .int(let number): return .int(number)
+        case .double(let number): return .double(number)
+        case .string(let text): return .string(text)
+        case .array(let elements):
+            if let texts = elements.allAs({ if case .string(let t) = $0 { t } else { nil } }) { return .stringArray(texts) }
+            if let flags = elements.allAs({ if case .bool(let f) = $0 { f } else { nil } }) { return .boolArray(flags) }
+            if let ints = elements.allAs({ if case .int(let n) = $0 { n } else { nil } }) { return .intArray(ints) }
+            if let doubles = elements.allAs({
+                switch $0 { case .int(let n): Double(n); case .double(let d): d; default: nil }
+            }) { return .doubleArray(doubles) }
+            throw .invalidConfiguration(key: key, value: value.description, expected: "a list of values of one type (strings, numbers or true/false)")
+        case .object:
+            throw .invalidConfiguration(key: key, value: value.description, expected: "a string, a number, true/false or a list")
+        }
+    }
+
+    /// JSONDecoder's own explanation ("Unexpected character ... around line 1, column 2"), when
+    /// it has one.
+    private static func detail(of error: any Error) -> String {
+        guard case DecodingError.dataCorrupted(let context) = error else { return "" }
+        let text = (context.underlyingError.map { String(describing: $0) } ?? context.debugDescription)
+        let line = text.split(separator: "\n").first.map { String($0) } ?? ""
+        guard !line.isEmpty, !line.contains("not valid JSON") else { return "" }
+        return ": " + (line.hasSuffix(".") ? String(line.dropLast()) : line)
+    }
+
+    /// The whole file, or why not (`EISDIR` for a directory, from `read(2)`).
+    private static func read(_ path: FilePath) -> Result<[UInt8], Errno> {
+        let descriptor: CInt
+        switch Syscalls.open(path, flags: O_RDONLY | O_CLOEXEC) {
+        case .success(let fd): descriptor = fd
+        case .failure(let errno): return .failure(errno)
+        }
+        defer { Syscalls.close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count: Int
+            switch chunk.withUnsafeMutableBytes({ Syscalls.read(descriptor, into: $0) }) {
+            case .success(let read): count = read
+            case .failure(let errno): return .failure(errno)
+            }
+            if count == 0 { return .success(bytes) }
+            bytes += chunk[..<count]
+            // A configuration file is small; refuse to slurp a device or a huge file.
+            if bytes.count > 16 << 20 { return .failure(.fileTooLarge) }
+        }
+    }
+}
+
+/// Any JSON value. An object's members come in no particular order.
+enum JSONDocumentValue: Decodable, CustomStringConvertible {
+    case null
+    case bool(Bool)
+    case int(Int)
+    case double(Double)
+    case string(String)
+    case array([JSONDocumentValue])
+    case object([(key: String, value: JSONDocumentValue)])
+
+    private struct MemberKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    init(from decoder: any Decoder) throws {
+        if let members = try? decoder.container(keyedBy: MemberKey.self) {
+            self = .object(try members.allKeys.map { ($0.stringValue, try members.decode(JSONDocumentValue.self, forKey: $0)) })
+            return
+        }
+        if var elements = try? decoder.unkeyedContainer() {
+            var values: [JSONDocumentValue] = []
+            while !elements.isAtEnd { values.append(try elements.decode(JSONDocumentValue.self)) }
+            self = .array(values)
+            return
+        }
+        let single = try decoder.singleValueContainer()
+        if single.decodeNil() {
+            self = .null
+        } else if let flag = try? single.decode(Bool.self) {
+            self = .bool(flag)
+        } else if let number = try? single.decode(Int.self) {
+            self = .int(number)
+        } else if let number = try? single.decode(Double.self) {
+            self = .double(number)
+        } else {
+            self = .string(try single.decode(String.self))
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .null: "null"
+        case .bool(let flag): "\(flag)"
+        case .int(let number): "\(number)"
+        case .double(let number): "\(number)"
+        case .string(let text): "\"\(text)\""
+        case .array(let elements): "[" + elements.map(\.description).joined(separator: ", ") + "]"
+        case .object(let members): "{" + members.map { "\"\($0.key)\": \($0.value)" }.joined(separator: ", ") + "}"
+        }
+    }
+}
+
+extension Array where Element == JSONDocumentValue {
+    fileprivate func allAs<T>(_ transform: (JSONDocumentValue) -> T?) -> [T]? {
+        var result: [T] = []
+        result.reserveCapacity(count)
+        for element in self {
+            guard let value = transform(element) else { return nil }
+            result.append(value)
+        }
+        return result
+    }
+}
