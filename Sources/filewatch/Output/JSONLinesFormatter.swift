@@ -25,43 +25,39 @@ struct JSONLinesFormatter: EventFormatter {
     }
 
     func events(_ events: [FileSystemEvent]) -> [UInt8] {
-        var text = ""
+        // About 150 bytes a line; the array grows on its own past that.
+        var line = JSONLineWriter(capacity: events.count * 160)
         for event in events {
-            var fields: [(String, JSONValue)] = [("kind", .string(event.kind.rawValue))]
-            Self.appendPath(event.path, named: "path", to: &fields)
+            line.raw("{\"kind\":")
+            line.string(event.kind.rawValue)
+            line.byte(UInt8(ascii: ","))
+            line.path(event.path, key: "path", bytesKey: "pathBytes")
             if let previousPath = event.previousPath {
-                Self.appendPath(previousPath, named: "previousPath", to: &fields)
+                line.byte(UInt8(ascii: ","))
+                line.path(previousPath, key: "previousPath", bytesKey: "previousPathBytes")
             }
-            fields.append(("type", .string(event.itemType.rawValue)))
-            if event.isSynthetic { fields.append(("synthetic", .bool(true))) }
+            line.raw(",\"type\":")
+            line.string(event.itemType.rawValue)
+            if event.isSynthetic { line.raw(",\"synthetic\":true") }
             if let identity = event.identity {
-                fields.append(("device", .uint(identity.device)))
-                fields.append(("inode", .uint(identity.inode)))
+                line.raw(",\"device\":")
+                line.unsigned(identity.device)
+                line.raw(",\"inode\":")
+                line.unsigned(identity.inode)
             }
-            fields.append(("time", .string(Self.iso8601(event.timestamp))))
-            text += JSONValue.object(fields).encoded()
-            text += "\n"
+            line.raw(",\"time\":")
+            line.timestamp(event.timestamp)
+            line.raw("}\n")
         }
-        return Array(text.utf8)
-    }
-
-    /// `path` holds the path as a string; when the bytes are not valid UTF-8 it holds a
-    /// display form (U+FFFD for bad bytes) and `pathBytes` the exact bytes in base64.
-    private static func appendPath(_ path: FilePath, named name: String, to fields: inout [(String, JSONValue)]) {
-        let bytes = path.bytes
-        if let text = PathText.utf8(bytes) {
-            fields.append((name, .string(text)))
-        } else {
-            fields.append((name, .string(String(decoding: bytes, as: UTF8.self))))
-            fields.append((name + "Bytes", .string(PathText.base64(bytes))))
-        }
+        return line.bytes
     }
 
     private func lossy(_ path: FilePath) -> String {
         String(decoding: path.bytes, as: UTF8.self)
     }
 
-    /// RFC 3339 in UTC with nanoseconds: `2026-11-22T08:30:00.123456789Z`.
+    /// RFC 3339 in UTC with nanoseconds: `2026-11-22T08:30:00.123456789Z` (the event lines
+    /// write the same form with ``JSONLineWriter/timestamp(_:)``).
     static func iso8601(_ timestamp: FileSystemEvent.Timestamp) -> String {
         var seconds = time_t(timestamp.secondsSinceEpoch)
         var parts = tm()
