@@ -120,6 +120,10 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
         if options.capturesInitialState { channel.setInitialState(initialState()) }
         guard channel.send(.ready(roots: options.roots)) != .terminated else { return }
         settlePresentFiles()
+        // Files already finished are settled now: handed over before the first wait, which
+        // has no deadline when nothing else is pending (they used to wait there until some
+        // unrelated event woke the loop).
+        deliver(all: false)
 
         var parsed: [Inotify.Event] = []
         parsed.reserveCapacity(4096)

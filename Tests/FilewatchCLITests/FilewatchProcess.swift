@@ -133,7 +133,7 @@ final class FilewatchProcess: Sendable {
                 throw CLITestFailure("filewatch exited (\(process.terminationStatus)) before \(what); stderr: \(standardError)")
             }
             guard ContinuousClock.now < deadline else {
-                throw CLITestFailure("timed out waiting for \(what); output so far:\n\(outputLines.joined(separator: "\n"))")
+                throw CLITestFailure("timed out waiting for \(what); output so far:\n\(outputLines.joined(separator: "\n"))\nstderr so far: \(standardError)")
             }
             await changes.wait(after: seen, until: deadline)
         }
