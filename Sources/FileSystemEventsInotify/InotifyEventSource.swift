@@ -41,8 +41,17 @@ public struct InotifyEventSource: FileSystemEventSource {
     public var capabilities: FileSystemEventSourceCapabilities { Self.capabilities }
 
     public func updates() -> FileSystemEventStream {
+        stream(handler: nil)
+    }
+
+    /// The handler runs on the watch's producer thread: no hand-over at all.
+    public func updates(deliveringTo handler: @escaping FileSystemEventHandler) -> FileSystemEventStream {
+        stream(handler: handler)
+    }
+
+    private func stream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
         let options = self.options
-        return FileSystemEventStream(options: options) { channel in
+        return FileSystemEventStream(options: options, handler: handler) { channel in
             var watch = InotifyWatch<RawInotifyKernel>(options: options, channel: channel)
             watch.run { () throws(FileSystemEventsError) in try RawInotifyKernel() }
         }

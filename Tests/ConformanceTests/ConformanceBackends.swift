@@ -44,6 +44,14 @@ enum ConformanceBackends {
         return lstat(path.string, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
+    /// The backend's updates delivered to a handler on the watch's own thread
+    /// (`updates(deliveringTo:)`, as `filewatch watch` consumes them).
+    static func handlerDelivered(_ backend: FileSystemEventBackend) -> ConformanceBackend {
+        ConformanceBackend(name: "\(backend.rawValue) (handler delivery)") { options in
+            HandlerDeliveredSource(base: try backend.makeSource(options: options))
+        }
+    }
+
     static func named(_ backend: FileSystemEventBackend) -> ConformanceBackend {
         ConformanceBackend(name: backend.rawValue) { options in
             try backend.makeSource(options: options)

@@ -45,6 +45,12 @@ struct ConformanceTests {
         try await run(scenario, against: ConformanceBackends.named(.inotify))
     }
 
+    /// The same watch delivered to a handler on its own thread, as the CLI consumes it.
+    @Test("inotify backend, handler delivery", .enabled(if: FileSystemEventBackend.inotify.availability.isAvailable), arguments: scenarios)
+    func inotifyHandlerDelivery(_ scenario: ConformanceScenario) async throws {
+        try await run(scenario, against: ConformanceBackends.handlerDelivered(.inotify))
+    }
+
     /// A subscription of a shared watcher must pass exactly as a source does. Opt-in
     /// (FILEWATCH_CONFORMANCE_SHARED=1) until its back-pressure recovery is finished: the hang
     /// of the held-consumer scenarios is fixed, but scenario 32 still breaks the replay in

@@ -34,10 +34,17 @@ public final class FileSystemEventChannel: Sendable {
         var wakeupRead: CInt
         var wakeupWrite: CInt
         var initialState: [FileTreeSnapshot]?
+        /// Run once when the consumer goes away, and when it asks for a graceful end: how a
+        /// relaying stream reaches the stream it relays.
+        var terminationHooks: [@Sendable () -> Void] = []
+        var finishHooks: [@Sendable () -> Void] = []
     }
 
     private let state: Mutex<State>
     package let bufferLimit: Int
+    /// Set for a stream made with a handler: every update goes to it on the producer's thread,
+    /// inside ``send(_:)``, and nothing is buffered.
+    private let handler: FileSystemEventHandler?
     /// Readable whenever the producer should look at the channel again: the consumer went
     /// away, ``stop`` was requested, or room appeared in the buffer.
     public let wakeupDescriptor: CInt
@@ -50,7 +57,7 @@ public final class FileSystemEventChannel: Sendable {
         case terminated
     }
 
-    package init(bufferLimit: Int) throws(FileSystemEventsError) {
+    package init(bufferLimit: Int, handler: FileSystemEventHandler? = nil) throws(FileSystemEventsError) {
         let pipe: (read: CInt, write: CInt)
         switch Syscalls.pipe() {
         case .success(let fds): pipe = fds
@@ -61,6 +68,7 @@ public final class FileSystemEventChannel: Sendable {
             throw .systemCallFailed(call: "pipe", path: nil, errno: errno)
         }
         self.bufferLimit = max(1, bufferLimit)
+        self.handler = handler
         self.wakeupDescriptor = pipe.read
         self.state = Mutex(State(wakeupRead: pipe.read, wakeupWrite: pipe.write))
     }
@@ -75,9 +83,19 @@ public final class FileSystemEventChannel: Sendable {
 
     /// Buffers an update for the consumer. Never drops: the producer decides what to do when
     /// `hasRoom` turns false.
+    ///
+    /// On a stream made with a handler, the handler runs here, on the calling (producer)
+    /// thread, before `send` returns: back-pressure is then the handler's own speed, and the
+    /// result always has room.
     @discardableResult
     public func send(_ update: FileSystemWatchUpdate) -> SendResult {
         if case .events(let events) = update, events.isEmpty { return .enqueued(hasRoom: hasRoom) }
+        if let handler {
+            let isOpen = state.withLock { !$0.isTerminated && $0.completion == nil }
+            guard isOpen else { return .terminated }
+            handler(update)
+            return .enqueued(hasRoom: true)
+        }
         // Wake-ups happen after the lock is released: a woken consumer's first move is to take
         // this lock, and spinning on it while the producer finishes a futex call cost tens of
         // microseconds per event (seen in perf as _MutexHandle._lockSlow).
@@ -204,11 +222,25 @@ public final class FileSystemEventChannel: Sendable {
 
     /// Asks the producer to deliver what it has observed and end the stream; idempotent.
     package func requestFinish() {
-        state.withLock { state in
-            guard !state.isFinishRequested else { return }
+        let hooks = state.withLock { state -> [@Sendable () -> Void] in
+            guard !state.isFinishRequested else { return [] }
             state.isFinishRequested = true
             Self.wake(&state)
+            return state.finishHooks
         }
+        for hook in hooks { hook() }
+    }
+
+    /// Runs `onTerminate` when the consumer goes away (at once if it has) and `onFinish` when
+    /// it asks for a graceful end: a stream that relays another passes both on to it.
+    package func link(onTerminate: @escaping @Sendable () -> Void, onFinish: @escaping @Sendable () -> Void) {
+        let (terminated, finishing) = state.withLock { state in
+            state.terminationHooks.append(onTerminate)
+            state.finishHooks.append(onFinish)
+            return (state.isTerminated, state.isFinishRequested)
+        }
+        if terminated { onTerminate() }
+        if finishing { onFinish() }
     }
 
     /// The blocking counterpart of ``next()``, for threads outside Swift concurrency.
@@ -217,6 +249,12 @@ public final class FileSystemEventChannel: Sendable {
             let semaphore = DispatchSemaphore(value: 0)
             let immediate = state.withLock { state -> Result<FileSystemWatchUpdate?, FileSystemEventsError>? in
                 if state.waiter != nil || state.blockedReader != nil { return .failure(.concurrentIteration) }
+                if state.isTerminated && !state.producerHasExited {
+                    // The end, but only once the producer has closed its descriptors: a
+                    // thread that relays this stream must not end before it does.
+                    state.blockedReader = semaphore
+                    return nil
+                }
                 if let ready = Self.takeNext(&state, bufferLimit: bufferLimit) { return ready }
                 if state.producerHasExited { return .success(nil) }
                 state.blockedReader = semaphore
@@ -229,8 +267,8 @@ public final class FileSystemEventChannel: Sendable {
 
     /// Tells the producer nobody listens any more; idempotent.
     package func terminate() {
-        let (waiter, reader) = state.withLock { state -> (CheckedContinuation<Result<FileSystemWatchUpdate?, FileSystemEventsError>, Never>?, DispatchSemaphore?) in
-            guard !state.isTerminated else { return (nil, nil) }
+        let (waiter, reader, hooks) = state.withLock { state -> (CheckedContinuation<Result<FileSystemWatchUpdate?, FileSystemEventsError>, Never>?, DispatchSemaphore?, [@Sendable () -> Void]) in
+            guard !state.isTerminated else { return (nil, nil, []) }
             state.isTerminated = true
             state.buffer.removeAll()
             state.bufferedEvents = 0
@@ -239,8 +277,9 @@ public final class FileSystemEventChannel: Sendable {
             state.waiter = nil
             let reader = state.blockedReader
             state.blockedReader = nil
-            return (waiter, reader)
+            return (waiter, reader, state.terminationHooks)
         }
+        for hook in hooks { hook() }
         reader?.signal()
         waiter?.resume(returning: .success(nil))
     }

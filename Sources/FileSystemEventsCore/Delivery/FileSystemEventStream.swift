@@ -33,9 +33,16 @@ public struct FileSystemEventStream: AsyncSequence, Sendable {
     ///   - bufferLimit: events buffered before ``FileSystemEventChannel/send(_:)`` reports no room.
     ///   - producer: the backend's watch loop; see ``FileSystemEventSource`` for its duties.
     public init(bufferLimit: Int, producer: @escaping @Sendable (FileSystemEventChannel) -> Void) {
+        self.init(bufferLimit: bufferLimit, handler: nil, producer: producer)
+    }
+
+    /// Starts `producer` on a thread of its own, handing every update it sends to `handler` on
+    /// that thread; the stream itself then yields nothing and only ends (or throws) with the
+    /// watch. See ``FileSystemEventSource/updates(deliveringTo:)``.
+    public init(bufferLimit: Int, handler: FileSystemEventHandler?, producer: @escaping @Sendable (FileSystemEventChannel) -> Void) {
         let channel: FileSystemEventChannel
         do {
-            channel = try FileSystemEventChannel(bufferLimit: bufferLimit)
+            channel = try FileSystemEventChannel(bufferLimit: bufferLimit, handler: handler)
         } catch {
             storage = Storage(channel: nil, startupError: error)
             return
@@ -57,13 +64,39 @@ public struct FileSystemEventStream: AsyncSequence, Sendable {
     /// interval, a duration out of range) end the stream at once with their
     /// ``FileSystemEventsError/invalidOptions(_:)``, before any thread or descriptor exists.
     public init(options: WatchOptions, producer: @escaping @Sendable (FileSystemEventChannel) -> Void) {
+        self.init(options: options, handler: nil, producer: producer)
+    }
+
+    /// ``init(options:producer:)`` with a handler: what a source's
+    /// ``FileSystemEventSource/updates(deliveringTo:)`` returns.
+    public init(options: WatchOptions, handler: FileSystemEventHandler?, producer: @escaping @Sendable (FileSystemEventChannel) -> Void) {
         do {
             try options.validate()
         } catch {
             self.init(storage: Storage(channel: nil, startupError: error))
             return
         }
-        self.init(bufferLimit: options.bufferLimit, producer: producer)
+        self.init(bufferLimit: options.bufferLimit, handler: handler, producer: producer)
+    }
+
+    /// A stream that hands `relayed`'s updates to `handler`, from a thread of its own: the
+    /// default ``FileSystemEventSource/updates(deliveringTo:)`` for a source that cannot run
+    /// the handler on its own thread. Stopping or finishing it stops or finishes `relayed`.
+    public init(relaying relayed: FileSystemEventStream, to handler: @escaping FileSystemEventHandler) {
+        self.init(bufferLimit: 1, handler: handler) { channel in
+            var iterator = relayed.makeBlockingIterator()
+            do throws(FileSystemEventsError) {
+                while let update = try iterator.next() {
+                    if case .terminated = channel.send(update) {
+                        relayed.terminate()
+                    }
+                }
+                channel.finish()
+            } catch {
+                channel.finish(throwing: error)
+            }
+        }
+        storage.channel?.link(onTerminate: { relayed.terminate() }, onFinish: { relayed.finish() })
     }
 
     private init(storage: Storage) {
@@ -74,6 +107,15 @@ public struct FileSystemEventStream: AsyncSequence, Sendable {
     /// source scans once more), then the sequence ends. For a clean exit on SIGINT.
     public func finish() {
         storage.channel?.requestFinish()
+    }
+
+    /// Waits for the watch to end, discarding whatever the stream yields, and throws its
+    /// failure: for a stream whose updates go to a handler
+    /// (``FileSystemEventSource/updates(deliveringTo:)``). Cancelling the waiting task ends the
+    /// watch, as it does for any iteration.
+    public func run() async throws(FileSystemEventsError) {
+        var iterator = makeAsyncIterator()
+        while try await iterator.next() != nil {}
     }
 
     /// Ends the watch at once, dropping undelivered updates, and returns once its producer

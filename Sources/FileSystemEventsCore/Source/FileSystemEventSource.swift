@@ -34,4 +34,31 @@ public protocol FileSystemEventSource: Sendable {
 
     /// Starts a watch. Each call is an independent watch with its own descriptors.
     func updates() -> FileSystemEventStream
+
+    /// Starts a watch whose updates go to `handler` as soon as the source has them, on the
+    /// watch's own thread: no buffer and no hand-over to another thread between the kernel and
+    /// your code. The returned stream yields no updates; iterate it (or ``FileSystemEventStream/stop()``
+    /// it) to wait for the watch to end and to learn why it failed.
+    ///
+    /// For consumers that do little per update and want the lowest latency: a CLI printing
+    /// lines, a bridge into another event loop. The handler runs while the watch waits, so a
+    /// slow handler slows the watch, and a kernel queue that overflows meanwhile is recovered
+    /// by a rescan, as with a stalled ``updates()`` consumer. The handler must not block on
+    /// the stream it belongs to; it may call ``FileSystemEventStream/finish()``.
+    ///
+    /// A source that does not implement it gets a relay: its ``updates()`` read on a thread of
+    /// its own, which calls the handler (one hand-over, the same updates in the same order).
+    /// The built-in backends run the handler on their producer thread: pass the handler to
+    /// ``FileSystemEventStream/init(options:handler:producer:)``.
+    func updates(deliveringTo handler: @escaping FileSystemEventHandler) -> FileSystemEventStream
+}
+
+/// Receives a watch's updates on the watch's own thread
+/// (``FileSystemEventSource/updates(deliveringTo:)``).
+public typealias FileSystemEventHandler = @Sendable (FileSystemWatchUpdate) -> Void
+
+extension FileSystemEventSource {
+    public func updates(deliveringTo handler: @escaping FileSystemEventHandler) -> FileSystemEventStream {
+        FileSystemEventStream(relaying: updates(), to: handler)
+    }
 }
