@@ -1,5 +1,6 @@
 import ArgumentParser
 import FileSystemEvents
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -149,33 +150,24 @@ struct WatchCommand: AsyncParsableCommand {
             let watch = CatchUpWatch(root: roots[0], source: source, formatter: formatter)
             return try await watch.run(from: saved)
         }
-        let output = StandardOutput()
-        let stream = source.updates()
-        // In place before anything is printed: a signal sent the instant `ready` appears
-        // must find its handler.
+        // In place before the watch starts, so before anything can be printed: a signal sent
+        // the instant `ready` appears must find its handler. The watch starts below; a signal
+        // that comes first is passed on to it as soon as it exists.
+        let control = LateStreamControl()
         _ = try TerminationMonitor(
-            onFirstSignal: { stream.finish() },
-            onOutputClosed: { Task { await stream.stop() } }
+            onFirstSignal: { control.finish() },
+            onOutputClosed: { control.stop() }
         )
-
-        var isReady = false
+        // The lines are written on the watch's own thread as each batch arrives: no hand-over
+        // to another thread between the kernel and the pipe (the latency a script sees).
+        let printer = UpdatePrinter(formatter: formatter, backendName: source.backendName)
+        let stream = source.updates(deliveringTo: printer.print)
+        control.attach(stream)
         do {
-            for try await update in stream {
-                switch update {
-                case .scanStarted:
-                    break
-                case .ready(let roots):
-                    isReady = true
-                    output.write(formatter.ready(backend: source.backendName, roots: roots))
-                case .events(let events):
-                    output.write(formatter.events(events))
-                case .diagnostic(let diagnostic):
-                    StandardError.line("filewatch: warning: \(diagnostic.message)")
-                }
-            }
+            try await stream.run()
         } catch {
             let message = String(describing: error)
-            throw isReady ? CommandFailure.failed(message) : CommandFailure.badInput(message)
+            throw printer.isReady ? CommandFailure.failed(message) : CommandFailure.badInput(message)
         }
     }
 
@@ -183,5 +175,71 @@ struct WatchCommand: AsyncParsableCommand {
         var info = stat()
         let result = path.withPlatformString { stat($0, &info) }
         return result == 0 ? .success(()) : .failure(Errno(rawValue: errno))
+    }
+}
+
+/// Prints each update as it is handed over, on whichever thread hands it over.
+final class UpdatePrinter: Sendable {
+    private let formatter: any EventFormatter
+    private let backendName: String
+    private let output = StandardOutput()
+    private let readyPrinted = Atomic<Bool>(false)
+
+    init(formatter: any EventFormatter, backendName: String) {
+        self.formatter = formatter
+        self.backendName = backendName
+    }
+
+    /// Whether `ready` was printed: a failure after it is a failed watch (exit 1), before it
+    /// bad input (exit 2).
+    var isReady: Bool { readyPrinted.load(ordering: .acquiring) }
+
+    @Sendable func print(_ update: FileSystemWatchUpdate) {
+        switch update {
+        case .scanStarted:
+            break
+        case .ready(let roots):
+            readyPrinted.store(true, ordering: .releasing)
+            output.write(formatter.ready(backend: backendName, roots: roots))
+        case .events(let events):
+            output.write(formatter.events(events))
+        case .diagnostic(let diagnostic):
+            StandardError.line("filewatch: warning: \(diagnostic.message)")
+        }
+    }
+}
+
+/// What the termination monitor asks of a watch that may not have started yet: asked before
+/// ``attach(_:)``, the request is carried out when the stream arrives.
+final class LateStreamControl: Sendable {
+    private struct State {
+        var stream: FileSystemEventStream?
+        var finishRequested = false
+        var stopRequested = false
+    }
+    private let state = Mutex(State())
+
+    func attach(_ stream: FileSystemEventStream) {
+        let (finish, stop) = state.withLock { state in
+            state.stream = stream
+            return (state.finishRequested, state.stopRequested)
+        }
+        if stop { Task { await stream.stop() } } else if finish { stream.finish() }
+    }
+
+    func finish() {
+        let stream = state.withLock { state -> FileSystemEventStream? in
+            state.finishRequested = true
+            return state.stream
+        }
+        stream?.finish()
+    }
+
+    func stop() {
+        let stream = state.withLock { state -> FileSystemEventStream? in
+            state.stopRequested = true
+            return state.stream
+        }
+        if let stream { Task { await stream.stop() } }
     }
 }

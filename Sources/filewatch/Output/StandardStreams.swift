@@ -9,7 +9,7 @@ import Darwin
 /// Writes whole batches straight to descriptor 1, so each batch reaches a pipe at once
 /// (stdio would hold it back in a block buffer). A closed pipe ends the program quietly, as
 /// `filewatch ... | head` expects.
-struct StandardOutput {
+struct StandardOutput: Sendable {
     func write(_ bytes: [UInt8]) {
         guard !bytes.isEmpty else { return }
         var offset = 0

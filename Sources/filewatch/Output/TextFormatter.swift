@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import FileSystemEvents
+import Synchronization
 
 /// The format for people: time since the watch became ready, the kind and type in aligned
 /// columns, and paths relative to the working directory where they lie below it.
@@ -15,7 +16,8 @@ import FileSystemEvents
 ///     +2.871s  renamed            dir      docs → documentation
 final class TextFormatter: EventFormatter {
     private let workingDirectory: [UInt8]
-    private var readyAt: FileSystemEvent.Timestamp?
+    /// Set once, at `ready`, on the thread that prints.
+    private let readyAt = Mutex<FileSystemEvent.Timestamp?>(nil)
 
     init(roots: [FilePath]) {
         var directory = WatchOptions.absolute(FilePath(".")).bytes
@@ -25,7 +27,7 @@ final class TextFormatter: EventFormatter {
 
     func ready(backend: String, roots: [FilePath]) -> [UInt8] {
         let now = FileSystemEvent.Timestamp.now()
-        readyAt = now
+        readyAt.withLock { $0 = now }
         let rootList = roots.map { PathText.escapedForTerminal($0.bytes) }.joined(separator: ", ")
         return line(time: now, kind: "ready", type: backend, text: "watching \(rootList)")
     }
@@ -44,7 +46,7 @@ final class TextFormatter: EventFormatter {
     }
 
     private func line(time: FileSystemEvent.Timestamp, kind: String, type: String, text: String) -> [UInt8] {
-        let elapsed = readyAt.map { Double(time.nanosecondsSince($0)) / 1e9 } ?? 0
+        let elapsed = readyAt.withLock { $0 }.map { Double(time.nanosecondsSince($0)) / 1e9 } ?? 0
         let clock = "+" + format(elapsed) + "s"
         return Array("\(clock.padded(9))  \(kind.padded(17))  \(type.padded(7))  \(text)\n".utf8)
     }
