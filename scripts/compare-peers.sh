@@ -18,8 +18,9 @@ venv=scripts/.venv
 scripts/install-test-dependencies.sh
 traits=()
 scripts/install-test-dependencies.sh --has-inotifytools && traits=(--traits InotifyTools)
-swift build -c release --product filewatch "${traits[@]}"
-bin=$(swift build -c release --show-bin-path "${traits[@]}")
+# The deployment build (README: "Building the CLI for deployment"): the Swift runtime linked in.
+swift build -c release --product filewatch --static-swift-stdlib "${traits[@]}"
+bin=$(swift build -c release --static-swift-stdlib --show-bin-path "${traits[@]}")
 work=$(mktemp -d)
 gcc -O2 -pthread scripts/peers/floor.c -o "$work/floor"
 
@@ -36,7 +37,7 @@ if [ "${BENCHMARK_PACKAGE:-0}" = 1 ]; then
 fi
 
 command="scripts/compare-peers.sh"
-for name in BENCHMARK_PACKAGE BENCHMARK_FILTER LATENCY_SAMPLES READY_RUNS FIDELITY_SEEDS FILEWATCH_BENCHMARK_SKIP_LARGE; do
+for name in BENCHMARK_PACKAGE BENCHMARK_FILTER LATENCY_SAMPLES READY_RUNS FIDELITY_SEEDS BURST_RUNS BURST_FILES MEMORY_1M FILEWATCH_BENCHMARK_SKIP_LARGE; do
     if [ -n "${!name:-}" ]; then command="$name=${!name} $command"; fi
 done
 COMPARE_COMMAND="$command" FLOOR_BIN="$work/floor" FILEWATCH_BIN="$bin/filewatch" VENV_PYTHON="$venv/bin/python" \

@@ -119,6 +119,15 @@ def filewatch(backend, poll="0.01"):
                    ready_marker='"kind":"ready"', parse=parse_filewatch)
 
 
+C_WATCHER = "C inotify watcher"
+
+
+def c_watcher():
+    """floor.c's minimal recursive inotify watcher: the floor for latency, burst and memory
+    through the same pipe (it keeps a path per watch and nothing else, so no fidelity)."""
+    return Watcher(C_WATCHER, [FLOOR, "watch", "{root}"], ready_marker="READY", ready_on_stderr=True, parse=None)
+
+
 WATCHDOG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "watchdog_watch.py")
 
 
@@ -139,6 +148,7 @@ def peers():
         for monitor in ["inotify_monitor", "poll_monitor"]:
             found.append(Watcher(f"fswatch {monitor}", ["fswatch", "-r", "-x", "-m", monitor, "--event-flag-separator=,",
                                                         "-l", "0.1", "{root}"], parse=parse_fswatch))
+    found.append(c_watcher())
     for observer in ["inotify", "polling"]:
         found.append(Watcher(f"watchdog {observer}", [PYTHON, WATCHDOG, observer, "{root}"], ready_marker="READY",
                              parse=parse_watchdog))
@@ -299,14 +309,118 @@ def make_tree(root, directories, files_each):
             made += 1
 
 
+def rss_kib(pid):
+    """Resident set size of a process, KiB, from /proc (VmRSS: anonymous and file pages)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def settled_rss(watcher, seconds):
+    """RSS right after `ready`, and the peak over the next `seconds` (a polling watcher keeps
+    scanning: memory that grows scan after scan shows up as the peak)."""
+    after = rss_kib(watcher.process.pid)
+    peak, deadline = after or 0, time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        peak = max(peak, rss_kib(watcher.process.pid) or 0)
+    return after, peak
+
+
 def measure_ready(factory, root):
-    times = []
+    """Time to ready on `root` (READY_RUNS runs) and the RSS after it, per run."""
+    times, memory = [], []
     for _ in range(READY_RUNS):
         watcher = factory()
         watcher.start(root)
         times.append(watcher.ready_after)
+        memory.append(settled_rss(watcher, 0.5))
         watcher.stop()
-    return times
+    return times, memory
+
+
+def measure_memory(factory, root, seconds, ready_multiple=0):
+    """RSS after ready and its peak over `seconds`, or over `ready_multiple` times the time to
+    ready if longer (for a polling watcher: about that many scans)."""
+    watcher = factory()
+    watcher.start(root)
+    after, peak = settled_rss(watcher, max(seconds, ready_multiple * watcher.ready_after))
+    ready_after = watcher.ready_after
+    watcher.stop()
+    return {"after_ready_kib": after, "peak_kib": peak, "ready_seconds": ready_after}
+
+
+BURST_RUNS = int(os.environ.get("BURST_RUNS", "3"))
+MEMORY_TREE_DIRECTORIES = [10, 100, 1_000] + ([10_000] if os.environ.get("MEMORY_1M", "1") == "1" else [])
+SIZE_LABELS = ["1k", "10k", "100k", "1M"][:len(MEMORY_TREE_DIRECTORIES)]
+SIZE_ENTRIES = {"1k": 1_000, "10k": 10_000, "100k": 100_000, "1M": 1_000_000}
+BURST_FILES = int(os.environ.get("BURST_FILES", "20000"))
+
+
+def measure_burst(factory):
+    """BURST_FILES empty files created in one tmpfs directory by floor.c as fast as one thread
+    can; from the writer's start to the line for the last file read from the watcher's pipe.
+    Lines are read in large chunks here, so the reader is not what is measured."""
+    import re
+    root = tempfile.mkdtemp(dir="/dev/shm" if os.path.isdir("/dev/shm") else WORK, prefix="filewatch-flood-")
+    watcher = factory()
+    # This measurement reads the pipe itself: the watcher's reader threads are not started.
+    command = [a.replace("{root}", root) for a in watcher.command]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    def drain(stream):
+        for _ in iter(lambda: stream.read1(65536), b""):
+            pass
+    if not watcher.ready_on_stderr:
+        threading.Thread(target=drain, args=(process.stderr,), daemon=True).start()
+    ready_stream = process.stderr if watcher.ready_on_stderr else process.stdout
+    while True:
+        line = ready_stream.readline()
+        if not line:
+            raise RuntimeError(f"{watcher.name} ended before ready")
+        if watcher.ready_marker.encode() in line:
+            break
+    if watcher.ready_on_stderr:
+        threading.Thread(target=drain, args=(process.stderr,), daemon=True).start()
+    pattern = re.compile(rb"burst-(\d+)")
+    seen, rest = set(), b""
+    started = time.monotonic()
+    writer = subprocess.Popen([FLOOR, "create", root, str(BURST_FILES)], stdout=subprocess.PIPE)
+    finished = None
+    # Nothing is printed between the ready line and the first create, so readline() above
+    # buffered nothing that the raw reads below would miss.
+    fd = process.stdout.fileno()
+    import select
+    deadline = started + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 1.0)
+        if not ready:
+            continue
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            break
+        data = rest + chunk
+        cut = data.rfind(b"\n") + 1
+        rest = data[cut:]
+        seen.update(pattern.findall(data[:cut]))
+        if len(seen) >= BURST_FILES:
+            finished = time.monotonic()
+            break
+    written = json.loads(writer.communicate()[0])
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+    shutil.rmtree(root, ignore_errors=True)
+    seconds = (finished - started) if finished else None
+    return {"files": BURST_FILES, "reported": len(seen), "seconds": seconds,
+            "files_per_second": BURST_FILES / seconds if seconds else None,
+            "writer_seconds": written["create_seconds"]}
 
 
 def burst(root, seed, outside):
@@ -376,7 +490,7 @@ def measure_fidelity(watcher):
 
 
 def main():
-    results = {"floor": {}, "latency": {}, "ready": {}, "fidelity": {}}
+    results = {"floor": {}, "latency": {}, "ready": {}, "fidelity": {}, "burst": {}, "memory": {}}
     results["floor"]["latency"] = floor("latency", tempfile.mkdtemp(dir=WORK), str(LATENCY_SAMPLES))
     big = os.path.join(WORK, "tree-10k-dirs")
     os.makedirs(big)
@@ -391,6 +505,15 @@ def main():
         if os.path.exists(os.path.join(tree, ".complete")):
             results["floor"]["trees"][label] = {"walk": floor("walk", tree), "addwatch": floor("addwatch", tree)}
 
+    # Memory against tree size: D directories × 100 files, 1k to 1M entries (1M only with
+    # MEMORY_1M=1 or a full run: it takes a minute to make and ~1.5 GiB of inodes).
+    size_trees = {}
+    for directories in MEMORY_TREE_DIRECTORIES:
+        tree = os.path.join(WORK, f"size-{directories}x100")
+        os.makedirs(tree)
+        subprocess.run([FLOOR, "mktree", tree, str(directories), "100"], check=True)
+        size_trees[SIZE_LABELS[MEMORY_TREE_DIRECTORIES.index(directories)]] = tree
+
     for watcher in peers():
         print(f"== {watcher.name}", file=sys.stderr)
         samples = measure_latency(watcher)
@@ -401,10 +524,29 @@ def main():
         }
         name = watcher.name
         if not name.startswith("fswatch") and "polling" not in name:
-            results["ready"][name] = measure_ready(watcher.fresh, big)
-        exact, details = measure_fidelity(watcher.fresh())
-        results["fidelity"][name] = {"exact": exact, "seeds": SEEDS, "details": details}
+            times, memory = measure_ready(watcher.fresh, big)
+            results["ready"][name] = times
+            results["memory"].setdefault(name, {})["110k"] = memory
+            if "poll" not in name and not name.startswith("watchdog"):
+                results["burst"][name] = [measure_burst(watcher.fresh) for _ in range(BURST_RUNS)]
+        if not name.startswith("fswatch"):
+            memory = results["memory"].setdefault(name, {})
+            memory["empty"] = measure_memory(watcher.fresh, tempfile.mkdtemp(dir=WORK), 0.5)
+            if name.startswith("filewatch") or name in ("inotifywait", C_WATCHER):
+                for label, tree in size_trees.items():
+                    # A polling watcher scans on: its peak over a few scans is what it costs.
+                    polling = "poll" in name
+                    memory[label] = measure_memory(watcher.fresh, tree, 2.0 if polling else 0.5, 3 if polling else 0)
+        if watcher.parse is not None:
+            exact, details = measure_fidelity(watcher.fresh())
+            results["fidelity"][name] = {"exact": exact, "seeds": SEEDS, "details": details}
 
+    # What the deployment build weighs: as built, and stripped of debug information.
+    stripped = os.path.join(WORK, "filewatch-stripped")
+    subprocess.run(["strip", "-o", stripped, FILEWATCH], check=False)
+    results["binary"] = {"bytes": os.path.getsize(FILEWATCH),
+                         "stripped_bytes": os.path.getsize(stripped) if os.path.exists(stripped) else None,
+                         "libraries": subprocess.run(["ldd", FILEWATCH], capture_output=True, text=True).stdout.split("\n")}
     with open(os.path.join(ROOT, "docs", "benchmark-peer-results.json"), "w") as out:
         json.dump(results, out, indent=1)
     write_report(results)
@@ -432,6 +574,7 @@ def write_report(results):
             "ratios computed from them, come from the committed [benchmark-package-output.txt](benchmark-package-output.txt)",
             "of an earlier run, divided by this run's floors.", ""]),
         *headlines(results),
+        *targets_report(results),
         "## Running one benchmark quickly",
         "",
         "```sh",
@@ -473,6 +616,7 @@ def write_report(results):
     for name, r in results["fidelity"].items():
         lines.append(f"| {name} | {r['exact']}/{r['seeds']} | {', '.join(f'{m}/{e}' for m, e in r['details'])} |")
     lines += ["", "![latency](images/latency.png)", "", "![start-up and scan cost against tree size](images/size-costs.png)", ""]
+    lines += burst_and_memory_report(results)
     lines += package_report(results)
     with open(os.path.join(ROOT, "docs", "benchmarks.md"), "w") as out:
         out.write("\n".join(lines) + "\n")
@@ -495,6 +639,7 @@ def write_report(results):
         figure.tight_layout()
         figure.savefig(os.path.join(ROOT, "docs", "images", "latency.png"), dpi=110)
         plot_sizes(plt)
+        plot_memory(plt, results)
     except ImportError:
         print("matplotlib missing: no plots", file=sys.stderr)
 
@@ -728,6 +873,150 @@ def headlines(results):
     lines.append(f"- Fidelity: replaying the output reproduced the tree after every seeded burst for: {', '.join(exact) or 'none'}.")
     lines.append("")
     return lines
+
+
+def mib(kib):
+    return f"{kib / 1024:.1f} MiB" if kib else "–"
+
+
+def burst_summary(results, name):
+    runs = [r for r in results["burst"].get(name, []) if r.get("files_per_second")]
+    complete = sum(1 for r in results["burst"].get(name, []) if r["reported"] == r["files"])
+    rate = statistics.median(r["files_per_second"] for r in runs) if runs else None
+    return rate, complete, len(results["burst"].get(name, []))
+
+
+def ready_memory(results, name, index):
+    samples = [m[index] for m in results["memory"].get(name, {}).get("110k", []) if m[index]]
+    return statistics.median(samples) if samples else None
+
+
+def burst_and_memory_report(results):
+    lines = [f"## Burst through the pipe: {BURST_FILES:,} creates in one directory", "",
+             f"floor.c creates {BURST_FILES:,} empty files in one tmpfs directory as fast as one thread can; the time runs",
+             "from the writer's start to reading the line for the last file from the watcher's pipe (read in",
+             "large chunks, so this script is not the bottleneck). The writer alone, unwatched, is the ceiling.", "",
+             "| watcher | files/s, median | / inotifywait | / C watcher | runs with every file reported | writer's own time |",
+             "|---|---|---|---|---|---|"]
+    reference = burst_summary(results, "inotifywait")[0]
+    c_rate = burst_summary(results, C_WATCHER)[0]
+    for name in results["burst"]:
+        rate, complete, runs = burst_summary(results, name)
+        writer = statistics.median(r["writer_seconds"] for r in results["burst"][name])
+        lines.append(f"| {name} | {f'{rate:,.0f}' if rate else '–'} | {f'{rate / reference:.2f}×' if rate and reference else '–'} | "
+                     f"{f'{rate / c_rate:.2f}×' if rate and c_rate else '–'} | {complete}/{runs} | {writer * 1e3:.0f} ms |")
+    binary = results.get("binary")
+    if binary:
+        libraries = sorted({line.split()[0] for line in binary["libraries"] if "=>" in line or line.strip().startswith("/")})
+        lines += ["", "## The filewatch binary measured here", "",
+                  f"Built by `swift build -c release --static-swift-stdlib` (README, \"Building the CLI for deployment\"): "
+                  f"{binary['bytes'] / 1e6:.1f} MB as built, "
+                  + (f"{binary['stripped_bytes'] / 1e6:.1f} MB stripped; " if binary.get("stripped_bytes") else "")
+                  + "it loads " + ", ".join(f"`{name}`" for name in libraries if not name.startswith("linux-vdso")) + "."]
+    lines += ["", "## Memory: resident set size (VmRSS)", "",
+              "After `ready` (median of the start-up runs on the 110k-entry tree; on the other trees one run),",
+              "and for polling watchers the peak while they keep scanning (three times the time to ready, at",
+              "least 2 s). VmRSS counts the shared libraries' touched pages too: that is what a deployment pays.", "",
+              "| watcher | empty directory | 110k entries (10k dirs × 10) | " +
+              " | ".join(f"{label} (dirs × 100)" for label in SIZE_LABELS) + " |",
+              "|---|---|---|" + "---|" * len(SIZE_LABELS)]
+    for name, memory in results["memory"].items():
+        cells = [mib(memory.get("empty", {}).get("after_ready_kib")), mib(ready_memory(results, name, 0))]
+        for label in SIZE_LABELS:
+            entry = memory.get(label)
+            if not entry:
+                cells.append("–")
+            elif entry["peak_kib"] and entry["after_ready_kib"] and entry["peak_kib"] > entry["after_ready_kib"] * 1.1:
+                cells.append(f"{mib(entry['after_ready_kib'])} → {mib(entry['peak_kib'])}")
+            else:
+                cells.append(mib(entry["after_ready_kib"]))
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", "![memory against tree size](images/memory-size.png)", ""]
+    return lines
+
+
+def targets_report(results):
+    """Issue 17's table: each figure, its ratio to inotifywait and to the C floor, and the target."""
+    ours, theirs, c = "filewatch inotify", "inotifywait", C_WATCHER
+    lat = results["latency"]
+    rows = []
+
+    def ratio(a, b):
+        return f"{a / b:.2f}×" if a and b else "–"
+    if ours in lat and theirs in lat:
+        for key, label, target, limit in [("p50_us", "create → JSON line on a pipe, p50", "≤ 1.2× inotifywait", 1.2),
+                                          ("p99_us", "same, p99", "≤ 2× inotifywait", 2.0)]:
+            a, b = lat[ours][key], lat[theirs][key]
+            cval = lat.get(c, {}).get(key)
+            rows.append((label, f"{a:.0f} µs", f"{b:.0f} µs", f"{cval:.0f} µs" if cval else "–", ratio(a, b), ratio(a, cval),
+                         target, "met" if a <= limit * b else "not met"))
+    a, b, cval = burst_summary(results, ours)[0], burst_summary(results, theirs)[0], burst_summary(results, c)[0]
+    if a and b:
+        rows.append((f"{BURST_FILES:,} creates in one directory, files/s", f"{a:,.0f}", f"{b:,.0f}", f"{cval:,.0f}" if cval else "–",
+                     ratio(a, b), ratio(a, cval), "≥ 0.9× inotifywait", "met" if a >= 0.9 * b else "not met"))
+    ready = {n: statistics.median(t) for n, t in results["ready"].items()}
+    floor_ready = results["floor"]["addwatch"]["list_and_watch_seconds"]
+    if ours in ready and theirs in ready:
+        rows.append(("time to `ready`, 110k entries (inotify)", f"{ready[ours] * 1e3:.0f} ms", f"{ready[theirs] * 1e3:.0f} ms",
+                     f"{ready.get(c, 0) * 1e3:.0f} ms (floor.c list+watch {floor_ready * 1e3:.0f} ms)", ratio(ready[ours], ready[theirs]),
+                     ratio(ready[ours], floor_ready), "≤ 0.5× inotifywait", "met" if ready[ours] <= 0.5 * ready[theirs] else "not met"))
+        tools = "filewatch inotifytools"
+        if tools in ready:
+            rows.append(("time to `ready`, 110k entries (inotifytools)", f"{ready[tools] * 1e3:.0f} ms", f"{ready[theirs] * 1e3:.0f} ms", "–",
+                         ratio(ready[tools], ready[theirs]), ratio(ready[tools], floor_ready), "≤ 2× raw inotify",
+                         "met" if ready[tools] <= 2 * ready[ours] else "not met"))
+    for backend, limit in [("inotify", 8), ("inotifytools", None), ("polling", 12)]:
+        name = f"filewatch {backend}"
+        a = ready_memory(results, name, 0) if backend != "polling" else results["memory"].get(name, {}).get("100k", {}).get("peak_kib")
+        if not a:
+            continue
+        b, cval = ready_memory(results, theirs, 0), ready_memory(results, c, 0)
+        label = "RSS after `ready`, 110k entries" if backend != "polling" else "RSS, 100k entries, peak over scans"
+        rows.append((f"{label} ({backend})", mib(a), mib(b), mib(cval), ratio(a, b), ratio(a, cval),
+                     f"≤ {limit} MiB" if limit else "–", ("met" if a <= limit * 1024 else "not met") if limit else "–"))
+    empty = results["memory"].get(ours, {}).get("empty", {}).get("after_ready_kib")
+    if empty:
+        b = results["memory"].get(theirs, {}).get("empty", {}).get("after_ready_kib")
+        cval = results["memory"].get(c, {}).get("empty", {}).get("after_ready_kib")
+        rows.append(("RSS on an empty directory (inotify)", mib(empty), mib(b), mib(cval), ratio(empty, b), ratio(empty, cval),
+                     "≤ 6 MiB", "met" if empty <= 6 * 1024 else "not met"))
+    for backend, limit, key in [("inotify", 40, "after_ready_kib"), ("polling", 60, "peak_kib")]:
+        entry = results["memory"].get(f"filewatch {backend}", {}).get("1M")
+        if entry:
+            b = results["memory"].get(theirs, {}).get("1M", {}).get("after_ready_kib")
+            cval = results["memory"].get(c, {}).get("1M", {}).get("after_ready_kib")
+            rows.append((f"RSS, 1M files in 10k directories ({backend}{', peak over scans' if key == 'peak_kib' else ''})",
+                         mib(entry[key]), mib(b), mib(cval), ratio(entry[key], b), ratio(entry[key], cval),
+                         f"≤ {limit} MiB", "met" if entry[key] <= limit * 1024 else "not met"))
+    package = benchmark_results()
+    scan = package.get("scan+diff: 100k entries (polling)", {}).get("Entries per second", {}).get("p50")
+    walk = results["floor"].get("trees", {}).get("100k entries", {}).get("walk", {}).get("entries_per_second")
+    if scan and walk:
+        rows.append(("polling: entries examined per second (one core, benchmark package)", f"{scan:,.0f}", "–", f"{walk:,.0f} (C walk)",
+                     "–", ratio(scan, walk), "≥ 0.8× the C walk", "met" if scan >= 0.8 * walk else "not met"))
+    if not rows:
+        return []
+    lines = ["## Issue 17's targets, from this run", "",
+             "| figure | filewatch | inotifywait | C floor | / inotifywait | / floor | target | |",
+             "|---|---|---|---|---|---|---|---|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines + [""]
+
+
+def plot_memory(plt, results):
+    figure, axis = plt.subplots(figsize=(9, 5))
+    for name, memory in results["memory"].items():
+        points = [(SIZE_ENTRIES[label], memory[label]["peak_kib"] / 1024) for label in SIZE_LABELS if memory.get(label)]
+        if len(points) > 1:
+            axis.plot(*zip(*points), marker="o", label=name)
+    axis.set_xscale("log")
+    axis.set_yscale("log")
+    axis.set_xlabel("files in the tree (directories × 100)")
+    axis.set_ylabel("resident memory, MiB (log; polling: peak over scans)")
+    axis.set_title("Memory against tree size")
+    axis.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(os.path.join(ROOT, "docs", "images", "memory-size.png"), dpi=110)
 
 
 def plot_sizes(plt):

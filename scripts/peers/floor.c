@@ -2,7 +2,12 @@
 //   latency   write(2) returning -> a blocked read(2) on an inotify descriptor returning
 //   addwatch  inotify_add_watch per directory
 //   walk      getdents64 + fstatat over a tree, entries per second (one core)
-// Usage: floor latency DIR N | floor addwatch TREE | floor walk TREE
+//   watch     the minimal recursive inotify watcher: watches every directory, prints
+//             "READY" on stderr, then one "EVENTS|path" line per event on stdout, one
+//             write(2) per read(2); the peer that latency, burst and memory divide by
+//   mktree    a test tree; create  N empty files in one directory, as fast as one thread can
+// Usage: floor latency DIR N | floor addwatch TREE | floor walk TREE | floor watch TREE
+//        floor mktree ROOT DIRS FILES | floor create DIR N
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
@@ -105,7 +110,114 @@ static void walk_stat(int dirfd) {
     }
 }
 
+
+// The minimal watcher: a directory path per watch descriptor, nothing else.
+static char **watch_paths;
+static int watch_capacity;
+
+static void remember(int wd, const char *path) {
+    if (wd < 0) return;
+    if (wd >= watch_capacity) {
+        int capacity = watch_capacity ? watch_capacity * 2 : 1024;
+        while (capacity <= wd) capacity *= 2;
+        watch_paths = realloc(watch_paths, capacity * sizeof(char *));
+        memset(watch_paths + watch_capacity, 0, (capacity - watch_capacity) * sizeof(char *));
+        watch_capacity = capacity;
+    }
+    free(watch_paths[wd]);
+    watch_paths[wd] = strdup(path);
+}
+
+#define WATCH_MASK (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MODIFY | IN_ATTRIB | IN_ONLYDIR)
+
+static void watch_tree(int fd, const char *path) {
+    remember(inotify_add_watch(fd, path, WATCH_MASK), path);
+    DIR *d = opendir(path);
+    if (!d) return;
+    struct dirent *e;
+    char child[4096];
+    while ((e = readdir(d))) {
+        if (e->d_type != DT_DIR || e->d_name[0] == '.') continue;
+        snprintf(child, sizeof child, "%s/%s", path, e->d_name);
+        watch_tree(fd, child);
+    }
+    closedir(d);
+}
+
+static int watch(const char *root) {
+    int fd = inotify_init1(IN_CLOEXEC);
+    watch_tree(fd, root);
+    fputs("READY\n", stderr);
+    fflush(stderr);
+    static char buf[65536] __attribute__((aligned(8)));
+    static char out[1 << 20];
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n <= 0) return 0;
+        size_t used = 0;
+        for (ssize_t off = 0; off < n;) {
+            struct inotify_event *e = (struct inotify_event *)(buf + off);
+            off += sizeof *e + e->len;
+            const char *dir = e->wd < watch_capacity && watch_paths[e->wd] ? watch_paths[e->wd] : "?";
+            int wrote = snprintf(out + used, sizeof out - used, "%x|%s/%s\n", e->mask, dir, e->len ? e->name : "");
+            if (wrote > 0 && (size_t)wrote < sizeof out - used) used += wrote;
+            if ((e->mask & IN_ISDIR) && (e->mask & (IN_CREATE | IN_MOVED_TO)) && e->len) {
+                char child[4096];
+                snprintf(child, sizeof child, "%s/%s", dir, e->name);
+                remember(inotify_add_watch(fd, child, WATCH_MASK), child);
+            }
+        }
+        for (size_t done = 0; done < used;) {
+            ssize_t w = write(1, out + done, used - done);
+            if (w <= 0) return 0;
+            done += w;
+        }
+    }
+}
+
+// A tree of DIRS directories (ten per parent, breadth first) with FILES empty files each;
+// and N empty files created as fast as one thread can, for the burst figure.
+static int mktree(const char *root, long dirs, long files) {
+    char **queue = malloc((dirs + 1) * sizeof(char *));
+    long head = 0, tail = 0, made = 0;
+    queue[tail++] = strdup(root);
+    char path[4096];
+    while (made < dirs && head < tail) {
+        char *parent = queue[head++];
+        for (int i = 0; i < 10 && made < dirs; i++) {
+            snprintf(path, sizeof path, "%s/d%d", parent, i);
+            if (mkdir(path, 0755) != 0) return 1;
+            for (long f = 0; f < files; f++) {
+                char file[4200];
+                snprintf(file, sizeof file, "%s/f%ld", path, f);
+                int fd = open(file, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+                if (fd < 0) return 1;
+                close(fd);
+            }
+            queue[tail++] = strdup(path);
+            made++;
+        }
+    }
+    return 0;
+}
+
+static int create_files(const char *dir, long n) {
+    char path[4096];
+    double start = now();
+    for (long i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/burst-%ld", dir, i);
+        int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+        if (fd < 0) return 1;
+        close(fd);
+    }
+    printf("{\"create_seconds\": %.4f, \"files\": %ld}\n", now() - start, n);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc >= 5 && !strcmp(argv[1], "mktree")) return mktree(argv[2], atol(argv[3]), atol(argv[4]));
+    if (argc >= 4 && !strcmp(argv[1], "create")) return create_files(argv[2], atol(argv[3]));
+    if (argc >= 3 && !strcmp(argv[1], "watch")) return watch(argv[2]);
     if (argc >= 4 && !strcmp(argv[1], "latency")) return latency(argv[2], atoi(argv[3]));
     // Five rounds each; the median is reported, like every other figure in the comparison.
     if (argc >= 3 && !strcmp(argv[1], "addwatch")) {
@@ -138,6 +250,7 @@ int main(int argc, char **argv) {
                rounds[2], entries_seen, entries_seen / rounds[2]);
         return 0;
     }
-    fprintf(stderr, "usage: floor latency DIR N | floor addwatch TREE | floor walk TREE\n");
+    fprintf(stderr, "usage: floor latency DIR N | floor addwatch TREE | floor walk TREE | floor watch TREE\n"
+                    "       floor mktree ROOT DIRS FILES | floor create DIR N\n");
     return 2;
 }
