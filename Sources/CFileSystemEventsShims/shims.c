@@ -14,6 +14,9 @@
 #if defined(__linux__)
 #include <sys/vfs.h>
 #endif
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 int cfse_status_at(int directory_fd, const char *name, int follow, cfse_status *out) {
 #if defined(__linux__)
@@ -137,4 +140,12 @@ uint64_t cfse_content_hash(const void *bytes, size_t count) {
         hash = (hash ^ cursor[index]) * 0x100000001b3ULL;
     }
     return hash;
+}
+
+int cfse_release_free_memory(void) {
+#if defined(__GLIBC__)
+    return malloc_trim(0);
+#else
+    return 0;
+#endif
 }

@@ -3,6 +3,12 @@ import SystemPackage
 
 /// One running polling watch: the producer loop behind ``PollingEventSource``.
 struct PollingWatch {
+    /// A scan this long holds a large tree: two of them, the old and the new, while they are
+    /// diffed. The old one's memory is freed after the diff but stays with the allocator, so
+    /// the process's resident size grew to twice the tree and stayed there; it is handed back
+    /// after such a scan (a few milliseconds for a million entries, against a scan of seconds).
+    static let trimAfterScansOfNanoseconds: UInt64 = 20_000_000
+
     private let options: WatchOptions
     private let channel: FileSystemEventChannel
     private let scanner: SnapshotScanner
@@ -137,6 +143,8 @@ struct PollingWatch {
             let afterWait = MonotonicClock.nanoseconds()
             if afterWait >= nextScan {
                 scanAll(now: afterWait)
+                let scanned = MonotonicClock.nanoseconds()
+                if scanned &- afterWait >= Self.trimAfterScansOfNanoseconds { MemoryRelease.returnFreedPages() }
                 nextScan = MonotonicClock.nanoseconds() &+ interval
             }
             // A window that reached the buffer limit closed early; several may be due at once.

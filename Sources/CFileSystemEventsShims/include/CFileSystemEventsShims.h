@@ -46,6 +46,10 @@ int cfse_bytes_waiting(int fd);
 /// far too slow. Not cryptographic; equal content gives equal hashes.
 uint64_t cfse_content_hash(const void *bytes, size_t count);
 
+/// Hands freed heap memory back to the kernel (glibc's `malloc_trim(0)`, which Swift's Glibc
+/// module does not export); does nothing elsewhere. Returns 1 if memory was released.
+int cfse_release_free_memory(void);
+
 /// The name of a directory entry (Swift imports `d_name` as a tuple).
 static inline const char *cfse_dirent_name(const struct dirent *entry) {
     return entry->d_name;
