@@ -16,6 +16,7 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = benchmarkConfiguration()
 
     registerLatencyBenchmarks()
+    registerHandlerLatencyBenchmarks()
     registerStartupBenchmarks()
     registerPollingScanBenchmarks()
     registerOverflowRecoveryBenchmarks()
