@@ -17,6 +17,7 @@ let benchmarks: @Sendable () -> Void = {
 
     registerLatencyBenchmarks()
     registerHandlerLatencyBenchmarks()
+    registerSubscriptionBenchmarks()
     registerStartupBenchmarks()
     registerPollingScanBenchmarks()
     registerOverflowRecoveryBenchmarks()

@@ -1,0 +1,128 @@
+import Benchmark
+import FileSystemEvents
+import Foundation
+
+/// What one more subscriber costs on a shared `FileSystemWatcher`, against what an independent
+/// source costs (`ready: ... (backend)`, the start-up benchmarks): the time from subscribing to
+/// its `ready`, and, for 100 subscribers, the inotify instances and kernel watches the process
+/// holds, against 100 independent sources on the same tree.
+func registerSubscriptionBenchmarks() {
+    for backend in BenchmarkBackends.all {
+        let holder = KeeperHolder()
+        var root = FilePath()
+        Benchmark(
+            "subscribe: ready of one more subscription, 100k entries (\(backend))",
+            configuration: benchmarkConfiguration(
+                metrics: [.wallClock, .peakMemoryResident],
+                warmupIterations: 1, maxDuration: .seconds(10), maxIterations: 200
+            )
+        ) { benchmark in
+            guard let watcher = holder.watcher else { return benchmark.error("no watcher: setup failed") }
+            benchmark.startMeasurement()
+            let stream = watcher.subscribe()
+            var iterator = stream.makeBlockingIterator()
+            do {
+                while let update = try iterator.next() { if case .ready = update { break } }
+            } catch {
+                return benchmark.error("\(error)")
+            }
+            benchmark.stopMeasurement()
+            stream.finish()
+            while (try? iterator.next()) != nil {}
+        } setup: {
+            root = BenchmarkTree.entries(100_000)
+            try holder.start(backend: backend, root: root)
+        } teardown: {
+            holder.stop()
+        }
+    }
+
+    // Kernel resources for 100 consumers of one tree: shared, or each with its own source.
+    // One iteration each; the figures are counts read from /proc/self/fdinfo.
+    for backend in BenchmarkBackends.all where backend != .polling {
+        for shared in [true, false] {
+            var root = FilePath()
+            Benchmark(
+                "100 \(shared ? "subscriptions" : "independent sources"), 10k entries: kernel watches (\(backend))",
+                configuration: benchmarkConfiguration(
+                    metrics: [.wallClock, .inotifyInstances, .inotifyWatches, .peakMemoryResident],
+                    warmupIterations: 0, maxDuration: .seconds(120), maxIterations: 1
+                )
+            ) { benchmark in
+                var streams: [FileSystemEventStream] = []
+                let watcher = FileSystemWatcher(options: BenchmarkBackends.options(root)) { options throws(FileSystemEventsError) in
+                    try backend.makeSource(options: options)
+                }
+                benchmark.startMeasurement()
+                do {
+                    for _ in 0..<100 {
+                        let stream = shared ? watcher.subscribe() : try backend.makeSource(options: BenchmarkBackends.options(root)).updates()
+                        var iterator = stream.makeBlockingIterator()
+                        while let update = try iterator.next() { if case .ready = update { break } }
+                        streams.append(stream)
+                    }
+                } catch {
+                    return benchmark.error("\(error)")
+                }
+                benchmark.stopMeasurement()
+                let (instances, watches) = InotifyUsage.current()
+                benchmark.measurement(.inotifyInstances, instances)
+                benchmark.measurement(.inotifyWatches, watches)
+                for stream in streams {
+                    stream.finish()
+                    var iterator = stream.makeBlockingIterator()
+                    while (try? iterator.next()) != nil {}
+                }
+            } setup: {
+                root = BenchmarkTree.entries(10_000)
+            }
+        }
+    }
+}
+
+/// The long-lived subscription that keeps the shared watch running between iterations.
+final class KeeperHolder {
+    var watcher: FileSystemWatcher?
+    private var keeper: FileSystemEventStream?
+
+    func start(backend: FileSystemEventBackend, root: FilePath) throws {
+        let watcher = FileSystemWatcher(options: BenchmarkBackends.options(root)) { options throws(FileSystemEventsError) in
+            try backend.makeSource(options: options)
+        }
+        let keeper = watcher.subscribe()
+        var iterator = keeper.makeBlockingIterator()
+        while let update = try iterator.next() { if case .ready = update { break } }
+        self.watcher = watcher
+        self.keeper = keeper
+    }
+
+    func stop() {
+        guard let keeper else { return }
+        keeper.finish()
+        var iterator = keeper.makeBlockingIterator()
+        while (try? iterator.next()) != nil {}
+        self.keeper = nil
+        watcher = nil
+    }
+}
+
+/// This process's inotify instances and the kernel watches on them, from /proc/self/fdinfo.
+enum InotifyUsage {
+    static func current() -> (instances: Int, watches: Int) {
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        var instances = 0, watches = 0
+        for descriptor in descriptors {
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(descriptor)"),
+                  target.contains("inotify") else { continue }
+            instances += 1
+            let info = (try? String(contentsOfFile: "/proc/self/fdinfo/\(descriptor)", encoding: .utf8)) ?? ""
+            watches += info.split(separator: "\n").filter { $0.hasPrefix("inotify wd:") }.count
+        }
+        return (instances, watches)
+    }
+}
+
+extension BenchmarkMetric {
+    static var inotifyInstances: BenchmarkMetric { .custom("inotify instances", polarity: .prefersSmaller, useScalingFactor: false) }
+    static var inotifyWatches: BenchmarkMetric { .custom("inotify watches", polarity: .prefersSmaller, useScalingFactor: false) }
+}
