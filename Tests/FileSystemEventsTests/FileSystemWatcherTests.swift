@@ -112,8 +112,66 @@ import Testing
     }
 }
 
-/// How many subscriptions have seen `ready`, shared by their consumer tasks.
+/// A count shared by tasks and callbacks (subscriptions that saw `ready`, watches started).
 final class ReadyCounter: Sendable {
     private let count = Atomic<Int>(0)
     func increment() -> Int { count.add(1, ordering: .relaxed).newValue }
+    var current: Int { count.load(ordering: .relaxed) }
+}
+
+/// The app features on one shared watch: a listing, a follower and a plain subscription of
+/// one tree, all made through `watcher.source(for:)`, are three subscriptions of one source.
+@Suite(.serialized) struct SharedWatcherFeatureTests {
+    @Test("a listing, a follower and a subscription on one watcher: one source, each gets what it watches", arguments: availableBackends)
+    func featuresShareOneWatch(backend: FileSystemEventBackend) async throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectory("docs")
+        try tree.makeDirectory("logs")
+        try tree.write("docs/b.txt", "b")
+        try tree.write("logs/app.log", "old line\n")
+        let watcher = FileSystemWatcherTests.watcher(backend, root: tree.root)
+        let shared: @Sendable (WatchOptions) throws(FileSystemEventsError) -> any FileSystemEventSource = { options in
+            watcher.source(for: options)
+        }
+        let plain = watcher.subscribe()
+        let listing = DirectoryListing(directory: tree.path("docs"), makeSource: shared)
+        // A follower watches only once it has read what is there and must wait for more.
+        let followerWatching = ReadyCounter()
+        var followerOptions = FileFollower.Options(startPosition: .start)
+        followerOptions.didStartWatching = { _ in _ = followerWatching.increment() }
+        let follower = FileFollower(path: tree.path("logs/app.log"), options: followerOptions, makeSource: shared)
+
+        let outcome = try await untilDeadline(.seconds(60)) { () async throws -> (names: [String], bytes: [UInt8], subscriptions: Int) in
+            var plainIterator = plain.makeAsyncIterator()
+            while let update = try await plainIterator.next() { if case .ready = update { break } }
+            var listed = listing.makeAsyncIterator()
+            // The listing's first update is the directory as it is.
+            guard let first = try await listed.next() else { return ([], [], 0) }
+            #expect(first.entries.map(\.name) == ["b.txt"])
+            // The follower reads the old line, then waits (and so watches) for more.
+            let following = Task { () async throws -> [UInt8] in
+                var followed = follower.makeAsyncIterator()
+                var bytes: [UInt8] = []
+                while bytes.count < 18, let update = try await followed.next() {
+                    if case .data(let chunk) = update { bytes += chunk.bytes }
+                }
+                return bytes
+            }
+            while followerWatching.current == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            // All three are running now, on one watch.
+            let subscriptions = watcher.subscriptionCount
+            try tree.write("docs/a.txt", "a")
+            try tree.append("logs/app.log", "new line\n")
+            var names: [String] = []
+            while names != ["a.txt", "b.txt"], let update = try await listed.next() {
+                names = update.entries.map(\.name)
+            }
+            return (names, try await following.value, subscriptions)
+        }
+        let result = try #require(outcome, "\(backend): the listing or the follower did not see the changes in time")
+        #expect(result.subscriptions == 3, "\(backend): the listing, the follower and the plain subscription share one watch")
+        #expect(result.names == ["a.txt", "b.txt"])
+        #expect(String(decoding: result.bytes, as: UTF8.self) == "old line\nnew line\n")
+        await plain.stop()
+    }
 }
