@@ -74,7 +74,7 @@ import Testing
             return false
         }
         try #require(keeperReady == true)
-        let descriptorsBefore = Self.openDescriptorCount()
+        let descriptorsBefore = watchDescriptorCount()
         let cycles = 10_000
         let completed = try await untilDeadline(.seconds(240)) {
             for _ in 0..<cycles {
@@ -87,7 +87,7 @@ import Testing
         }
         #expect(completed == true, "\(cycles) cycles within the deadline")
         #expect(watcher.subscriptionCount == 1, "only the long-lived subscription is left")
-        #expect(Self.openDescriptorCount() <= descriptorsBefore, "descriptors: \(Self.openDescriptorCount()) after, \(descriptorsBefore) before")
+        #expect(watchDescriptorCount() <= descriptorsBefore, "descriptors: \(watchDescriptorCount()) after, \(descriptorsBefore) before")
         // The watch still works for the subscription that stayed.
         try tree.write("after-cycles.txt", "x")
         let seen = try await untilDeadline(.seconds(30)) {
@@ -100,15 +100,6 @@ import Testing
         #expect(seen == true)
         await keeper.stop()
         #expect(watcher.subscriptionCount == 0)
-    }
-
-    /// Descriptors of the kinds a watch opens (pipes, inotify instances, directories).
-    private static func openDescriptorCount() -> Int {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return names.filter { name in
-            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)") else { return false }
-            return target.hasPrefix("pipe:") || target.contains("inotify") || (target.hasPrefix("/") && target != "/dev/null")
-        }.count
     }
 }
 

@@ -33,7 +33,7 @@ import Testing
     func deliversInOrderAndStops() async throws {
         let tree = try ScratchTree()
         for (name, source) in try Self.sources(WatchOptions(roots: [tree.root])) {
-            let descriptorsBefore = Self.openDescriptorCount()
+            let descriptorsBefore = watchDescriptorCount()
             let (updates, continuation) = AsyncStream<FileSystemWatchUpdate>.makeStream()
             let stream = source.updates(deliveringTo: { continuation.yield($0) })
             let prefix = "\(name.prefix(4))-\(UUID().uuidString.prefix(8))"
@@ -72,10 +72,10 @@ import Testing
             #expect(ended == 0, "\(name): the stream of a handler delivery yields no updates and ends after stop()")
             continuation.finish()
             let closed = try await untilDeadline(.seconds(10)) {
-                while Self.openDescriptorCount() > descriptorsBefore { try await Task.sleep(for: .milliseconds(5)) }
+                while watchDescriptorCount() > descriptorsBefore { try await Task.sleep(for: .milliseconds(5)) }
                 return true
             }
-            #expect(closed == true, "\(name): descriptors open after stop: \(Self.openDescriptorCount()), before: \(descriptorsBefore): \(Self.describeDescriptors())")
+            #expect(closed == true, "\(name): descriptors open after stop: \(watchDescriptorCount()), before: \(descriptorsBefore): \(describeDescriptors())")
         }
     }
 
@@ -128,20 +128,5 @@ import Testing
             #expect(failure?.contains("does-not-exist") == true, "\(name): \(failure ?? "timed out")")
             #expect(heard.load(ordering: .relaxed) == 0)
         }
-    }
-
-    private static func describeDescriptors() -> String {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return names.sorted().map { "\($0)→\((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) ?? "?")" }.joined(separator: " ")
-    }
-
-    /// Descriptors of the kinds a watch opens (its wakeup pipe, an inotify instance,
-    /// directories): the runtime's own timers and event loops come and go on their own.
-    private static func openDescriptorCount() -> Int {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return names.filter { name in
-            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)") else { return false }
-            return target.hasPrefix("pipe:") || target.contains("inotify") || (target.hasPrefix("/") && target != "/dev/null")
-        }.count
     }
 }

@@ -1,4 +1,5 @@
 import FileSystemEvents
+import Foundation
 import Testing
 
 /// What a test saw of one watch.
@@ -63,5 +64,24 @@ func untilDeadline<T: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable
         let first = try await group.next() ?? nil
         group.cancelAll()
         return first
+    }
+}
+
+/// Descriptors of the kinds a watch opens (its wakeup pipe, an inotify instance,
+/// directories): the runtime's own timers and event loops come and go on their own, so a
+/// count of every descriptor would flag them.
+func watchDescriptorCount() -> Int {
+    openDescriptors().filter { $0.target.hasPrefix("pipe:") || $0.target.contains("inotify") || ($0.target.hasPrefix("/") && $0.target != "/dev/null") }.count
+}
+
+/// Every open descriptor and what it refers to, for a failure message.
+func describeDescriptors() -> String {
+    openDescriptors().map { "\($0.number)→\($0.target)" }.joined(separator: " ")
+}
+
+private func openDescriptors() -> [(number: String, target: String)] {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    return names.sorted().compactMap { name in
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)")).map { (name, $0) }
     }
 }
