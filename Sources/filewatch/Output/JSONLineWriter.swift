@@ -103,6 +103,13 @@ struct JSONLineWriter {
 
     /// RFC 3339 in UTC with nanoseconds, quoted: `"2026-11-22T08:30:00.123456789Z"`.
     mutating func timestamp(_ timestamp: FileSystemEvent.Timestamp) {
+        bytes.append(UInt8(ascii: "\""))
+        timestampText(timestamp)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// The same, unquoted: `2026-11-22T08:30:00.123456789Z`.
+    mutating func timestampText(_ timestamp: FileSystemEvent.Timestamp) {
         if timestamp.secondsSinceEpoch != cachedSecond {
             cachedSecond = timestamp.secondsSinceEpoch
             var seconds = time_t(timestamp.secondsSinceEpoch)
@@ -123,11 +130,10 @@ struct JSONLineWriter {
             Self.padded(Int(parts.tm_sec), width: 2, into: &prefix)
             cachedPrefix = prefix
         }
-        bytes.append(UInt8(ascii: "\""))
         bytes.append(contentsOf: cachedPrefix)
         bytes.append(UInt8(ascii: "."))
         Self.padded(Int(timestamp.nanoseconds), width: 9, into: &bytes)
-        raw("Z\"")
+        bytes.append(UInt8(ascii: "Z"))
     }
 
     private static func padded(_ value: Int, width: Int, into out: inout [UInt8]) {

@@ -1,10 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import FileSystemEvents
 
 /// The JSON Lines contract of `filewatch watch --format json` (docs/cli-json.md): one object
@@ -56,18 +49,11 @@ struct JSONLinesFormatter: EventFormatter {
         String(decoding: path.bytes, as: UTF8.self)
     }
 
-    /// RFC 3339 in UTC with nanoseconds: `2026-11-22T08:30:00.123456789Z` (the event lines
-    /// write the same form with ``JSONLineWriter/timestamp(_:)``).
+    /// RFC 3339 in UTC with nanoseconds: `2026-11-22T08:30:00.123456789Z`, as the event lines
+    /// write it (``JSONLineWriter/timestampText(_:)``).
     static func iso8601(_ timestamp: FileSystemEvent.Timestamp) -> String {
-        var seconds = time_t(timestamp.secondsSinceEpoch)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))"
-            + "T\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2))"
-            + ".\(pad(timestamp.nanoseconds, 9))Z"
+        var writer = JSONLineWriter()
+        writer.timestampText(timestamp)
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 }

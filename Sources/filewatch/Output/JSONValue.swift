@@ -1,5 +1,6 @@
 /// Just enough JSON to write the CLI's records with a fixed key order (scripts and humans
-/// diffing output both like that) and exact control over string escaping.
+/// diffing output both like that), written by ``JSONLineWriter`` so that every record, event
+/// line or not, escapes strings the same way.
 enum JSONValue {
     case string(String)
     case bool(Bool)
@@ -9,52 +10,35 @@ enum JSONValue {
     case object([(String, JSONValue)])
 
     func encoded() -> String {
-        var out = ""
-        write(into: &out)
-        return out
+        var writer = JSONLineWriter()
+        write(into: &writer)
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 
-    private func write(into out: inout String) {
+    private func write(into out: inout JSONLineWriter) {
         switch self {
-        case .string(let value): Self.writeString(value, into: &out)
-        case .bool(let value): out += value ? "true" : "false"
-        case .int(let value): out += String(value)
-        case .uint(let value): out += String(value)
+        case .string(let value): out.string(value)
+        case .bool(let value): out.raw(value ? "true" : "false")
+        case .int(let value):
+            if value < 0 { out.byte(UInt8(ascii: "-")) }
+            out.unsigned(value.magnitude)
+        case .uint(let value): out.unsigned(value)
         case .array(let values):
-            out += "["
+            out.byte(UInt8(ascii: "["))
             for (index, value) in values.enumerated() {
-                if index > 0 { out += "," }
+                if index > 0 { out.byte(UInt8(ascii: ",")) }
                 value.write(into: &out)
             }
-            out += "]"
+            out.byte(UInt8(ascii: "]"))
         case .object(let fields):
-            out += "{"
+            out.byte(UInt8(ascii: "{"))
             for (index, (key, value)) in fields.enumerated() {
-                if index > 0 { out += "," }
-                Self.writeString(key, into: &out)
-                out += ":"
+                if index > 0 { out.byte(UInt8(ascii: ",")) }
+                out.string(key)
+                out.byte(UInt8(ascii: ":"))
                 value.write(into: &out)
             }
-            out += "}"
+            out.byte(UInt8(ascii: "}"))
         }
-    }
-
-    private static func writeString(_ value: String, into out: inout String) {
-        out += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{0}"..."\u{1F}", "\u{7F}":
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default:
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
     }
 }
