@@ -179,26 +179,10 @@ final class InotifyToolsOwner: Sendable {
         // across the call, so the owner cannot route the new watch's first event (which the
         // kernel can queue only after the call) before the holder is recorded. The descriptor
         // stays open meanwhile: it closes only after the last subscription, this one, leaves.
-        let direct = state.withLock { state -> Result<CInt, Errno>? in
-            guard state.libraryDescriptor >= 0 else { return nil }
-            let added = Inotify.addWatch(state.libraryDescriptor, path: path, mask: mask)
-            if case .success(let watch) = added { state.holders[watch, default: []].insert(id) }
-            return added
-        }
-        if let direct { return direct }
+        if let added = addWatchOnLibraryDescriptor(path, mask: mask, holder: id) { return added }
         return perform { [self] in
-            // Never through the library's path-to-watch table: the path is a /proc/self/fd link
-            // to a directory the watch opened and checked, and a table keyed by path answers
-            // for whatever stood at that path before. With the library's descriptor known,
-            // the watch is added on it directly and its number is the kernel's own answer.
-            let descriptor = state.withLock { $0.libraryDescriptor }
-            if descriptor >= 0 {
-                let added = Inotify.addWatch(descriptor, path: path, mask: mask)
-                if case .success(let watch) = added {
-                    state.withLock { _ = $0.holders[watch, default: []].insert(id) }
-                }
-                return added
-            }
+            // The descriptor may have become known since: then the same direct call.
+            if let added = addWatchOnLibraryDescriptor(path, mask: mask, holder: id) { return added }
             let ok = withCString(path) { inotifytools_watch_file($0, Int32(bitPattern: mask.rawValue)) }
             guard ok == 1 else { return .failure(Errno(rawValue: inotifytools_error())) }
             let key = path + [UInt8(ascii: "/")]
@@ -207,6 +191,21 @@ final class InotifyToolsOwner: Sendable {
             guard watch >= 0 else { return .failure(.noSuchFileOrDirectory) }
             state.withLock { _ = $0.holders[watch, default: []].insert(id) }
             return .success(watch)
+        }
+    }
+
+    /// The watch added on the library's descriptor (`nil` while it is not known), and its
+    /// holder recorded in the same critical section.
+    ///
+    /// Never through the library's path-to-watch table: the path is a /proc/self/fd link to a
+    /// directory the watch opened and checked, and a table keyed by path answers for whatever
+    /// stood at that path before; on the descriptor, the number is the kernel's own answer.
+    private func addWatchOnLibraryDescriptor(_ path: [UInt8], mask: Inotify.Mask, holder: ObjectIdentifier) -> Result<CInt, Errno>? {
+        state.withLock { state in
+            guard state.libraryDescriptor >= 0 else { return nil }
+            let added = Inotify.addWatch(state.libraryDescriptor, path: path, mask: mask)
+            if case .success(let watch) = added { state.holders[watch, default: []].insert(holder) }
+            return added
         }
     }
 
