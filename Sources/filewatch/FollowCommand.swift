@@ -1,6 +1,5 @@
 import ArgumentParser
 import FileSystemEvents
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -80,9 +79,10 @@ struct FollowCommand: AsyncParsableCommand {
         let name = path
 
         // The handler goes in before anything is printed: a script that sends SIGINT as
-        // soon as it sees output must find it installed.
-        let stopper = WorkerStopper()
-        _ = try TerminationMonitor(onFirstSignal: { stopper.stop() }, onOutputClosed: { stopper.stop() })
+        // soon as it sees output must find it installed. It cancels the follow's task, which
+        // may not exist yet.
+        let pending = PendingRequests<Task<Void, any Error>>()
+        _ = try TerminationMonitor(onFirstSignal: { pending.request { $0.cancel() } }, onOutputClosed: { pending.request { $0.cancel() } })
         let worker = Task {
             var printer = FollowPrinter(format: format, name: name)
             var hasStarted = false
@@ -99,7 +99,7 @@ struct FollowCommand: AsyncParsableCommand {
                 throw hasStarted ? CommandFailure.failed(message) : CommandFailure.badInput(message)
             }
         }
-        stopper.set(worker)
+        pending.attach(worker)
         try await worker.value
     }
 }
@@ -140,26 +140,5 @@ struct FollowPrinter {
         case .removed: return "'\(name)' has become inaccessible: No such file or directory"
         case .appeared: return "'\(name)' has appeared; following new file"
         }
-    }
-}
-
-/// Cancels the follow's task when a signal comes, including one that comes before the task exists.
-final class WorkerStopper: Sendable {
-    private let state = Mutex<(task: Task<Void, any Error>?, isStopped: Bool)>((nil, false))
-
-    func set(_ task: Task<Void, any Error>) {
-        let stopNow = state.withLock { state -> Bool in
-            state.task = task
-            return state.isStopped
-        }
-        if stopNow { task.cancel() }
-    }
-
-    func stop() {
-        let task = state.withLock { state -> Task<Void, any Error>? in
-            state.isStopped = true
-            return state.task
-        }
-        task?.cancel()
     }
 }

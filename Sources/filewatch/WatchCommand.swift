@@ -153,16 +153,16 @@ struct WatchCommand: AsyncParsableCommand {
         // In place before the watch starts, so before anything can be printed: a signal sent
         // the instant `ready` appears must find its handler. The watch starts below; a signal
         // that comes first is passed on to it as soon as it exists.
-        let control = LateStreamControl()
+        let pending = PendingRequests<FileSystemEventStream>()
         _ = try TerminationMonitor(
-            onFirstSignal: { control.finish() },
-            onOutputClosed: { control.stop() }
+            onFirstSignal: { pending.request { $0.finish() } },
+            onOutputClosed: { pending.request { stream in Task { await stream.stop() } } }
         )
         // The lines are written on the watch's own thread as each batch arrives: no hand-over
         // to another thread between the kernel and the pipe (the latency a script sees).
         let printer = UpdatePrinter(formatter: formatter, backendName: source.backendName)
         let stream = source.updates(deliveringTo: printer.print)
-        control.attach(stream)
+        pending.attach(stream)
         do {
             try await stream.run()
         } catch {
@@ -206,40 +206,5 @@ final class UpdatePrinter: Sendable {
         case .diagnostic(let diagnostic):
             StandardError.line("filewatch: warning: \(diagnostic.message)")
         }
-    }
-}
-
-/// What the termination monitor asks of a watch that may not have started yet: asked before
-/// ``attach(_:)``, the request is carried out when the stream arrives.
-final class LateStreamControl: Sendable {
-    private struct State {
-        var stream: FileSystemEventStream?
-        var finishRequested = false
-        var stopRequested = false
-    }
-    private let state = Mutex(State())
-
-    func attach(_ stream: FileSystemEventStream) {
-        let (finish, stop) = state.withLock { state in
-            state.stream = stream
-            return (state.finishRequested, state.stopRequested)
-        }
-        if stop { Task { await stream.stop() } } else if finish { stream.finish() }
-    }
-
-    func finish() {
-        let stream = state.withLock { state -> FileSystemEventStream? in
-            state.finishRequested = true
-            return state.stream
-        }
-        stream?.finish()
-    }
-
-    func stop() {
-        let stream = state.withLock { state -> FileSystemEventStream? in
-            state.stopRequested = true
-            return state.stream
-        }
-        if let stream { Task { await stream.stop() } }
     }
 }
