@@ -2,14 +2,14 @@ import FileSystemEventsCore
 import Synchronization
 import SystemPackage
 
-/// One run of the follower's source over a set of directories, and the task that turns its
-/// updates into wake-ups. Replaced by a new one whenever the set of directories to watch
-/// changes (the path's directory appeared, a symlink was re-pointed elsewhere) or the source
-/// ended (a watched directory was removed).
+/// One run of the follower's source over a set of directories: its updates, taken on the
+/// watch's thread, wake the follower, and a task waits for the watch to end. Replaced by a new
+/// one whenever the set of directories to watch changes (the path's directory appeared, a
+/// symlink was re-pointed elsewhere) or the source ended (a watched directory was removed).
 final class FollowerWatch: Sendable {
     let roots: [[UInt8]]
     private let stream: FileSystemEventStream
-    private let pump: Task<Void, Never>
+    private let waiter: Task<Void, Never>
     private let status: StatusBox
 
     private struct Status {
@@ -30,26 +30,27 @@ final class FollowerWatch: Sendable {
         self.roots = roots
         let paths = roots.map { FilePath(bytes: $0) }
         let options = WatchOptions(roots: paths, isRecursive: false, followsSymlinks: false, latency: .zero)
-        let stream = try makeSource(options).updates()
-        self.stream = stream
         let status = StatusBox()
         self.status = status
-        pump = Task {
+        // The updates only mean "look again": taken on the watch's own thread, they wake the
+        // follower with no task in between (one hand-over fewer from the kernel to the bytes).
+        let stream = try makeSource(options).updates(deliveringTo: { update in
+            switch update {
+            case .ready:
+                didStartWatching?(paths)
+                wakeup.wake()
+            case .events(let events):
+                // A watched directory gone means its watch is gone: start again.
+                if events.contains(where: { $0.kind == .rootRemoved }) { status.state.withLock { $0.isOver = true } }
+                wakeup.wake()
+            case .scanStarted, .diagnostic:
+                break
+            }
+        })
+        self.stream = stream
+        waiter = Task {
             do throws(FileSystemEventsError) {
-                var updates = stream.makeAsyncIterator()
-                while let update = try await updates.next(isolation: nil) {
-                    switch update {
-                    case .ready:
-                        didStartWatching?(paths)
-                        wakeup.wake()
-                    case .events(let events):
-                        // A watched directory gone means its watch is gone: start again.
-                        if events.contains(where: { $0.kind == .rootRemoved }) { status.state.withLock { $0.isOver = true } }
-                        wakeup.wake()
-                    case .scanStarted, .diagnostic:
-                        break
-                    }
-                }
+                try await stream.run()
                 status.state.withLock { $0.isOver = true }
             } catch {
                 status.state.withLock {
@@ -68,12 +69,12 @@ final class FollowerWatch: Sendable {
 
     /// Ends the source and returns once it has closed its descriptors.
     func stop() async {
-        pump.cancel()
+        waiter.cancel()
         await stream.stop()
     }
 
     /// Ends the source without waiting (an iterator dropped mid-way).
     func cancel() {
-        pump.cancel()
+        waiter.cancel()
     }
 }

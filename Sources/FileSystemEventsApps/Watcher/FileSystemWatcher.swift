@@ -57,6 +57,17 @@ public final class FileSystemWatcher: Sendable {
         followsRenames: Bool = true,
         capturesInitialState: Bool = false
     ) -> FileSystemEventStream {
+        subscribe(to: subtrees, filter: filter, isRecursive: isRecursive, latency: latency, bufferLimit: bufferLimit,
+                  followsRenames: followsRenames, capturesInitialState: capturesInitialState, handler: nil)
+    }
+
+    /// ``subscribe(to:filter:isRecursive:latency:bufferLimit:followsRenames:capturesInitialState:)``
+    /// with the updates handed to `handler` on the subscription's thread
+    /// (``FileSystemEventSource/updates(deliveringTo:)``).
+    func subscribe(
+        to subtrees: [FilePath], filter: PathFilter, isRecursive: Bool, latency: Duration, bufferLimit: Int,
+        followsRenames: Bool, capturesInitialState: Bool, handler: FileSystemEventHandler?
+    ) -> FileSystemEventStream {
         let subscription: WatchSubscription
         do {
             subscription = try makeSubscription(subtrees, filter: filter, isRecursive: isRecursive, latency: latency,
@@ -71,7 +82,7 @@ public final class FileSystemWatcher: Sendable {
         } catch {
             return FileSystemEventStream(bufferLimit: 1) { channel in channel.finish(throwing: error) }
         }
-        return FileSystemEventStream(bufferLimit: subscription.bufferLimit) { channel in
+        return FileSystemEventStream(bufferLimit: subscription.bufferLimit, handler: handler) { channel in
             subscription.run(channel: channel, watch: watch)
         }
     }
@@ -153,9 +164,18 @@ struct SharedWatchSource: FileSystemEventSource {
     }
 
     func updates() -> FileSystemEventStream {
+        subscribe(handler: nil)
+    }
+
+    func updates(deliveringTo handler: @escaping FileSystemEventHandler) -> FileSystemEventStream {
+        subscribe(handler: handler)
+    }
+
+    private func subscribe(handler: FileSystemEventHandler?) -> FileSystemEventStream {
         watcher.subscribe(
             to: options.roots, filter: options.filter, isRecursive: options.isRecursive, latency: options.latency,
-            bufferLimit: options.bufferLimit, followsRenames: false, capturesInitialState: options.capturesInitialState
+            bufferLimit: options.bufferLimit, followsRenames: false, capturesInitialState: options.capturesInitialState,
+            handler: handler
         )
     }
 }
