@@ -2,21 +2,25 @@
 # `filewatch follow` next to GNU `tail -F`, on the same files in the same run:
 #   1. throughput following a file appended as fast as a C writer can (MiB/s, writer start to
 #      the last byte out of the follower);
-#   2. bytes lost across ROTATIONS rotations by rename (logrotate `create`), the writer adding a
+#   2. append-to-stdout latency, p50 and p99: one line appended at a time, timed from just
+#      before its write(2) to its arrival on the follower's stdout (a FIFO the writer reads);
+#   3. bytes lost across ROTATIONS rotations by rename (logrotate `create`), the writer adding a
 #      line to the renamed file before it reopens, both followers running at once.
 #
 #   FILEWATCH_BIN=.build/release/filewatch scripts/follow-vs-tail.sh
 #
-# Environment: FOLLOW_BENCH_MB (256), FOLLOW_BENCH_ROTATIONS (1000), FOLLOW_BENCH_PAUSE_US
-# (microseconds between rotations, 10000), FOLLOW_BENCH_BACKEND (inotify).
+# Environment: FOLLOW_BENCH_MB (1024), FOLLOW_BENCH_ROTATIONS (1000), FOLLOW_BENCH_PAUSE_US
+# (microseconds between rotations, 10000), FOLLOW_BENCH_BACKEND (inotify),
+# FOLLOW_BENCH_LATENCY_SAMPLES (500).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bin=${FILEWATCH_BIN:-.build/release/filewatch}
-megabytes=${FOLLOW_BENCH_MB:-256}
+megabytes=${FOLLOW_BENCH_MB:-1024}
 rotations=${FOLLOW_BENCH_ROTATIONS:-1000}
 pause=${FOLLOW_BENCH_PAUSE_US:-10000}
 backend=${FOLLOW_BENCH_BACKEND:-inotify}
+samples=${FOLLOW_BENCH_LATENCY_SAMPLES:-500}
 [ -x "$bin" ] || { echo "error: no filewatch binary at $bin (build with: swift build -c release)" >&2; exit 2; }
 
 work=$(mktemp -d)
@@ -56,6 +60,28 @@ throughput() {
 echo "== throughput: ${megabytes} MiB appended in 64 KiB writes"
 throughput "tail -F" tail -F -c +1
 throughput "filewatch follow" "$bin" follow --from-start --backend "$backend"
+
+# latency NAME COMMAND...: the follower's command; the file is appended to the command line.
+latency() {
+    local name=$1; shift
+    local log="$work/latency-$name.log"
+    : > "$log"
+    rm -f "$work/pipe"; mkfifo "$work/pipe"
+    "$@" "$log" > "$work/pipe" 2>/dev/null &
+    local follower=$!
+    pids+=("$follower")
+    local result
+    result=$("$work/writer" latency "$log" "$samples" "$work/pipe")
+    kill "$follower" 2>/dev/null || true
+    wait "$follower" 2>/dev/null || true
+    rm -f "$log"
+    set -- $result
+    printf "%-18s p50 %8.1f µs   p99 %8.1f µs  (%d lines)\n" "$name" "$1" "$2" "$samples"
+}
+
+echo "== latency: $samples lines appended one at a time, write(2) to the follower's stdout"
+latency "tail -F" tail -F -c +1
+latency "filewatch follow" "$bin" follow --from-start --backend "$backend"
 
 echo "== rotation: $rotations rotations, ${pause} µs apart, both followers at once"
 log="$work/rotating.log"

@@ -4,13 +4,18 @@
 //   follow_writer rotate FILE ROTATIONS LINES US   ROTATIONS times: LINES numbered lines,
 //                                                  rename FILE to FILE.1, one more line to the
 //                                                  renamed file, reopen FILE; US µs between
+//   follow_writer latency FILE SAMPLES PIPE        SAMPLES times: append one line to FILE and
+//                                                  time until the follower, whose stdout is the
+//                                                  FIFO PIPE, has printed it
 //
-// Prints the number of bytes written on stdout.
+// append and rotate print the number of bytes written on stdout; latency prints the median and
+// the 99th percentile in microseconds ("p50 P99").
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static long long total = 0;
@@ -33,6 +38,53 @@ static int open_log(const char *path) {
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) { perror("open"); exit(1); }
     return fd;
+}
+
+static long long now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/// Reads the follower's output until `lines` more newlines have come.
+static void read_lines(int pipe_fd, int lines) {
+    char buffer[4096];
+    while (lines > 0) {
+        ssize_t n = read(pipe_fd, buffer, sizeof buffer);
+        if (n <= 0) { fprintf(stderr, "follow_writer: the follower's output ended\n"); exit(1); }
+        for (ssize_t i = 0; i < n; i++) if (buffer[i] == '\n') lines--;
+    }
+}
+
+static int compare_ll(const void *a, const void *b) {
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+/// Append-to-stdout latency: one line at a time, each timed from just before its write(2) to
+/// the follower's output of it, read from the same kind of pipe a script reads.
+static int measure_latency(const char *path, int samples, const char *pipe_path) {
+    int fd = open_log(path);
+    int pipe_fd = open(pipe_path, O_RDONLY | O_CLOEXEC);
+    if (pipe_fd < 0) { perror("open pipe"); exit(1); }
+    // The first line proves the follower is attached (it follows from the first byte).
+    write_all(fd, "warm-up\n", 8);
+    read_lines(pipe_fd, 1);
+    long long *took = calloc((size_t)samples, sizeof *took);
+    char line[64];
+    for (int i = 0; i < samples; i++) {
+        int n = snprintf(line, sizeof line, "sample %d\n", i);
+        long long start = now_ns();
+        write_all(fd, line, (size_t)n);
+        read_lines(pipe_fd, 1);
+        took[i] = now_ns() - start;
+        usleep(2000);  // apart, so each sample is a wake-up of its own
+    }
+    qsort(took, (size_t)samples, sizeof *took, compare_ll);
+    printf("%.1f %.1f\n", took[samples / 2] / 1000.0, took[(samples * 99) / 100] / 1000.0);
+    close(fd);
+    close(pipe_fd);
+    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -69,8 +121,12 @@ int main(int argc, char **argv) {
         int n = snprintf(line, sizeof line, "done\n");
         write_all(fd, line, (size_t)n);
         close(fd);
+    } else if (argc == 5 && strcmp(argv[1], "latency") == 0) {
+        int samples = atoi(argv[3]);
+        if (samples < 1) { fprintf(stderr, "follow_writer: SAMPLES must be at least 1\n"); return 2; }
+        return measure_latency(argv[2], samples, argv[4]);
     } else {
-        fprintf(stderr, "usage: follow_writer append FILE BYTES CHUNK | rotate FILE ROTATIONS LINES US\n");
+        fprintf(stderr, "usage: follow_writer append FILE BYTES CHUNK | rotate FILE ROTATIONS LINES US | latency FILE SAMPLES PIPE\n");
         return 2;
     }
     printf("%lld\n", total);

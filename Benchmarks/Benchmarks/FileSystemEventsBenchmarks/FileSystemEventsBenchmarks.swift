@@ -25,6 +25,7 @@ let benchmarks: @Sendable () -> Void = {
     registerListingBenchmarks()
     registerSnapshotFileBenchmarks()
     registerSettleBenchmarks()
+    registerFollowerBenchmarks()
 }
 
 /// What counts as a regression in `baseline check`, for the metrics a benchmark measures.
@@ -77,6 +78,8 @@ enum BenchmarkMetrics {
     static var entriesPerSecond: BenchmarkMetric { .custom("Entries per second", polarity: .prefersLarger, useScalingFactor: false) }
     /// Events delivered per second of a burst, from the first write to the last event.
     static var eventsPerSecond: BenchmarkMetric { .custom("Events per second", polarity: .prefersLarger, useScalingFactor: false) }
+    /// Mebibytes a follower delivers per second of a file appended as fast as the writer can.
+    static var mebibytesPerSecond: BenchmarkMetric { .custom("MiB per second", polarity: .prefersLarger, useScalingFactor: false) }
     /// Bytes a saved snapshot takes on disk per entry.
     static var bytesPerEntry: BenchmarkMetric { .custom("Bytes per entry", polarity: .prefersSmaller, useScalingFactor: false) }
 }
