@@ -391,7 +391,9 @@ extension InotifyWatch {
               let target = targets[event.watch] else { return }
         var paths: [[UInt8]] = []
         for index in target.fileRoots where !roots[index].isRemoved {
-            if case .file(_, let name, _, _) = roots[index].kind, name == event.name { paths.append(roots[index].bytes) }
+            if case .file(let file) = roots[index].kind, let role = file.role(of: event), role == .name || role == .target {
+                paths.append(roots[index].bytes)
+            }
         }
         for directory in target.directories where directory.isAttached {
             paths.append(roots[directory.root].paths.bytes(directory.relativePath.appendingComponent(event.name)))
@@ -586,10 +588,12 @@ extension InotifyWatch {
         case .directory(let tree):
             type = .directory
             unwatch(tree)
-        case .file(let parentWatch, _, let fileType, _):
-            type = fileType
-            targets[parentWatch]?.fileRoots.removeAll { $0 == index }
-            releaseIfUnused(parentWatch)
+        case .file(let file):
+            type = file.type
+            for watch in watches(of: file) {
+                targets[watch]?.fileRoots.removeAll { $0 == index }
+                releaseIfUnused(watch)
+            }
         }
         produced.append(makeEvent(.rootRemoved, root: index, relative: [], type: type, identity: nil, synthetic: false))
     }

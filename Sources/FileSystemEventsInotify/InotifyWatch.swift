@@ -75,8 +75,8 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
 
         enum Kind {
             case directory(WatchedDirectory)
-            /// A single file, watched through its parent directory.
-            case file(parentWatch: CInt, name: [UInt8], type: FileItemType, inode: UInt64)
+            /// A single file, watched through its parent directory (``InotifyWatch/FileRoot``).
+            case file(FileRoot)
         }
     }
 
@@ -293,8 +293,8 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             case .directory(let tree):
                 snapshot = RootSnapshot(status: FileStatus(device: tree.device, inode: tree.inode, mode: FileItemType.directory.modeBits),
                                         tree: tree.snapshot())
-            case .file(_, _, let type, let inode):
-                snapshot = RootSnapshot(status: FileStatus(device: root.device, inode: inode, mode: type.modeBits), tree: nil)
+            case .file(let file):
+                snapshot = RootSnapshot(status: FileStatus(device: root.device, inode: file.inode, mode: file.type.modeBits), tree: nil)
             }
             return FileTreeSnapshot(root: root.path, snapshot: snapshot, options: options, recordsAttributes: false)
         }

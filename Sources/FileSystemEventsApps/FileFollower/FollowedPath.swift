@@ -23,20 +23,20 @@ struct FollowedPath: Sendable {
     /// its nearest existing ancestor).
     func watchRoots() -> [[UInt8]] {
         let (ancestor, isParent) = nearestExistingDirectory(from: directory)
-        let own = FollowerSyscalls.realPath(ancestor) ?? ancestor
+        let own = Syscalls.realPath(ancestor) ?? ancestor
         var roots = [own]
         guard isParent,
               case .success(let link) = FollowerSyscalls.status(bytes, followSymlinks: false),
               link.itemType == .symlink
         else { return roots }
         let targetDirectory: [UInt8]
-        if let target = FollowerSyscalls.realPath(bytes) {
+        if let target = Syscalls.realPath(bytes) {
             targetDirectory = Self.parent(of: target)
-        } else if let target = FollowerSyscalls.readLink(bytes) {
+        } else if let target = Syscalls.readLink(bytes) {
             // A dangling link: watch where its target would appear.
             let absolute = target.first == UInt8(ascii: "/") ? target : directory.appendingComponent(target)
             let (existing, _) = nearestExistingDirectory(from: Self.parent(of: absolute))
-            targetDirectory = FollowerSyscalls.realPath(existing) ?? existing
+            targetDirectory = Syscalls.realPath(existing) ?? existing
         } else {
             return roots
         }

@@ -46,36 +46,4 @@ enum FollowerSyscalls {
     ) -> Result<Int, Errno> {
         valueOrErrno(retryOnInterrupt: true) { pread(descriptor, buffer.baseAddress, buffer.count, off_t(offset)) }
     }
-
-    /// The canonical absolute path of `path` (every symlink resolved), or `nil` when some
-    /// component does not exist.
-    static func realPath(_ path: [UInt8]) -> [UInt8]? {
-        withCString(path) { name -> [UInt8]? in
-            guard let resolved = realpath(name, nil) else { return nil }
-            defer { free(resolved) }
-            var bytes: [UInt8] = []
-            var cursor = resolved
-            while cursor.pointee != 0 {
-                bytes.append(UInt8(bitPattern: cursor.pointee))
-                cursor += 1
-            }
-            return bytes
-        }
-    }
-}
-
-extension FollowerSyscalls {
-    /// The target a symlink holds, or `nil` when `path` is not a readable symlink.
-    static func readLink(_ path: [UInt8]) -> [UInt8]? {
-        withCString(path) { name -> [UInt8]? in
-            var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX))
-            let count = buffer.withUnsafeMutableBufferPointer { target in
-                target.withMemoryRebound(to: CChar.self) { characters -> Int in
-                    guard let base = characters.baseAddress else { return -1 }
-                    return readlink(name, base, characters.count)
-                }
-            }
-            return count > 0 ? Array(buffer[..<count]) : nil
-        }
-    }
 }

@@ -53,6 +53,54 @@ extension ConformanceSuite {
             try await watch.waitForEnd()
             try watch.assertReplayMatchesDisk("deleted")
         },
+        ConformanceScenario(85, "a root that is a symlink to a file: writes to the target, the target replaced, the link re-pointed") { context in
+            try context.tree.makeDirectories("data")
+            try context.tree.write("data/app-1.log", "one")
+            try context.tree.symlink("current.log", pointingTo: "data/app-1.log")
+            let root = context.tree.path("current.log")
+            let watch = try await context.watch { $0.roots = [root] }
+            // Followed like a symlink to a directory: a write through the target's own name
+            // is a change of the watched file.
+            try context.tree.append("data/app-1.log", " two")
+            try await watch.waitForEvent("modified current.log after a write to its target") { $0.path == root && $0.kind == .modified }
+            try watch.assertReplayMatchesDisk("the target appended to")
+
+            // The target replaced by an atomic save in its own directory.
+            var index = watch.eventCount
+            try context.tree.write("data/.app-1.log.tmp", "replaced")
+            try context.tree.rename("data/.app-1.log.tmp", to: "data/app-1.log")
+            try await watch.waitForEvent("the target's replacement", from: index) {
+                $0.path == root && ($0.kind == .created || $0.kind == .modified)
+            }
+            try watch.assertReplayMatchesDisk("the target replaced")
+            index = watch.eventCount
+            try context.tree.append("data/app-1.log", " more")
+            try await watch.waitForEvent("modified after the target's replacement", from: index) { $0.path == root && $0.kind == .modified }
+
+            // The link re-pointed (a new link renamed over it): another file, `created`, and
+            // its writes are heard.
+            index = watch.eventCount
+            try context.tree.write("data/app-2.log", "second")
+            try context.tree.symlink("current.log.new", pointingTo: "data/app-2.log")
+            try context.tree.rename("current.log.new", to: "current.log")
+            try await watch.waitForEvent("created current.log for the new target", from: index) { $0.path == root && $0.kind == .created }
+            try watch.assertReplayMatchesDisk("the link re-pointed")
+            index = watch.eventCount
+            try context.tree.append("data/app-2.log", " appended")
+            try await watch.waitForEvent("modified after the link was re-pointed", from: index) { $0.path == root && $0.kind == .modified }
+
+            // The target deleted: the link dangles and the file is `removed`; the target
+            // recreated is `created`.
+            index = watch.eventCount
+            try context.tree.remove("data/app-2.log")
+            try await watch.waitForEvent("removed when the target is deleted", from: index) { $0.path == root && $0.kind == .removed }
+            index = watch.eventCount
+            try context.tree.write("data/app-2.log", "again")
+            try await watch.waitForEvent("created when the target reappears", from: index) { $0.path == root && $0.kind == .created }
+            try watch.assertReplayMatchesDisk("the target recreated")
+            try check(!watch.events.contains { $0.kind == .rootRemoved },
+                      "a symlink root must survive its target's replacement and removal:\n  \(watch.describeEvents(since: 0))")
+        },
         ConformanceScenario(23, "the root deleted: rootRemoved, and the sequence ends") { context in
             try context.tree.makeDirectories("a/b")
             try context.tree.write("a/b/c.txt", "x")

@@ -1,0 +1,60 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// A path that is a symlink names two places: the link, and the file its target is. What is
+// watched by name must watch both, because a write through the target's other names changes
+// what the link shows, and the link re-pointed changes which file that is.
+
+extension Syscalls {
+    /// The canonical absolute path of `path` (every symlink resolved), or `nil` when some
+    /// component does not exist or cannot be searched.
+    package static func realPath(_ path: [UInt8]) -> [UInt8]? {
+        withCString(path) { name -> [UInt8]? in
+            guard let resolved = realpath(name, nil) else { return nil }
+            defer { free(resolved) }
+            return Array(UnsafeRawBufferPointer(start: resolved, count: strlen(resolved)))
+        }
+    }
+
+    /// The target a symlink holds, or `nil` when `path` is not a readable symlink.
+    package static func readLink(_ path: [UInt8]) -> [UInt8]? {
+        withCString(path) { name -> [UInt8]? in
+            var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX))
+            let count = buffer.withUnsafeMutableBufferPointer { target in
+                target.withMemoryRebound(to: CChar.self) { characters -> Int in
+                    guard let base = characters.baseAddress else { return -1 }
+                    return readlink(name, base, characters.count)
+                }
+            }
+            return count > 0 ? Array(buffer[..<count]) : nil
+        }
+    }
+
+    /// Where the file a symlink leads to lives, as its directory's canonical path and its
+    /// name there: through every link when the target exists, and one link deep when it does
+    /// not (a dangling link's target would appear there). `nil` when `path` is not a symlink,
+    /// or the target's directory does not exist either.
+    package static func linkTargetLocation(_ path: [UInt8]) -> (directory: [UInt8], name: [UInt8])? {
+        guard case .success(let status) = withCString(path, { Syscalls.status($0, relativeTo: AT_FDCWD) }),
+              status.itemType == .symlink else { return nil }
+        if let resolved = realPath(path) { return split(resolved) }
+        guard let target = readLink(path) else { return nil }
+        let absolute = target.first == UInt8(ascii: "/") ? target : split(path).directory + [UInt8(ascii: "/")] + target
+        let (directory, name) = split(absolute)
+        guard !name.isEmpty, let canonical = realPath(directory) else { return nil }
+        return (canonical, name)
+    }
+
+    /// An absolute path's directory (`/` at the top) and last component.
+    private static func split(_ path: [UInt8]) -> (directory: [UInt8], name: [UInt8]) {
+        var end = path.count
+        while end > 1 && path[end - 1] == UInt8(ascii: "/") { end -= 1 }
+        guard let slash = path[..<end].lastIndex(of: UInt8(ascii: "/")) else { return ([UInt8(ascii: ".")], Array(path[..<end])) }
+        return (slash == 0 ? [UInt8(ascii: "/")] : Array(path[..<slash]), Array(path[(slash + 1)..<end]))
+    }
+}
