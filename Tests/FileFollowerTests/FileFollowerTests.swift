@@ -219,6 +219,39 @@ struct FileFollowerTests {
         #expect(arrivals.count == rotations)
     }
 
+    @Test("rotations while the consumer stalls: every file that stood at the path is held and delivered", arguments: FollowBackend.available)
+    func rotationsBeneathAStalledConsumer(backend: FollowBackend) async throws {
+        let tree = try ScratchTree()
+        let path = tree.path("app.log")
+        try tree.write("app.log", "")
+        let recorder = try await follow(path, on: backend) { recorder in
+            let writer = LogWriter(path: path, recorder: recorder, seed: 21)
+            try writer.reopen()
+            try writer.appendRandom(1_000)
+            try writer.waitUntilDelivered()
+            recorder.hold()
+            // Released on every way out, or a failed wait would leave the consumer stalled.
+            defer { recorder.release() }
+            try writer.appendRandom(100)
+            try recorder.waitUntilStalled()
+            // Each file is rotated to app.log.1, where the next rotation replaces it: once
+            // that happens, only a descriptor opened while it stood at app.log can reach it.
+            // The consumer delivers nothing meanwhile, so the follower must have opened each
+            // one without it (the wait below is for that, and fails if it never happens).
+            for _ in 0..<5 {
+                try Self.rename(path, to: tree.path("app.log.1"))
+                try writer.appendRandom(writer.randomInt(1...500))  // to the renamed file
+                let old = try writer.reopen()
+                LogWriter.closeDescriptor(old)
+                try writer.appendRandom(writer.randomInt(1...500))
+                try Self.waitUntilHeldTwice(path)
+            }
+            return writer.written
+        }
+        let arrivals = recorder.deliveredNotices.filter { $0.kind == .replaced || $0.kind == .appeared }
+        #expect(arrivals.count == 5)
+    }
+
     @Test("the last N lines, then appends; the lines view keeps a partial line", arguments: FollowBackend.available)
     func lastLinesAndLinesView(backend: FollowBackend) async throws {
         let tree = try ScratchTree()
@@ -317,6 +350,25 @@ struct FileFollowerTests {
 
     private static func rename(_ from: FilePath, to: FilePath) throws {
         try LogWriter.check("rename \(from) \(to)", Glibc.rename(from.string, to.string))
+    }
+
+    /// Waits until two descriptors of this process lead to the file now at `path`: the
+    /// writer's and the follower's.
+    private static func waitUntilHeldTwice(_ path: FilePath, timeout: TimeInterval = 30) throws {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while true {
+            let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            let holding = descriptors.filter {
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == path.string
+            }
+            if holding.count >= 2 { return }
+            guard Date() < deadline else {
+                throw FollowTestFailure("the follower never opened the file at \(path) while its consumer was stalled")
+            }
+            // Polling a condition the follower's thread brings about, with a deadline: there
+            // is no event to wait for, because nothing may be delivered while stalled.
+            usleep(1_000)
+        }
     }
 
     private static func openDescriptorCount() -> Int {

@@ -16,11 +16,21 @@ final class FollowRecorder: @unchecked Sendable {
     private var violations: [String] = []
     private var lastGeneration = 0
     private var isFinished = false
+    /// While set, the consumer blocks in ``record(_:)`` after its next update: a consumer
+    /// that cannot keep up (a full pipe, a disk stalled on writeback) holds up the follower.
+    private var isHeld = false
+    private var isStalled = false
 
     func record(_ update: FileFollowerUpdate) {
         condition.lock()
         defer {
             condition.broadcast()
+            while isHeld {
+                isStalled = true
+                condition.broadcast()
+                condition.wait()
+            }
+            isStalled = false
             condition.unlock()
         }
         switch update {
@@ -84,6 +94,30 @@ final class FollowRecorder: @unchecked Sendable {
             guard condition.wait(until: deadline) else {
                 throw FollowTestFailure("timed out waiting for \(what()): \(delivered.count) bytes delivered, notices \(notices)")
             }
+        }
+    }
+
+    /// Makes the consumer stall at its next update, until ``release()``.
+    func hold() {
+        condition.lock()
+        isHeld = true
+        condition.unlock()
+    }
+
+    func release() {
+        condition.lock()
+        isHeld = false
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Until the consumer is stalled in ``record(_:)``.
+    func waitUntilStalled(timeout: TimeInterval = 60) throws {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !isStalled {
+            guard condition.wait(until: deadline) else { throw FollowTestFailure("the consumer never stalled") }
         }
     }
 

@@ -96,7 +96,7 @@ final class FileFollowerSession {
             }
             do throws(FileSystemEventsError) {
                 watch = try FollowerWatch(
-                    roots: roots, makeSource: follower.makeSource, wakeup: wakeup,
+                    roots: roots, makeSource: follower.makeSource, wakeup: wakeup, observer: tracker.observer,
                     didStartWatching: follower.options.didStartWatching)
                 return
             } catch {

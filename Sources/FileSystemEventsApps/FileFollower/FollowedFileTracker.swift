@@ -18,6 +18,8 @@ import SystemPackage
 /// - Truncation is the held file's size dropping below the delivered offset.
 final class FollowedFileTracker {
     let path: FollowedPath
+    /// Opens new files at the path from the watch's thread (see ``FollowedPathObserver``).
+    let observer: FollowedPathObserver
     private let options: FileFollower.Options
     /// Oldest first; the first is the one being delivered.
     private var generations: [FollowedGeneration] = []
@@ -31,6 +33,7 @@ final class FollowedFileTracker {
     init(path: FollowedPath, options: FileFollower.Options) {
         self.path = path
         self.options = options
+        observer = FollowedPathObserver(path: path.bytes)
         buffer = .allocate(byteCount: options.chunkSize, alignment: 16)
     }
 
@@ -90,13 +93,15 @@ final class FollowedFileTracker {
 
     // MARK: Looking at the path
 
-    /// Stats the path and compares what stands there with the newest held file: notes a
-    /// removal, or opens a new file (which is delivered after the ones before it).
+    /// Applies what the watch's thread observed at the path since the last look (files it
+    /// opened as soon as their creation was heard), then stats the path and compares what
+    /// stands there with the newest held file: notes a removal, or opens a new file (which is
+    /// delivered after the ones before it).
     func examinePath(now: ContinuousClock.Instant) {
+        for observation in observer.take() { apply(observation, now: now) }
         let newestIndex = generations.indices.last.flatMap { generations[$0].isSuperseded ? nil : $0 }
         guard case .success(let status) = FollowerSyscalls.status(path.bytes, followSymlinks: true), status.itemType == .file else {
-            if let newestIndex { supersede(newestIndex, now: now, notice: .removed) }
-            sawGap = true
+            apply(.missing, now: now)
             return
         }
         if let newestIndex, generations[newestIndex].identity == status.identity { return }
@@ -108,9 +113,20 @@ final class FollowedFileTracker {
             Syscalls.close(descriptor)
             return
         }
-        if let held = generations.lastIndex(where: { $0.identity == opened.identity }) {
-            // A file already held is back at the path (renamed away and back): the same
-            // bytes, so no new generation. Only the newest can resume being followed.
+        apply(.file(descriptor: descriptor, identity: opened.identity), now: now)
+    }
+
+    /// One observation of the path, in the order they were made; takes over the descriptor.
+    private func apply(_ observation: FollowedPathObserver.Observation, now: ContinuousClock.Instant) {
+        let newestIndex = generations.indices.last.flatMap { generations[$0].isSuperseded ? nil : $0 }
+        guard case .file(let descriptor, let identity) = observation else {
+            if let newestIndex { supersede(newestIndex, now: now, notice: .removed) }
+            sawGap = true
+            return
+        }
+        if let held = generations.lastIndex(where: { $0.identity == identity }) {
+            // A file already held: the newest, still there, or one renamed away and back (the
+            // same bytes, so no new generation; only the newest can resume being followed).
             Syscalls.close(descriptor)
             if held == generations.count - 1 && generations[held].isSuperseded {
                 generations[held].supersededAt = nil
@@ -121,7 +137,7 @@ final class FollowedFileTracker {
         let arrival: FileFollowerNotice.Kind = newestIndex != nil && !sawGap ? .replaced : .appeared
         if let newestIndex { supersede(newestIndex, now: now, notice: nil) }
         generations.append(FollowedGeneration(
-            number: nextGenerationNumber, descriptor: descriptor, identity: opened.identity, offset: 0,
+            number: nextGenerationNumber, descriptor: descriptor, identity: identity, offset: 0,
             arrival: arrival))
         nextGenerationNumber += 1
         sawGap = false
@@ -231,6 +247,7 @@ final class FollowedFileTracker {
     }
 
     func closeAll() {
+        observer.close()
         for generation in generations { Syscalls.close(generation.descriptor) }
         generations = []
     }

@@ -25,6 +25,7 @@ final class FollowerWatch: Sendable {
         roots: [[UInt8]],
         makeSource: FileFollower.SourceFactory,
         wakeup: FollowerWakeup,
+        observer: FollowedPathObserver,
         didStartWatching: (@Sendable ([FilePath]) -> Void)?
     ) throws(FileSystemEventsError) {
         self.roots = roots
@@ -33,7 +34,9 @@ final class FollowerWatch: Sendable {
         let status = StatusBox()
         self.status = status
         // The updates only mean "look again": taken on the watch's own thread, they wake the
-        // follower with no task in between (one hand-over fewer from the kernel to the bytes).
+        // follower with no task in between (one hand-over fewer from the kernel to the bytes),
+        // and a new file at the path is opened there and then, however far behind the
+        // follower's own task is (``FollowedPathObserver``).
         let stream = try makeSource(options).updates(deliveringTo: { update in
             switch update {
             case .ready:
@@ -42,6 +45,7 @@ final class FollowerWatch: Sendable {
             case .events(let events):
                 // A watched directory gone means its watch is gone: start again.
                 if events.contains(where: { $0.kind == .rootRemoved }) { status.state.withLock { $0.isOver = true } }
+                observer.observe()
                 wakeup.wake()
             case .scanStarted, .diagnostic:
                 break
