@@ -40,6 +40,10 @@ command="scripts/compare-peers.sh"
 for name in BENCHMARK_PACKAGE BENCHMARK_FILTER LATENCY_SAMPLES READY_RUNS FIDELITY_SEEDS BURST_RUNS BURST_FILES MEMORY_1M FILEWATCH_BENCHMARK_SKIP_LARGE; do
     if [ -n "${!name:-}" ]; then command="$name=${!name} $command"; fi
 done
+# Following a file next to GNU tail -F (throughput, latency, rotation loss): its figures go into
+# docs/benchmarks.md too.
+FILEWATCH_BIN="$bin/filewatch" FOLLOW_BENCH_RESULTS=docs/follow-vs-tail-results.json scripts/follow-vs-tail.sh \
+    || echo "warning: scripts/follow-vs-tail.sh failed; the follow figures are an earlier run's" >&2
 COMPARE_COMMAND="$command" FLOOR_BIN="$work/floor" FILEWATCH_BIN="$bin/filewatch" VENV_PYTHON="$venv/bin/python" \
     "$venv/bin/python" scripts/peers/compare.py
 rm -rf "$work"

@@ -11,7 +11,8 @@
 #
 # Environment: FOLLOW_BENCH_MB (1024), FOLLOW_BENCH_ROTATIONS (1000), FOLLOW_BENCH_PAUSE_US
 # (microseconds between rotations, 10000), FOLLOW_BENCH_BACKEND (inotify),
-# FOLLOW_BENCH_LATENCY_SAMPLES (500).
+# FOLLOW_BENCH_LATENCY_SAMPLES (500), FOLLOW_BENCH_RESULTS (a file to write the figures to as
+# JSON, which scripts/peers/compare.py puts into docs/benchmarks.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,6 +35,10 @@ cc -O2 -o "$work/writer" scripts/peers/follow_writer.c
 
 now() { date +%s%N; }
 
+# name=value pairs for FOLLOW_BENCH_RESULTS, in the order measured.
+results=()
+record() { results+=("\"$1\": $2"); }
+
 # throughput NAME COMMAND...: the follower's command; the file is appended to the command line.
 throughput() {
     local name=$1; shift
@@ -55,6 +60,7 @@ throughput() {
     wait "$follower" 2>/dev/null || true
     rm -f "$log"
     awk -v b="$bytes" -v ns=$((end - start)) -v n="$name" 'BEGIN { printf "%-18s %8.1f MiB/s  (%d MiB in %.2f s)\n", n, b / 1048576 / (ns / 1e9), b / 1048576, ns / 1e9 }'
+    record "throughput_mib_s ($name)" "$(awk -v b="$bytes" -v ns=$((end - start)) 'BEGIN { printf "%.1f", b / 1048576 / (ns / 1e9) }')"
 }
 
 echo "== throughput: ${megabytes} MiB appended in 64 KiB writes"
@@ -77,6 +83,8 @@ latency() {
     rm -f "$log"
     set -- $result
     printf "%-18s p50 %8.1f µs   p99 %8.1f µs  (%d lines)\n" "$name" "$1" "$2" "$samples"
+    record "latency_p50_us ($name)" "$1"
+    record "latency_p99_us ($name)" "$2"
 }
 
 echo "== latency: $samples lines appended one at a time, write(2) to the follower's stdout"
@@ -104,4 +112,16 @@ for name in tail filewatch; do
     got=$(stat -c %s "$out")
     if cmp -s "$out" "$work/expected"; then same="identical to what was written"; else same="differs from what was written"; fi
     printf "%-18s %10d of %d bytes, lost %d; output %s\n" "$name" "$got" "$written" $((written - got)) "$same"
+    label="filewatch follow"; [ "$name" = tail ] && label="tail -F"
+    record "rotation_bytes_lost ($label)" $((written - got))
 done
+record "rotation_bytes_written" "$written"
+
+if [ -n "${FOLLOW_BENCH_RESULTS:-}" ]; then
+    {
+        printf '{"date": "%s", "binary": "%s", "megabytes": %d, "latency_samples": %d, "rotations": %d, "pause_us": %d, "backend": "%s"' \
+            "$(date -u +%Y-%m-%d)" "$bin" "$megabytes" "$samples" "$rotations" "$pause" "$backend"
+        for pair in "${results[@]}"; do printf ', %s' "$pair"; done
+        printf '}\n'
+    } > "$FOLLOW_BENCH_RESULTS"
+fi

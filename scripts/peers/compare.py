@@ -625,6 +625,7 @@ def write_report(results):
         lines.append(f"| {name} | {r['exact']}/{r['seeds']} | {', '.join(f'{m}/{e}' for m, e in r['details'])} |")
     lines += ["", "![latency](images/latency.png)", "", "![start-up and scan cost against tree size](images/size-costs.png)", ""]
     lines += burst_and_memory_report(results)
+    lines += follow_report()
     lines += package_report(results)
     with open(os.path.join(ROOT, "docs", "benchmarks.md"), "w") as out:
         out.write("\n".join(lines) + "\n")
@@ -645,6 +646,47 @@ def write_report(results):
         plot_memory(plt, results)
     except ImportError:
         print("matplotlib missing: no plots", file=sys.stderr)
+
+
+FOLLOW_RESULTS = os.path.join(ROOT, "docs", "follow-vs-tail-results.json")
+
+
+def follow_report():
+    """The `filewatch follow` / `tail -F` section, from scripts/follow-vs-tail.sh's last results."""
+    if not os.path.exists(FOLLOW_RESULTS):
+        return []
+    with open(FOLLOW_RESULTS) as saved:
+        r = json.load(saved)
+    tail, ours = "tail -F", "filewatch follow"
+
+    def ratio(key, inverse=False):
+        a, b = r.get(f"{key} ({ours})"), r.get(f"{key} ({tail})")
+        if not a or not b:
+            return "–"
+        return f"{(b / a) if inverse else (a / b):.2f}×"
+
+    written = r.get("rotation_bytes_written", 0)
+    return [
+        "## Following a file: `filewatch follow` next to GNU `tail -F` (scripts/follow-vs-tail.sh)", "",
+        f"Measured by `scripts/follow-vs-tail.sh` (which `compare-peers.sh` runs) on {r.get('date', 'an earlier day')}, with",
+        f"`{r.get('binary', 'a release build')}`. Both follow the same files in the same run, printing to a pipe;",
+        f"`filewatch follow` uses the {r['backend']} backend. Throughput: {r['megabytes']:,} MiB appended in 64 KiB writes by a",
+        "C writer as fast as it can, from its first write to the last byte read from the follower's stdout. Latency: one",
+        f"line appended at a time, {r['latency_samples']:,} times, from just before its write(2) to its arrival on the",
+        "follower's stdout.",
+        f"Rotation: {r['rotations']:,} rotations by rename {r['pause_us']:,} µs apart, the writer adding a line to the renamed",
+        "file before it reopens the path (logrotate's `create`), both followers running at once.", "",
+        f"| measure | {tail} | {ours} | {ours} / {tail} |", "|---|---|---|---|",
+        f"| throughput | {r[f'throughput_mib_s ({tail})']:,.0f} MiB/s | {r[f'throughput_mib_s ({ours})']:,.0f} MiB/s | {ratio('throughput_mib_s')} |",
+        f"| latency p50 | {r[f'latency_p50_us ({tail})']:.0f} µs | {r[f'latency_p50_us ({ours})']:.0f} µs | {ratio('latency_p50_us')} |",
+        f"| latency p99 | {r[f'latency_p99_us ({tail})']:.0f} µs | {r[f'latency_p99_us ({ours})']:.0f} µs | {ratio('latency_p99_us')} |",
+        f"| bytes lost across the rotations (of {written:,}) | {r[f'rotation_bytes_lost ({tail})']:,} | {r[f'rotation_bytes_lost ({ours})']:,} | |",
+        "",
+        "`tail -F` loses every line written to a renamed file after it switched to the new one; the follower reads the",
+        "renamed file to its end first. Its latency is one thread hop longer than `tail -F`'s: the watch's thread wakes the",
+        "task that reads the file, where `tail` reads on the thread that read the inotify event",
+        "([following-files.md](following-files.md)).", "",
+    ]
 
 
 PACKAGE_OUTPUT = os.path.join(ROOT, "docs", "benchmark-package-output.txt")
