@@ -54,6 +54,7 @@ final class FollowedFileTracker {
         if let problem = path.startProblem() { throw problem }
         guard case .success(let status) = FollowerSyscalls.status(path.bytes, followSymlinks: true) else {
             sawGap = true
+            observer.prime(identity: nil)
             return
         }
         guard status.itemType == .file else {
@@ -81,6 +82,7 @@ final class FollowedFileTracker {
         }
         generations.append(FollowedGeneration(number: nextGenerationNumber, descriptor: descriptor, identity: opened.identity, offset: offset))
         nextGenerationNumber += 1
+        observer.prime(identity: opened.identity)
     }
 
     private func startOffset(_ descriptor: CInt, size: Int64) -> Int64 {
@@ -93,27 +95,12 @@ final class FollowedFileTracker {
 
     // MARK: Looking at the path
 
-    /// Applies what the watch's thread observed at the path since the last look (files it
-    /// opened as soon as their creation was heard), then stats the path and compares what
-    /// stands there with the newest held file: notes a removal, or opens a new file (which is
-    /// delivered after the ones before it).
+    /// Looks at the path once more and applies every observation made since the last call,
+    /// in order (the watch's thread makes them too, as events arrive): a removal is noted, a
+    /// new file becomes a generation delivered after the ones before it.
     func examinePath(now: ContinuousClock.Instant) {
+        observer.observe()
         for observation in observer.take() { apply(observation, now: now) }
-        let newestIndex = generations.indices.last.flatMap { generations[$0].isSuperseded ? nil : $0 }
-        guard case .success(let status) = FollowerSyscalls.status(path.bytes, followSymlinks: true), status.itemType == .file else {
-            apply(.missing, now: now)
-            return
-        }
-        if let newestIndex, generations[newestIndex].identity == status.identity { return }
-        guard case .success(let descriptor) = FollowerSyscalls.openForReading(path.bytes) else {
-            // Gone again, or unreadable: the next wake-up looks again.
-            return
-        }
-        guard case .success(let opened) = FollowerSyscalls.status(ofDescriptor: descriptor), opened.itemType == .file else {
-            Syscalls.close(descriptor)
-            return
-        }
-        apply(.file(descriptor: descriptor, identity: opened.identity), now: now)
     }
 
     /// One observation of the path, in the order they were made; takes over the descriptor.

@@ -1,8 +1,9 @@
 import FileSystemEventsCore
 import Synchronization
 
-/// Looks at the followed path from the watch's own thread, as each batch of events arrives,
-/// and opens every new file it finds there at once.
+/// Looks at the followed path, from the watch's own thread as each batch of events arrives
+/// and from the follower's task before it reads, and opens every new file it finds there at
+/// once.
 ///
 /// The follower reads in its own task, which can fall behind: a consumer that writes slowly
 /// (a full pipe, a disk stalled on writeback) holds it up for hundreds of milliseconds, while
@@ -36,34 +37,45 @@ final class FollowedPathObserver: Sendable {
         self.path = path
     }
 
-    /// Called on the watch's thread for each batch of events: notes a missing path, or opens
-    /// a file that is not the one seen last.
+    /// Looks at the path: notes it missing, or opens the file there if it is not the one seen
+    /// last. Called on the watch's thread for each batch of events, and by the follower
+    /// before it reads. The look happens under the lock, so observations are in the order the
+    /// looks were made, whichever thread made them: a look that found the file cannot be
+    /// recorded after a later one that found it gone.
     func observe() {
-        let status = FollowerSyscalls.status(path, followSymlinks: true)
-        guard case .success(let found) = status, found.itemType == .file else {
-            state.withLock { state in
-                guard !state.isClosed, !state.lastWasMissing else { return }
-                state.lastWasMissing = true
-                state.lastIdentity = nil
-                state.observations.append(.missing)
+        state.withLock { state in
+            guard !state.isClosed else { return }
+            guard case .success(let found) = FollowerSyscalls.status(path, followSymlinks: true), found.itemType == .file else {
+                if !state.lastWasMissing {
+                    state.lastWasMissing = true
+                    state.lastIdentity = nil
+                    state.observations.append(.missing)
+                }
+                return
             }
-            return
-        }
-        if state.withLock({ $0.lastIdentity == found.identity && !$0.lastWasMissing }) { return }
-        guard case .success(let descriptor) = FollowerSyscalls.openForReading(path) else { return }
-        guard case .success(let opened) = FollowerSyscalls.status(ofDescriptor: descriptor), opened.itemType == .file else {
-            Syscalls.close(descriptor)
-            return
-        }
-        let kept = state.withLock { state -> Bool in
-            guard !state.isClosed else { return false }
+            if state.lastIdentity == found.identity { return }
+            guard case .success(let descriptor) = FollowerSyscalls.openForReading(path) else { return }
+            guard case .success(let opened) = FollowerSyscalls.status(ofDescriptor: descriptor), opened.itemType == .file else {
+                Syscalls.close(descriptor)
+                return
+            }
             state.lastWasMissing = false
-            if state.lastIdentity == opened.identity { return false }
+            if state.lastIdentity == opened.identity {
+                Syscalls.close(descriptor)
+                return
+            }
             state.lastIdentity = opened.identity
             state.observations.append(.file(descriptor: descriptor, identity: opened.identity))
-            return true
         }
-        if !kept { Syscalls.close(descriptor) }
+    }
+
+    /// What the follower found at the path when it started: the file it opened itself, or
+    /// nothing.
+    func prime(identity: FileIdentity?) {
+        state.withLock { state in
+            state.lastIdentity = identity
+            state.lastWasMissing = identity == nil
+        }
     }
 
     /// What was observed since the last call, oldest first.
