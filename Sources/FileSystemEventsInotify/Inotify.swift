@@ -1,7 +1,6 @@
 #if os(Linux)
 import Glibc
 import FileSystemEventsCore
-import Synchronization
 package import SystemPackage
 
 /// The inotify(7) system calls, wrapped once: `EINTR` retried, failures as `Errno`.
@@ -64,7 +63,6 @@ package enum Inotify {
     }
 
     package static func addWatch(_ descriptor: CInt, path: [UInt8], mask: Mask) -> Result<CInt, Errno> {
-        if let injected = FaultInjection.shared.failure(forAddWatch: path) { return .failure(injected) }
         return withCString(path) { pointer in
             valueOrErrno(retryOnInterrupt: true) { inotify_add_watch(descriptor, pointer, mask.rawValue) }
         }
@@ -103,34 +101,6 @@ package enum Inotify {
             name = Array(bytes[..<(bytes.firstIndex(of: 0) ?? length)])
         }
         return Event(watch: watch, mask: Mask(rawValue: mask), cookie: cookie, name: name)
-    }
-
-    /// Lets tests make `inotify_add_watch` fail the way a full system does, without lowering
-    /// a machine-wide sysctl under other processes' feet.
-    package final class FaultInjection: Sendable {
-        package static let shared = FaultInjection()
-        private let state = Mutex<(remaining: Int, error: Errno)?>(nil)
-
-        /// After `successes` more calls, every `inotify_add_watch` fails with `error`.
-        package func failAddWatch(after successes: Int, with error: Errno = .noSpace) {
-            state.withLock { $0 = (successes, error) }
-        }
-
-        package func reset() {
-            state.withLock { $0 = nil }
-        }
-
-        func failure(forAddWatch path: [UInt8]) -> Errno? {
-            state.withLock { state in
-                guard var current = state else { return nil }
-                if current.remaining > 0 {
-                    current.remaining -= 1
-                    state = current
-                    return nil
-                }
-                return current.error
-            }
-        }
     }
 }
 #endif

@@ -9,7 +9,7 @@ package import SystemPackage
 /// ``InotifyWatch`` holds all the logic that makes a watch lose nothing (watch-then-list,
 /// cookie pairing, overflow reconciliation); a kernel only adds and removes watches and hands
 /// over events, in the kernel's order.
-package protocol InotifyKernel {
+package protocol InotifyKernel: SendableMetatype {
     /// Becomes readable when events may be waiting; the watch `poll`s it with its wakeup pipe.
     var readinessDescriptor: CInt { get }
     /// Adds (or finds) the watch for the directory at `path`. The watch passes a

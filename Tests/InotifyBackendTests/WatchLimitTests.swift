@@ -5,8 +5,8 @@ import FileSystemEventsInotify
 import Testing
 
 /// `fs.inotify.max_user_watches` exhausted, simulated by making `inotify_add_watch` fail with
-/// `ENOSPC` through the syscall layer (lowering the real sysctl would disturb every other
-/// watcher on the machine). The watch must fail loudly and say how to fix it, never carry on
+/// `ENOSPC` through a wrapper of the real kernel (lowering the real sysctl would disturb every
+/// other watcher on the machine). The watch must fail loudly and say how to fix it, never carry on
 /// with a subtree silently unwatched.
 @Suite(.serialized)
 struct WatchLimitTests {
@@ -14,10 +14,8 @@ struct WatchLimitTests {
     func limitAtStartup() async throws {
         let tree = try ScratchTree()
         for index in 0..<5 { try tree.makeDirectories(RelativePath("d\(index)/inner")) }
-        Inotify.FaultInjection.shared.failAddWatch(after: 3)
-        defer { Inotify.FaultInjection.shared.reset() }
-
-        let source = InotifyEventSource(options: WatchOptions(roots: [tree.root]))
+        let source = InotifyEventSource(
+            options: WatchOptions(roots: [tree.root]), addWatchBudget: FailingAddWatchKernel.Budget(successes: 3))
         var caught: FileSystemEventsError?
         var sawReady = false
         do {
@@ -39,14 +37,14 @@ struct WatchLimitTests {
     @Test("ENOSPC for a directory created later ends the watch with the same error")
     func limitAtRuntime() async throws {
         let tree = try ScratchTree()
-        let source = InotifyEventSource(options: WatchOptions(roots: [tree.root]))
+        let budget = FailingAddWatchKernel.Budget(successes: .max)
+        let source = InotifyEventSource(options: WatchOptions(roots: [tree.root]), addWatchBudget: budget)
         let stream = source.updates()
         var iterator = stream.makeAsyncIterator()
         while let update = try await iterator.next() {
             if case .ready = update { break }
         }
-        Inotify.FaultInjection.shared.failAddWatch(after: 0)
-        defer { Inotify.FaultInjection.shared.reset() }
+        budget.exhaust()
         try tree.makeDirectory("new")
 
         var caught: FileSystemEventsError?
