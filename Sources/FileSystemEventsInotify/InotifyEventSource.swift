@@ -19,25 +19,9 @@ public import FileSystemEventsCore
 ///   `fs.inotify.max_user_instances`); never a partial watch that silently misses a subtree.
 public struct InotifyEventSource: FileSystemEventSource {
     public let options: WatchOptions
-    /// Runs one watch on the producer thread, over the kernel this source was made with.
-    private let runWatch: @Sendable (WatchOptions, FileSystemEventChannel) -> Void
 
     public init(options: WatchOptions) {
-        self.init(options: options) { () throws(FileSystemEventsError) in try RawInotifyKernel() }
-    }
-
-    /// A source over another ``InotifyKernel``: tests wrap the real one to make
-    /// `inotify_add_watch` fail as a full system does, so the production path carries no
-    /// test hook.
-    package init<Kernel: InotifyKernel>(
-        options: WatchOptions,
-        kernel makeKernel: @escaping @Sendable () throws(FileSystemEventsError) -> Kernel
-    ) {
         self.options = options
-        runWatch = { options, channel in
-            var watch = InotifyWatch<Kernel>(options: options, channel: channel)
-            watch.run(makeKernel: makeKernel)
-        }
     }
 
     public static let name = "inotify"
@@ -66,9 +50,21 @@ public struct InotifyEventSource: FileSystemEventSource {
     }
 
     private func stream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
-        let options = self.options
-        let runWatch = self.runWatch
-        return FileSystemEventStream(options: options, handler: handler) { channel in runWatch(options, channel) }
+        Self.updates(options: options, handler: handler) { () throws(FileSystemEventsError) in try RawInotifyKernel() }
+    }
+
+    /// A watch over another ``InotifyKernel``: tests wrap the real one to make
+    /// `inotify_add_watch` fail as a full system does, so the production path carries no
+    /// test hook.
+    package static func updates<Kernel: InotifyKernel>(
+        options: WatchOptions,
+        handler: FileSystemEventHandler? = nil,
+        kernel makeKernel: @escaping @Sendable () throws(FileSystemEventsError) -> Kernel
+    ) -> FileSystemEventStream {
+        FileSystemEventStream(options: options, handler: handler) { channel in
+            var watch = InotifyWatch<Kernel>(options: options, channel: channel)
+            watch.run(makeKernel: makeKernel)
+        }
     }
 }
 #endif

@@ -57,9 +57,9 @@ struct FailingAddWatchKernel: InotifyKernel {
 }
 
 extension InotifyEventSource {
-    /// A source whose `inotify_add_watch` fails once `budget` is spent.
-    init(options: WatchOptions, addWatchBudget budget: FailingAddWatchKernel.Budget) {
-        self.init(options: options) { () throws(FileSystemEventsError) in try FailingAddWatchKernel(budget: budget) }
+    /// A watch whose `inotify_add_watch` fails once `budget` is spent.
+    static func updates(options: WatchOptions, addWatchBudget budget: FailingAddWatchKernel.Budget) -> FileSystemEventStream {
+        updates(options: options) { () throws(FileSystemEventsError) in try FailingAddWatchKernel(budget: budget) }
     }
 }
 #endif

@@ -14,12 +14,12 @@ struct WatchLimitTests {
     func limitAtStartup() async throws {
         let tree = try ScratchTree()
         for index in 0..<5 { try tree.makeDirectories(RelativePath("d\(index)/inner")) }
-        let source = InotifyEventSource(
+        let stream = InotifyEventSource.updates(
             options: WatchOptions(roots: [tree.root]), addWatchBudget: FailingAddWatchKernel.Budget(successes: 3))
         var caught: FileSystemEventsError?
         var sawReady = false
         do {
-            for try await update in source.updates() {
+            for try await update in stream {
                 if case .ready = update { sawReady = true }
             }
         } catch {
@@ -38,8 +38,7 @@ struct WatchLimitTests {
     func limitAtRuntime() async throws {
         let tree = try ScratchTree()
         let budget = FailingAddWatchKernel.Budget(successes: .max)
-        let source = InotifyEventSource(options: WatchOptions(roots: [tree.root]), addWatchBudget: budget)
-        let stream = source.updates()
+        let stream = InotifyEventSource.updates(options: WatchOptions(roots: [tree.root]), addWatchBudget: budget)
         var iterator = stream.makeAsyncIterator()
         while let update = try await iterator.next() {
             if case .ready = update { break }
