@@ -253,8 +253,10 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                     handleRename(from: pair.from, to: pair.to)
                 }
                 if let pending = pendingMoveFrom {
-                    // The kernel queues both halves of a rename together; with the queue
-                    // empty and no IN_MOVED_TO, the item left the watched tree.
+                    // The kernel queues the halves of a rename one right after the other;
+                    // with the queue empty and no IN_MOVED_TO, the item left the watched tree
+                    // (or, rarely, the read fell between the halves: the IN_MOVED_TO that
+                    // follows is then a creation, and the replay still holds).
                     pendingMoveFrom = nil
                     handleMoveOut(pending)
                 }

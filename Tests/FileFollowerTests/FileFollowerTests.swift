@@ -356,11 +356,16 @@ struct FileFollowerTests {
     /// writer's and the follower's.
     private static func waitUntilHeldTwice(_ path: FilePath, timeout: TimeInterval = 30) throws {
         let deadline = Date(timeIntervalSinceNow: timeout)
+        // By identity, not by the link's text: a symlinked TMPDIR spells the path otherwise.
+        func identity(_ path: String) -> (UInt64, UInt64)? {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            return (UInt64(info.st_dev), UInt64(info.st_ino))
+        }
         while true {
+            guard let file = identity(path.string) else { throw FollowTestFailure("\(path) is gone") }
             let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-            let holding = descriptors.filter {
-                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == path.string
-            }
+            let holding = descriptors.filter { identity("/proc/self/fd/\($0)").map { $0 == file } ?? false }
             if holding.count >= 2 { return }
             guard Date() < deadline else {
                 throw FollowTestFailure("the follower never opened the file at \(path) while its consumer was stalled")

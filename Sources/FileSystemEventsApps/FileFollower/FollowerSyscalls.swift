@@ -13,10 +13,12 @@ import SystemPackage
 /// its path on every wake-up.
 enum FollowerSyscalls {
     /// Opens the file at `path` for reading, following symlinks (a followed `current.log`
-    /// means its target).
+    /// means its target). Non-blocking, so a FIFO swapped in at the path between a `statx` and
+    /// the open cannot block the caller (the watch's thread, holding the observer's lock); the
+    /// caller checks that what it opened is a regular file, for which the flag changes nothing.
     static func openForReading(_ path: [UInt8]) -> Result<CInt, Errno> {
         withCString(path) { name in
-            valueOrErrno(retryOnInterrupt: true) { openat(AT_FDCWD, name, O_RDONLY | O_CLOEXEC | O_NOCTTY) }
+            valueOrErrno(retryOnInterrupt: true) { openat(AT_FDCWD, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }
         }
     }
 
