@@ -98,6 +98,18 @@ extension ConformanceSuite {
             try context.tree.write("data/app-2.log", "again")
             try await watch.waitForEvent("created when the target reappears", from: index) { $0.path == root && $0.kind == .created }
             try watch.assertReplayMatchesDisk("the target recreated")
+
+            // The target's whole directory removed, then made again with the target inside.
+            index = watch.eventCount
+            try context.tree.removeTree("data")
+            try await watch.waitForEvent("removed with the target's directory", from: index) { $0.path == root && $0.kind == .removed }
+            index = watch.eventCount
+            try context.tree.makeDirectories("data")
+            try context.tree.write("data/app-2.log", "back")
+            try await watch.waitForEvent("created when the target's directory and the target reappear", from: index) {
+                $0.path == root && $0.kind == .created
+            }
+            try watch.assertReplayMatchesDisk("the target's directory recreated")
             try check(!watch.events.contains { $0.kind == .rootRemoved },
                       "a symlink root must survive its target's replacement and removal:\n  \(watch.describeEvents(since: 0))")
         },

@@ -37,17 +37,21 @@ extension Syscalls {
 
     /// Where the file a symlink leads to lives, as its directory's canonical path and its
     /// name there: through every link when the target exists, and one link deep when it does
-    /// not (a dangling link's target would appear there). `nil` when `path` is not a symlink,
-    /// or the target's directory does not exist either.
+    /// not (a dangling link's target would appear there). When the target's directory does not
+    /// exist either, the nearest existing ancestor and the name of the missing level below it,
+    /// whose appearance is the first step of the target's. `nil` when `path` is not a symlink.
     package static func linkTargetLocation(_ path: [UInt8]) -> (directory: [UInt8], name: [UInt8])? {
         guard case .success(let status) = withCString(path, { Syscalls.status($0, relativeTo: AT_FDCWD) }),
               status.itemType == .symlink else { return nil }
         if let resolved = realPath(path) { return split(resolved) }
         guard let target = readLink(path) else { return nil }
-        let absolute = target.first == UInt8(ascii: "/") ? target : split(path).directory + [UInt8(ascii: "/")] + target
-        let (directory, name) = split(absolute)
-        guard !name.isEmpty, let canonical = realPath(directory) else { return nil }
-        return (canonical, name)
+        var (directory, name) = split(target.first == UInt8(ascii: "/") ? target : split(path).directory + [UInt8(ascii: "/")] + target)
+        while !name.isEmpty {
+            if let canonical = realPath(directory) { return (canonical, name) }
+            guard directory.count > 1 else { return nil }
+            (directory, name) = split(directory)
+        }
+        return nil
     }
 
     /// An absolute path's directory (`/` at the top) and last component.
