@@ -58,30 +58,32 @@ import Glibc
     /// `removed` at the old path and `created` at the new one, in either order, and the
     /// `modified` that follows a polling `renamed` goes with it.
     static func withScanRaces(_ sequences: Set<[String]>) -> Set<[String]> {
-        var result = sequences
-        for sequence in sequences {
-            guard let index = sequence.firstIndex(where: { $0.hasPrefix("renamed ") }) else { continue }
-            let names = sequence[index].dropFirst("renamed ".count).components(separatedBy: "->")
-            guard names.count == 2 else { continue }
-            var rest = Array(sequence[(index + 1)...])
-            if rest.first == "modified \(names[1])" { rest.removeFirst() }
-            let before = Array(sequence[..<index])
-            result.insert(before + ["removed \(names[0])", "created \(names[1])"] + rest)
-            result.insert(before + ["created \(names[1])", "removed \(names[0])"] + rest)
+        withRenameVariants(sequences) { from, to, rest in
+            let rest = rest.first == "modified \(to)" ? Array(rest.dropFirst()) : rest
+            return [["removed \(from)", "created \(to)"] + rest, ["created \(to)", "removed \(from)"] + rest]
         }
-        return result
     }
 
     /// Adds what a rename becomes when its two halves are read apart: the kernel queues
     /// `IN_MOVED_FROM` and `IN_MOVED_TO` in two steps, and a read between them that then finds
     /// the queue empty takes the first half for a move out of the tree.
     static func withSplitMoves(_ sequences: Set<[String]>) -> Set<[String]> {
+        withRenameVariants(sequences) { from, to, rest in [["removed \(from)", "created \(to)"] + rest] }
+    }
+
+    /// `sequences`, and for each one with a `renamed X->Y`, the sequences `variants` makes of
+    /// that rename and what follows it, each after what came before it.
+    private static func withRenameVariants(
+        _ sequences: Set<[String]>,
+        _ variants: (_ from: String, _ to: String, _ rest: [String]) -> [[String]]
+    ) -> Set<[String]> {
         var result = sequences
         for sequence in sequences {
             guard let index = sequence.firstIndex(where: { $0.hasPrefix("renamed ") }) else { continue }
             let names = sequence[index].dropFirst("renamed ".count).components(separatedBy: "->")
             guard names.count == 2 else { continue }
-            result.insert(Array(sequence[..<index]) + ["removed \(names[0])", "created \(names[1])"] + Array(sequence[(index + 1)...]))
+            let before = Array(sequence[..<index])
+            for variant in variants(names[0], names[1], Array(sequence[(index + 1)...])) { result.insert(before + variant) }
         }
         return result
     }

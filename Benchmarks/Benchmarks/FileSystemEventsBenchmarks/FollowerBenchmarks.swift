@@ -150,14 +150,7 @@ final class FollowRig: Sendable {
 
     /// Ends the follow and waits for its task (the follower closes its descriptors first).
     func stop() {
-        let running = task.withLock { $0 }
-        running?.cancel()
-        let done = DispatchSemaphore(value: 0)
-        Task.detached {
-            await running?.value
-            done.signal()
-        }
-        done.wait()
+        cancelAndWait(for: task.withLock { $0 })
         close(descriptor)
     }
 }

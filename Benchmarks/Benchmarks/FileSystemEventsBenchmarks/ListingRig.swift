@@ -56,17 +56,22 @@ final class ListingRig: Sendable {
 
     /// Ends the listing and waits for its task (the listing closes its descriptors first).
     func stop() {
-        let running = task.withLock { $0 }
-        running?.cancel()
-        let done = DispatchSemaphore(value: 0)
-        Task.detached {
-            await running?.value
-            done.signal()
-        }
-        done.wait()
+        cancelAndWait(for: task.withLock { $0 })
     }
 
     func path(_ name: String) -> FilePath { root.appending(name) }
+}
+
+/// Cancels `task` and blocks the calling (measuring) thread until it has ended: how a rig
+/// stops an async sequence it runs in a task of its own.
+func cancelAndWait(for task: Task<Void, Never>?) {
+    task?.cancel()
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        await task?.value
+        done.signal()
+    }
+    done.wait()
 }
 
 /// Updates handed from the listing's task to the measuring thread.
