@@ -74,6 +74,12 @@ func watchDescriptorCount() -> Int {
     openDescriptors().filter { $0.target.hasPrefix("pipe:") || $0.target.contains("inotify") || ($0.target.hasPrefix("/") && $0.target != "/dev/null") }.count
 }
 
+/// The descriptors of the kinds `watchDescriptorCount()` counts, as "number→target": compare
+/// two of these sets to find exactly what one watch opened.
+func watchDescriptors() -> Set<String> {
+    Set(openDescriptors().filter { $0.target.hasPrefix("pipe:") || $0.target.contains("inotify") }.map { "\($0.number)→\($0.target)" })
+}
+
 /// Every open descriptor and what it refers to, for a failure message.
 func describeDescriptors() -> String {
     openDescriptors().map { "\($0.number)→\($0.target)" }.joined(separator: " ")
