@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "FileSystemEvents", targets: ["FileSystemEvents"]),
         .library(name: "FileSystemEventsApps", targets: ["FileSystemEventsApps"]),
         .library(name: "FileSystemEventsConformance", targets: ["FileSystemEventsConformance"]),
+        .library(name: "FileSystemEventsFoundation", targets: ["FileSystemEventsFoundation"]),
         .executable(name: "filewatch", targets: ["filewatch"]),
     ],
     traits: [
@@ -104,6 +105,13 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // `URL` conveniences, apart so that nothing else links Foundation.
+        .target(
+            name: "FileSystemEventsFoundation",
+            dependencies: ["FileSystemEvents"],
+            swiftSettings: strictSettings
+        ),
+
         // Scenarios every backend must pass; a library so third-party backends can run them.
         .target(
             name: "FileSystemEventsConformance",
@@ -128,7 +136,7 @@ let package = Package(
         // The product's own logic: configuration, option checks, stream rules, filters per backend.
         .testTarget(
             name: "FileSystemEventsTests",
-            dependencies: ["FileSystemEvents", "FileSystemEventsCore", "FileSystemEventsConformance"],
+            dependencies: ["FileSystemEvents", "FileSystemEventsCore", "FileSystemEventsConformance", "FileSystemEventsFoundation"],
             swiftSettings: strictSettings
         ),
         .testTarget(
