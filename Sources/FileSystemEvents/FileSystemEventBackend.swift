@@ -75,6 +75,14 @@ public enum FileSystemEventBackend: String, Sendable, Hashable, CaseIterable, Cu
     /// backend that is not available here. Options no source can honour (``WatchOptions/validate()``) are rejected here already.
     public func makeSource(options: WatchOptions) throws(FileSystemEventsError) -> any FileSystemEventSource {
         try options.validate()
+        if options.waitsForMissingRoots {
+            var innerOptions = options
+            innerOptions.waitsForMissingRoots = false
+            let inner = try makeSource(options: innerOptions)
+            return AwaitingRootsSource(options: options, backendName: inner.backendName, capabilities: inner.capabilities) { options throws(FileSystemEventsError) in
+                try self.makeSource(options: options)
+            }
+        }
         let backend = resolved(for: options.roots)
         if case .unavailable(let reason, let remedy) = backend.availability {
             throw .backendUnavailable(name: backend.rawValue, reason: reason, remedy: remedy)

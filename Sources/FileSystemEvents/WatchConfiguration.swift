@@ -45,6 +45,7 @@ public struct WatchConfiguration: Sendable {
         case depth
         case ignoreEditorFiles
         case settle
+        case waitForRoots
 
         /// The full key, as users write it: `filewatch.pollInterval`.
         public var fullName: String { "filewatch.\(rawValue)" }
@@ -104,6 +105,7 @@ public struct WatchConfiguration: Sendable {
         if let seconds = try reader.double(.settle) {
             options.settleQuietPeriod = try Self.duration(seconds, key: .settle, range: WatchOptions.latencyRange)
         }
+        if let wait = try reader.bool(.waitForRoots) { options.waitsForMissingRoots = wait }
         self.init(backend: backend, options: options)
     }
 
@@ -138,6 +140,8 @@ public struct WatchConfiguration: Sendable {
         public var ignoreEditorFiles: Bool?
         /// The settle quiet period in seconds (``WatchOptions/settleQuietPeriod``).
         public var settle: Double?
+        /// Wait for missing roots (``WatchOptions/waitsForMissingRoots``).
+        public var waitForRoots: Bool?
 
         public init() {}
 
@@ -157,6 +161,7 @@ public struct WatchConfiguration: Sendable {
             set(.depth, depth.map { .int($0) })
             set(.ignoreEditorFiles, ignoreEditorFiles.map { .bool($0) })
             set(.settle, settle.map { .double($0) })
+            set(.waitForRoots, waitForRoots.map { .bool($0) })
             return values
         }
     }

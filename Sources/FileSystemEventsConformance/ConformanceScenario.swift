@@ -66,6 +66,12 @@ public final class ConformanceContext: Sendable {
     public func watch(_ configure: (inout WatchOptions) -> Void = { _ in }) async throws -> WatchSession {
         var options = WatchOptions(roots: [tree.root])
         configure(&options)
+        return try await watch(options: options, backend: backend)
+    }
+
+    /// Starts a watch with `options` from `backend` (a wrapper of the backend under test) and
+    /// waits for `ready`; it is stopped with the scenario's other watches.
+    public func watch(options: WatchOptions, backend: ConformanceBackend) async throws -> WatchSession {
         let session = try await WatchSession.start(tree: tree, options: options, backend: backend)
         sessions.withLock { $0.append(session) }
         return session

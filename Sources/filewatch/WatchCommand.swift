@@ -17,7 +17,8 @@ struct WatchCommand: AsyncParsableCommand {
         discussion: """
             Options may also come from the environment (FILEWATCH_BACKEND, FILEWATCH_LATENCY, \
             FILEWATCH_POLL_INTERVAL, FILEWATCH_RECURSIVE, FILEWATCH_FOLLOW_SYMLINKS, FILEWATCH_INCLUDE, \
-            FILEWATCH_EXCLUDE, FILEWATCH_BUFFER_LIMIT, FILEWATCH_DEPTH, FILEWATCH_IGNORE_EDITOR_FILES) or a JSON file given with --config ({"filewatch": {"backend": "polling"}}); \
+            FILEWATCH_EXCLUDE, FILEWATCH_BUFFER_LIMIT, FILEWATCH_DEPTH, FILEWATCH_IGNORE_EDITOR_FILES, FILEWATCH_SETTLE, \
+            FILEWATCH_WAIT_FOR_ROOTS) or a JSON file given with --config ({"filewatch": {"backend": "polling"}}); \
             flags win over the environment, which wins over the file. The JSON Lines format is a \
             stable contract, documented in docs/cli-json.md.
             """
@@ -59,6 +60,9 @@ struct WatchCommand: AsyncParsableCommand {
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Also report `settled` for a file once it has been written and closed and this many seconds passed with no further write (polling: unchanged for this long and one interval), 0 to 86400.", valueName: "seconds"))
     var settle: Double?
+
+    @Flag(help: "Wait for a root that does not exist yet (and for one that goes away to come back), instead of exiting 2; its appearance is reported as `created` for it and its contents, its removal as `removed`.")
+    var waitForRoots = false
 
     @Option(help: ArgumentHelp("Print only events of these kinds (repeatable or comma-separated), e.g. `--settle 1 --only settled` for finished files; `ready` is always printed. A filtered stream cannot be replayed into the tree.", valueName: "kinds"))
     var only: [String] = []
@@ -103,11 +107,6 @@ struct WatchCommand: AsyncParsableCommand {
 
     func run() async throws {
         let roots = (paths.isEmpty ? ["."] : paths).map { WatchOptions.absolute(FilePath($0)) }
-        for root in roots {
-            if case .failure(let errno) = statusOf(root) {
-                throw CommandFailure.badInput(FileSystemEventsError.forRoot(root, call: "stat", errno: errno).description)
-            }
-        }
 
         // Checked by `validate()` already.
         let onlyKinds = (try? KindFilteringFormatter.kinds(from: only)) ?? nil
@@ -122,6 +121,7 @@ struct WatchCommand: AsyncParsableCommand {
         overrides.depth = depth
         if ignoreEditorFiles { overrides.ignoreEditorFiles = true }
         overrides.settle = settle
+        if waitForRoots { overrides.waitForRoots = true }
 
         let configuration: WatchConfiguration
         let source: any FileSystemEventSource
@@ -131,7 +131,18 @@ struct WatchCommand: AsyncParsableCommand {
                 overrides: overrides,
                 configFile: config.map { WatchOptions.absolute(FilePath($0)) }
             )
+            if !configuration.options.waitsForMissingRoots {
+                for root in roots {
+                    if case .failure(let errno) = statusOf(root) {
+                        throw FileSystemEventsError.forRoot(root, call: "stat", errno: errno)
+                    }
+                }
+            } else if since != nil {
+                throw CommandFailure.badInput("--since needs the roots to exist (a snapshot is of an existing tree); drop --wait-for-roots (or filewatch.waitForRoots / FILEWATCH_WAIT_FOR_ROOTS)")
+            }
             source = try configuration.makeSource()
+        } catch let failure as CommandFailure {
+            throw failure
         } catch {
             throw CommandFailure.badInput(String(describing: error))
         }

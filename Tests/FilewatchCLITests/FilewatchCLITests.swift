@@ -218,6 +218,26 @@ struct FilewatchCLITests {
         #expect(try await watch.waitForExit() == 0)
     }
 
+    @Test("--wait-for-roots: a missing root is reported created with its contents, removed, then created again; the watch goes on", arguments: ["polling", "inotify"])
+    func waitForRoots(backend: String) async throws {
+        let tree = try ScratchTree()
+        let root = tree.path("not/yet/here")
+        let watch = try FilewatchProcess(["watch", root.string, "--wait-for-roots", "--format", "json", "--backend", backend, "--poll-interval", "0.05"])
+        try await watch.waitForLine("the ready line") { $0.contains(#""kind":"ready""#) }
+        try tree.makeDirectories("not/yet/here/inner")
+        try tree.write("not/yet/here/inner/file.txt", "x")
+        try await watch.waitForLine("the file's creation") { $0.contains(#""kind":"created""#) && $0.contains("inner/file.txt") }
+        #expect(watch.outputLines.contains { $0.contains(#""kind":"created""#) && $0.contains(#""path":"\#(root.string)""#) })
+        try tree.removeTree("not")
+        try await watch.waitForLine("the root's removal") { $0.contains(#""kind":"removed""#) && $0.contains(#""path":"\#(root.string)""#) }
+        try tree.makeDirectories("not/yet/here")
+        try tree.write("not/yet/here/again.txt", "y")
+        try await watch.waitForLine("the new file") { $0.contains(#""kind":"created""#) && $0.contains("again.txt") }
+        #expect(!watch.outputLines.contains { $0.contains("rootRemoved") })
+        watch.signal(SIGINT)
+        #expect(try await watch.waitForExit() == 0)
+    }
+
     private func object(_ line: String) throws -> [String: Any] {
         guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
             throw CLITestFailure("not a JSON object: \(line)")

@@ -41,6 +41,13 @@ public struct WatchOptions: Sendable {
     /// default) reports no `settled` events. Small values (50 ms) are fine on inotify, where
     /// the close is a fact rather than a guess.
     public var settleQuietPeriod: Duration?
+    /// Wait for a root that does not exist (yet) instead of failing with
+    /// ``FileSystemEventsError/rootNotFound(_:)``, and pick it up when it appears; a root that
+    /// goes away is waited for again instead of ending with `rootRemoved`. Its appearance is
+    /// reported as `created` events for the root and its contents, its disappearance as
+    /// `removed`. Off by default: for a typo, failing at once is the right answer. Applied by
+    /// `FileSystemEventBackend.makeSource` over any backend (see ``AwaitingRootsSource``).
+    public var waitsForMissingRoots: Bool = false
 
     public init(
         roots: [FilePath],
