@@ -236,6 +236,12 @@ struct FilewatchCLITests {
         #expect(!watch.outputLines.contains { $0.contains("rootRemoved") })
         watch.signal(SIGINT)
         #expect(try await watch.waitForExit() == 0)
+
+        // SIGINT while still waiting (nothing but an ancestor watched) ends it too.
+        let waiting = try FilewatchProcess(["watch", tree.path("never/made").string, "--wait-for-roots", "--format", "json", "--backend", backend])
+        try await waiting.waitForLine("the ready line") { $0.contains(#""kind":"ready""#) }
+        waiting.signal(SIGINT)
+        #expect(try await waiting.waitForExit(timeout: .seconds(20)) == 0)
     }
 
     private func object(_ line: String) throws -> [String: Any] {

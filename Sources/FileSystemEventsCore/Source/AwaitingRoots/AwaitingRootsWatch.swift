@@ -111,7 +111,11 @@ final class AwaitingRootsWatch {
     private func waitAndProcess(wakeup: CInt, inbox: AwaitingRootsInbox) -> Bool {
         let status = channel.producerStatus
         if status.isTerminated { return false }
-        if status.isFinishRequested && !isFinishing { beginFinishing() }
+        if status.isFinishRequested && !isFinishing {
+            beginFinishing()
+            // Nothing left to hear from (every root was waited for): end now.
+            if watches.isEmpty { return true }
+        }
         if !status.hasRoom && !channel.requestWakeupWhenRoom() {
             // The consumer is behind: leave the messages in the inbox, whose readers stop
             // reading their streams once it is full.
