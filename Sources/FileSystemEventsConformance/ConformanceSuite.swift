@@ -8,7 +8,7 @@ public enum ConformanceSuite {
     public static let scenarios: [ConformanceScenario] =
         basicScenarios + structureScenarios + renameScenarios + linkScenarios + rootScenarios
         + nameScenarios + burstScenarios + lifecycleScenarios + contentScenarios + randomMixScenarios
-        + backPressureScenarios + cornerScenarios + settleScenarios + settleWriterScenarios + awaitingRootScenarios
+        + backPressureScenarios + cornerScenarios + settleScenarios + settleWriterScenarios + awaitingRootScenarios + followedFileLinkScenarios
 
     /// The scenarios to run again as an unprivileged user (see ``ConformanceScenario/runsUnprivileged``).
     public static var unprivilegedScenarios: [ConformanceScenario] { scenarios.filter(\.runsUnprivileged) }

@@ -223,6 +223,9 @@ extension InotifyWatch {
             }
             guard options.filter.admits(relativePath: path, name: item.name, isDirectory: type == .directory) else { continue }
             if let existing = directory.children[item.name], existing.inode == identity.inode, existing.type == type { continue }
+            if item.linksToFile && !watchFileLinkTarget(item.name, in: directory, linkInode: identity.inode, descriptor: nil) {
+                type = .symlink  // no file behind it by now
+            }
             var entry = WatchedEntry(type: type, inode: identity.inode)
             if emitting {
                 produced.append(makeEvent(.created, root: root, relative: path, type: type, identity: identity, synthetic: true))
@@ -331,6 +334,9 @@ enum DirectoryListing {
         /// The entry's own status (the target's for a followed symlink), when examined.
         var status: FileStatus?
         var isSymlink = false
+        /// A symlink to a file, followed (`followSymlinks`): ``status`` is the file's, with the
+        /// link's own device and inode.
+        var linksToFile = false
     }
 
     /// Lists the directory open at `descriptor`, which it takes over and closes.
@@ -365,10 +371,19 @@ enum DirectoryListing {
                     continue  // gone since the listing was read; its removal is in the queue
                 }
                 if followSymlinks && entry.isSymlink,
-                   case .success(let target) = Syscalls.status(namePointer, relativeTo: directoryDescriptor, followSymlinks: true),
-                   target.itemType == .directory
+                   case .success(let target) = Syscalls.status(namePointer, relativeTo: directoryDescriptor, followSymlinks: true)
                 {
-                    entry.status = target
+                    if target.itemType == .directory {
+                        entry.status = target
+                    } else if target.itemType == .file, let link = entry.status {
+                        // The file's type, size and times under the link's own identity (see
+                        // `InotifyWatch+FileLinks.swift`).
+                        var followed = target
+                        followed.device = link.device
+                        followed.inode = link.inode
+                        entry.status = followed
+                        entry.linksToFile = true
+                    }
                 }
             }
             entries.append(entry)

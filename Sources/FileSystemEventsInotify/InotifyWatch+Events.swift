@@ -59,6 +59,7 @@ extension InotifyWatch {
                 continue
             }
             if mask.contains(.ignored) {
+                if targets[event.watch]?.fileLinks.isEmpty == false { handleFileLinkTarget(event) }
                 forgetWatch(event.watch)
                 continue
             }
@@ -128,6 +129,7 @@ extension InotifyWatch {
         guard let target = targets[event.watch] else { return }
         for root in target.fileRoots { handleFileRoot(root, event) }
         for directory in target.directories where directory.isAttached { handle(event, in: directory) }
+        if !target.fileLinks.isEmpty { handleFileLinkTarget(event) }
     }
 
     /// Whether `third` and `fourth` are the mirror of the move pair `from`/`to`.
@@ -151,6 +153,7 @@ extension InotifyWatch {
             // Deleted: the kernel has dropped its watch already (IN_IGNORED follows).
             if let child = entry.directory { unwatch(child, droppedByKernel: true) }
             hardLinks.remove(identity(of: entry, in: directory), directory, event.name)
+            dropFileLink(event.name, in: directory)
             produced.append(makeEvent(.removed, root: directory.root, relative: path, type: entry.type,
                                       identity: identity(of: entry, in: directory), synthetic: false))
         } else if mask.contains(.modify) || mask.contains(.attrib) {
@@ -325,11 +328,15 @@ extension InotifyWatch {
         var type = status.itemType
         var identity = status.identity
         if options.followsSymlinks && type == .symlink,
-           case .success(let target) = withCString(name, { Syscalls.status($0, relativeTo: descriptor, followSymlinks: true) }),
-           target.itemType == .directory, !isAncestor(target.identity, of: directory)
+           case .success(let target) = withCString(name, { Syscalls.status($0, relativeTo: descriptor, followSymlinks: true) })
         {
-            type = .directory
-            identity = target.identity
+            if target.itemType == .directory, !isAncestor(target.identity, of: directory) {
+                type = .directory
+                identity = target.identity
+            } else if target.itemType == .file {
+                // A file through a link: confirmed (and watched) when applied.
+                type = .file
+            }
         }
         let path = directory.relativePath.appendingComponent(name)
         guard options.filter.admits(relativePath: path, name: name, isDirectory: type == .directory) else { return .ignored }
@@ -341,7 +348,8 @@ extension InotifyWatch {
         let name = creation.name
         // A crawl or an eviction earlier in the batch may have taken the directory out.
         guard directory.isAttached, !roots[directory.root].isRemoved else { return }
-        let status: FileStatus, type: FileItemType, identity: FileIdentity
+        let status: FileStatus, identity: FileIdentity
+        var type: FileItemType
         switch examination {
         case .ignored, .gone:
             return
@@ -368,6 +376,12 @@ extension InotifyWatch {
             if existing.inode == identity.inode && existing.type == type { return }
             if let child = existing.directory { unwatch(child) }
             hardLinks.remove(self.identity(of: existing, in: directory), directory, name)
+            dropFileLink(name, in: directory)
+        }
+        if type == .file && status.itemType == .symlink
+            && !watchFileLinkTarget(name, in: directory, linkInode: identity.inode, descriptor: nil)
+        {
+            type = .symlink  // no file behind it by now
         }
         var entry = WatchedEntry(type: type, inode: identity.inode)
         produced.append(makeEvent(.created, root: root, relative: path, type: type, identity: identity, synthetic: false))
@@ -477,6 +491,7 @@ extension InotifyWatch {
         if let replaced = destinationDirectory.children[destination.name] {
             if let child = replaced.directory { unwatch(child) }
             hardLinks.remove(identity(of: replaced, in: destinationDirectory), destinationDirectory, destination.name)
+            dropFileLink(destination.name, in: destinationDirectory)
         }
         destinationDirectory.children[destination.name] = entry
         if let child = entry.directory {
@@ -484,6 +499,7 @@ extension InotifyWatch {
             child.name = destination.name
         }
         hardLinks.move(id, from: sourceDirectory, source.name, to: destinationDirectory, destination.name)
+        moveFileLink(source.name, in: sourceDirectory, to: destination.name, in: destinationDirectory)
         produced.append(
             makeEvent(.renamed, root: sourceDirectory.root, relative: newPath, previous: oldPath, type: entry.type, identity: id, synthetic: false)
         )
@@ -548,6 +564,7 @@ extension InotifyWatch {
         }
         hardLinks.move(aIdentity, from: sourceDirectory, first.name, to: destinationDirectory, second.name)
         hardLinks.move(bIdentity, from: destinationDirectory, second.name, to: sourceDirectory, first.name)
+        exchangeFileLinks(first.name, in: sourceDirectory, with: second.name, in: destinationDirectory)
         produced.append(
             makeEvent(.exchanged, root: sourceDirectory.root, relative: bPath, previous: aPath, type: a.type, identity: aIdentity, synthetic: false)
         )
@@ -569,6 +586,7 @@ extension InotifyWatch {
         if let child = entry.directory { unwatch(child) }
         let id = identity(of: entry, in: directory)
         hardLinks.remove(id, directory, source.name)
+        dropFileLink(source.name, in: directory)
         let path = directory.relativePath.appendingComponent(source.name)
         produced.append(makeEvent(.removed, root: directory.root, relative: path, type: entry.type, identity: id, synthetic: false))
     }
@@ -622,6 +640,7 @@ extension InotifyWatch {
     ///   only fail, and libinotifytools prints about it.
     mutating func unwatch(_ directory: WatchedDirectory, droppedByKernel: Bool = false) {
         directory.forEachDirectory { node in
+            dropFileLinks(in: node)
             let watch = node.watch
             guard watch >= 0 else { return }
             node.watch = -1

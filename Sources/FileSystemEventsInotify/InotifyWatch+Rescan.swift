@@ -117,6 +117,8 @@ extension InotifyWatch {
             roots[root].kind = .directory(fresh)
         }
         registerHardLinks(state.hardLinkCandidates)
+        // Followed links of the old subtree: the fresh crawl watched those still there again.
+        node.forEachDirectory { dropFileLinks(in: $0) }
         for (current, watch) in detached {
             current.watch = -1
             releaseIfUnused(watch, droppedByKernel: watchesDroppedByKernel)

@@ -56,6 +56,9 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     var presentAtReady: [(root: Int, relative: [UInt8], status: FileStatus)] = []
     /// A failure found while handling events (the watch limit, say) that ends the watch.
     var pendingFailure: FileSystemEventsError?
+    /// The watch on the target of each followed symlink to a file, by the link's place in
+    /// the model (see `InotifyWatch+FileLinks.swift`).
+    var fileLinkWatches: [FileLinkKey: CInt] = [:]
 
     var watchMask: Inotify.Mask {
         var mask = Inotify.Mask.eventModel.union([.onlyDirectory, .excludeUnlinked])
@@ -83,7 +86,9 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     struct WatchTargets {
         var directories: [WatchedDirectory] = []
         var fileRoots: [Int] = []
-        var isEmpty: Bool { directories.isEmpty && fileRoots.isEmpty }
+        /// Symlinks to files (under `followsSymlinks`) whose target this watch is on.
+        var fileLinks: [FollowedFileLink] = []
+        var isEmpty: Bool { directories.isEmpty && fileRoots.isEmpty && fileLinks.isEmpty }
     }
 
     package init(options: WatchOptions, channel: FileSystemEventChannel) {

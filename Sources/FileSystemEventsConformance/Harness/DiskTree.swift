@@ -26,7 +26,10 @@ public struct DiskTree: Sendable, Equatable {
 
     /// Reads the tree at `root` (followed if it is a symlink, as a watch follows the root the
     /// user named); with `recursive` false, only the root's children.
-    package static func read(root: [UInt8], recursive: Bool, admits: (RelativePath, Bool) -> Bool) -> DiskTree {
+    ///
+    /// With `followsFileLinks`, a symlink to a file is that file, as a watch that follows
+    /// symlinks reports it (under the link's own identity).
+    package static func read(root: [UInt8], recursive: Bool, followsFileLinks: Bool = false, admits: (RelativePath, Bool) -> Bool) -> DiskTree {
         var items: [RelativePath: Item] = [:]
         var rootInfo = stat()
         guard withC(root, { stat($0, &rootInfo) }) == 0 else { return DiskTree(items: [:]) }
@@ -43,7 +46,13 @@ public struct DiskTree: Sendable, Equatable {
                 let childRelative = relative / RelativePath(bytes: name)
                 var info = stat()
                 guard withC(childAbsolute, { lstat($0, &info) }) == 0 else { continue }
-                let type = FileItemType(mode: UInt32(info.st_mode))
+                var type = FileItemType(mode: UInt32(info.st_mode))
+                var target = stat()
+                if followsFileLinks && type == .symlink, withC(childAbsolute, { stat($0, &target) }) == 0,
+                   FileItemType(mode: UInt32(target.st_mode)) == .file
+                {
+                    type = .file
+                }
                 guard admits(childRelative, type == .directory) else { continue }
                 let hash = type == .file ? ContentObservation.read(childAbsolute)?.hash : nil
                 items[childRelative] = Item(

@@ -349,7 +349,7 @@ public final class WatchSession: Sendable {
     public func readDisks() -> [DiskTree] {
         let filter = options.filter
         return rootBytes.map { root in
-            DiskTree.read(root: root, recursive: options.isRecursive) { path, isDirectory in
+            DiskTree.read(root: root, recursive: options.isRecursive, followsFileLinks: options.followsSymlinks) { path, isDirectory in
                 filter.admits(relativePath: path.bytes, name: path.name.bytes, isDirectory: isDirectory)
             }
         }

@@ -41,3 +41,72 @@ extension ConformanceSuite {
         },
     ]
 }
+
+extension ConformanceSuite {
+    static let followedFileLinkScenarios: [ConformanceScenario] = [
+        ConformanceScenario(90, "following symlinks: a link to a file is that file, and writes to its target (inside the tree or not) are reported at the link") { context in
+            try context.tree.write("inner.txt", "inner")
+            try context.tree.write("target.txt", "outside", in: .outside)
+            let outsideTarget = String(decoding: context.tree.absolute("target.txt", in: .outside), as: UTF8.self)
+            try context.tree.symlink("link-in", pointingTo: "inner.txt")
+            try context.tree.symlink("link-out", pointingTo: outsideTarget)
+            let watch = try await context.watch { $0.followsSymlinks = true }
+
+            var index = watch.eventCount
+            try context.tree.append("target.txt", " appended", in: .outside)
+            try context.tree.append("inner.txt", " appended")
+            try await watch.sync()
+            try watch.expect(.modified, "link-out", type: .file, since: index)
+            try watch.expect(.modified, "link-in", type: .file, since: index)
+            try watch.expect(.modified, "inner.txt", type: .file, since: index)
+            try watch.assertReplayMatchesDisk("targets written")
+
+            // The target replaced by an atomic save, then written: the new file is followed.
+            index = watch.eventCount
+            try context.tree.write("target.txt.tmp", "saved", in: .outside)
+            try context.tree.rename("target.txt.tmp", to: "target.txt", from: .outside, to: .outside)
+            try await watch.sync()
+            let linkOut = context.tree.path("link-out")
+            try check(watch.scenarioEvents(from: index).contains { $0.path == linkOut && $0.itemType == .file && ($0.kind == .modified || $0.kind == .created) },
+                      "the atomic save of the target was not reported at the link: \(watch.describeEvents(since: index))")
+            index = watch.eventCount
+            try context.tree.append("target.txt", " after the save", in: .outside)
+            try await watch.sync()
+            try watch.expect(.modified, "link-out", type: .file, since: index)
+            try watch.assertReplayMatchesDisk("target replaced")
+
+            // The target deleted: the link is a (dangling) symlink again.
+            index = watch.eventCount
+            try context.tree.remove("target.txt", in: .outside)
+            try await watch.sync()
+            try watch.expect(.created, "link-out", type: .symlink, since: index)
+            try watch.assertReplayMatchesDisk("target deleted")
+
+            // The link re-pointed at a file, and a link made after ready.
+            index = watch.eventCount
+            try context.tree.remove("link-out")
+            try context.tree.symlink("link-out", pointingTo: "inner.txt")
+            try context.tree.symlink("late-link", pointingTo: "inner.txt")
+            try await watch.sync()
+            try watch.expect(.created, "link-out", type: .file, since: index)
+            try watch.expect(.created, "late-link", type: .file, since: index)
+            index = watch.eventCount
+            try context.tree.append("inner.txt", " again")
+            try await watch.sync()
+            for name in ["inner.txt", "link-in", "link-out", "late-link"] {
+                try watch.expect(.modified, RelativePath(name), type: .file, since: index)
+            }
+            // A followed link renamed and removed: its watch goes with it.
+            try context.tree.rename("late-link", to: "renamed-link")
+            try context.tree.remove("link-in")
+            try await watch.sync()
+            index = watch.eventCount
+            try context.tree.append("inner.txt", " last")
+            try await watch.sync()
+            try watch.expect(.modified, "renamed-link", type: .file, since: index)
+            try watch.expectNo(.modified, "link-in", since: index)
+            try watch.expectNo(.modified, "late-link", since: index)
+            try watch.assertReplayMatchesDisk("links re-pointed, made, renamed and removed")
+        },
+    ]
+}

@@ -105,10 +105,19 @@ package struct SnapshotScanner: Sendable {
                 case .failure: continue  // vanished since the listing, or unexaminable: not there for us
                 }
                 if scanner.followsSymlinks && status.itemType == .symlink,
-                    case .success(let target) = Syscalls.status(namePointer, relativeTo: directoryDescriptor, followSymlinks: true),
-                    target.itemType == .directory
+                    case .success(let target) = Syscalls.status(namePointer, relativeTo: directoryDescriptor, followSymlinks: true)
                 {
-                    status = target
+                    if target.itemType == .directory {
+                        status = target
+                    } else if target.itemType == .file {
+                        // Followed, a link to a file is that file (its type, size and times,
+                        // so a write to it is a change here), under the link's own identity:
+                        // the target may be in the tree too, and is a different entry.
+                        var followed = target
+                        followed.device = status.device
+                        followed.inode = status.inode
+                        status = followed
+                    }
                 }
                 let name = [UInt8](UnsafeRawBufferPointer(start: namePointer, count: strlen(namePointer)))
                 if !filter.isEmpty {

@@ -1,0 +1,201 @@
+#if os(Linux)
+import Glibc
+import FileSystemEventsCore
+import SystemPackage
+
+// Symlinks to files inside the tree, under `followsSymlinks`.
+//
+// Following a link means treating it as what it leads to: a link to a file is reported as a
+// file, and a write to that file (wherever it is, inside the tree or not) is reported at the
+// link's path, as polling sees it by following the link on every scan. The kernel reports a
+// write to the directory that holds the file under the file's own name, so the link's
+// directory hears nothing. Each such link therefore gets a watch of its own, added through the
+// link (no `IN_DONT_FOLLOW`): a watch on the target's inode. Two links to one file share it.
+//
+// That watch also says when the target stops being the link's file: deleted (`IN_ATTRIB` for
+// the link count, then `IN_DELETE_SELF`), replaced by an atomic save, moved away. The link is
+// then looked at again: a new file behind it is a `modified` (its content changed, as far as
+// a reader of the link can tell), and a link that no longer leads to a file is reported
+// `created` as the symlink it now is (a dangling link's target coming back is seen when the
+// link itself changes, or by a rescan).
+
+/// A symlink to a file, in the model, whose target a watch is on.
+struct FollowedFileLink {
+    let directory: WatchedDirectory
+    let name: [UInt8]
+    /// The link's own inode (the model's entry), to tell it from a later item of that name.
+    let inode: UInt64
+    /// The file the link led to when the watch was added.
+    let target: FileIdentity
+
+    var isLive: Bool {
+        guard directory.isAttached, let entry = directory.children[name] else { return false }
+        return entry.inode == inode && entry.type == .file
+    }
+}
+
+/// Where a followed link stands in the model, for finding its watch.
+struct FileLinkKey: Hashable {
+    let directory: ObjectIdentifier
+    let name: [UInt8]
+
+    init(_ directory: WatchedDirectory, _ name: [UInt8]) {
+        self.directory = ObjectIdentifier(directory)
+        self.name = name
+    }
+}
+
+extension InotifyWatch {
+    /// What a watch on a link's target listens for: its content, its attributes and link
+    /// count, and its end. Not `IN_ONLYDIR` (it is a file), not `IN_DONT_FOLLOW` (the watch is
+    /// added through the link).
+    static var fileLinkMask: Inotify.Mask { [.modify, .attrib, .deleteSelf, .moveSelf] }
+
+    /// Watches the file that the symlink `name` in `directory` leads to. Returns `false` if the
+    /// link does not lead to a file (any more): the caller reports it as a symlink.
+    ///
+    /// - Parameter descriptor: `directory`, open already (a crawl's listing), or `nil`.
+    mutating func watchFileLinkTarget(_ name: [UInt8], in directory: WatchedDirectory, linkInode: UInt64, descriptor: CInt?) -> Bool {
+        var opened: CInt? = nil
+        defer { if let opened { Syscalls.close(opened) } }
+        let fd: CInt
+        if let descriptor {
+            fd = descriptor
+        } else {
+            guard case .opened(let found, _) = open(directory) else { return false }
+            opened = found
+            fd = found
+        }
+        guard case .success(let target) = withCString(name, { Syscalls.status($0, relativeTo: fd, followSymlinks: true) }),
+              target.itemType == .file
+        else { return false }
+        let path: [UInt8]
+        if ProcessDescriptors.areVisible {
+            path = ProcessDescriptors.path(of: fd) + [UInt8(ascii: "/")] + name
+        } else {
+            path = roots[directory.root].paths.bytes(directory.relativePath.appendingComponent(name))
+        }
+        let watch: CInt
+        switch kernel?.addWatch(path: path, mask: Self.fileLinkMask) {
+        case .success(let added): watch = added
+        case .failure(.noSpace):
+            pendingFailure = pendingFailure ?? watchFailure(.noSpace, path: roots[directory.root].paths.bytes(directory.relativePath.appendingComponent(name)))
+            return false
+        case .failure, .none:
+            return false
+        }
+        dropFileLink(name, in: directory)
+        let link = FollowedFileLink(directory: directory, name: name, inode: linkInode, target: target.identity)
+        targets[watch, default: WatchTargets()].fileLinks.append(link)
+        fileLinkWatches[FileLinkKey(directory, name)] = watch
+        return true
+    }
+
+    /// Forgets the followed link at `name` in `directory`, if any (it was removed, replaced or
+    /// moved out), releasing its watch unless another link shares it.
+    mutating func dropFileLink(_ name: [UInt8], in directory: WatchedDirectory) {
+        guard !fileLinkWatches.isEmpty, let watch = fileLinkWatches.removeValue(forKey: FileLinkKey(directory, name)) else { return }
+        targets[watch]?.fileLinks.removeAll { $0.directory === directory && $0.name == name }
+        releaseIfUnused(watch)
+    }
+
+    /// The followed link at `name` in `source` is now `destinationName` in `destination`.
+    mutating func moveFileLink(_ name: [UInt8], in source: WatchedDirectory, to destinationName: [UInt8], in destination: WatchedDirectory) {
+        guard !fileLinkWatches.isEmpty, let watch = fileLinkWatches.removeValue(forKey: FileLinkKey(source, name)) else { return }
+        guard var target = targets[watch], let index = target.fileLinks.firstIndex(where: { $0.directory === source && $0.name == name }) else { return }
+        let old = target.fileLinks[index]
+        target.fileLinks[index] = FollowedFileLink(directory: destination, name: destinationName, inode: old.inode, target: old.target)
+        targets[watch] = target
+        fileLinkWatches[FileLinkKey(destination, destinationName)] = watch
+    }
+
+    /// The items at `first` in `firstDirectory` and `second` in `secondDirectory` were swapped
+    /// (the model has them swapped already); followed links among them go along.
+    mutating func exchangeFileLinks(_ first: [UInt8], in firstDirectory: WatchedDirectory, with second: [UInt8], in secondDirectory: WatchedDirectory) {
+        guard !fileLinkWatches.isEmpty else { return }
+        let firstWasLink = fileLinkWatches[FileLinkKey(firstDirectory, first)] != nil
+        let secondWasLink = fileLinkWatches[FileLinkKey(secondDirectory, second)] != nil
+        guard firstWasLink || secondWasLink else { return }
+        dropFileLink(first, in: firstDirectory)
+        dropFileLink(second, in: secondDirectory)
+        for (wasLink, name, directory) in [(firstWasLink, second, secondDirectory), (secondWasLink, first, firstDirectory)] where wasLink {
+            guard let entry = directory.children[name] else { continue }
+            if !watchFileLinkTarget(name, in: directory, linkInode: entry.inode, descriptor: nil) {
+                directory.children[name]?.type = .symlink
+            }
+        }
+    }
+
+    /// Forgets every followed link directly in `directory` (it left the model).
+    mutating func dropFileLinks(in directory: WatchedDirectory) {
+        guard !fileLinkWatches.isEmpty else { return }
+        for name in directory.children.keys where fileLinkWatches[FileLinkKey(directory, name)] != nil {
+            dropFileLink(name, in: directory)
+        }
+    }
+
+    /// An event of the watch on links' target.
+    mutating func handleFileLinkTarget(_ event: Inotify.Event) {
+        guard let links = targets[event.watch]?.fileLinks, !links.isEmpty else { return }
+        let mask = event.mask
+        let live = links.filter(\.isLive)
+        if live.count != links.count {
+            // Links that left the model without being seen to (inside a removed subtree).
+            for link in links where !link.isLive {
+                fileLinkWatches[FileLinkKey(link.directory, link.name)] = nil
+            }
+            targets[event.watch]?.fileLinks = live
+        }
+        if mask.contains(.ignored) {
+            // The kernel dropped the watch (the file is gone): look again through each link.
+            targets[event.watch]?.fileLinks = []
+            for link in live { fileLinkWatches[FileLinkKey(link.directory, link.name)] = nil }
+            releaseIfUnused(event.watch, droppedByKernel: true)
+            for link in live { relook(at: link) }
+            return
+        }
+        if live.isEmpty {
+            releaseIfUnused(event.watch)
+            return
+        }
+        if mask.contains(.modify) {
+            for link in live { report(.modified, link) }
+        }
+        if mask.contains(.attrib) || mask.contains(.deleteSelf) || mask.contains(.moveSelf) {
+            for link in live { relook(at: link, attributesChanged: mask.contains(.attrib)) }
+        }
+    }
+
+    /// Looks through `link` again after its target may have changed identity: the same file
+    /// (an attribute change), another file (re-watched, `modified`), or no file at all (the
+    /// link is a symlink again).
+    private mutating func relook(at link: FollowedFileLink, attributesChanged: Bool = false) {
+        guard link.isLive else { return }
+        var target: FileStatus?
+        if case .opened(let fd, _) = open(link.directory) {
+            if case .success(let found) = withCString(link.name, { Syscalls.status($0, relativeTo: fd, followSymlinks: true) }) {
+                target = found
+            }
+            Syscalls.close(fd)
+        }
+        if let target, target.itemType == .file, target.identity == link.target {
+            if attributesChanged { report(.attributesChanged, link) }
+            return
+        }
+        if let target, target.itemType == .file, watchFileLinkTarget(link.name, in: link.directory, linkInode: link.inode, descriptor: nil) {
+            report(.modified, link)
+            return
+        }
+        // No file behind the link now: it is the symlink it is.
+        dropFileLink(link.name, in: link.directory)
+        link.directory.children[link.name]?.type = .symlink
+        produced.append(makeEvent(.created, root: link.directory.root, relative: link.directory.relativePath.appendingComponent(link.name),
+                                  type: .symlink, identity: FileIdentity(device: link.directory.device, inode: link.inode), synthetic: true))
+    }
+
+    private mutating func report(_ kind: FileSystemEvent.Kind, _ link: FollowedFileLink) {
+        produced.append(makeEvent(kind, root: link.directory.root, relative: link.directory.relativePath.appendingComponent(link.name),
+                                  type: .file, identity: FileIdentity(device: link.directory.device, inode: link.inode), synthetic: false))
+    }
+}
+#endif
