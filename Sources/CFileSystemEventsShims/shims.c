@@ -149,3 +149,29 @@ int cfse_release_free_memory(void) {
     return 0;
 #endif
 }
+
+#if defined(__linux__) || defined(__APPLE__)
+#include <sys/xattr.h>
+#endif
+
+long cfse_get_xattr(const char *path, const char *name, void *value, size_t size) {
+#if defined(__linux__)
+    return (long)lgetxattr(path, name, value, size);
+#elif defined(__APPLE__)
+    return (long)getxattr(path, name, value, size, 0, XATTR_NOFOLLOW);
+#else
+    errno = ENOTSUP;
+    return -1;
+#endif
+}
+
+int cfse_set_xattr(const char *path, const char *name, const void *value, size_t size, int create_only) {
+#if defined(__linux__)
+    return lsetxattr(path, name, value, size, create_only ? XATTR_CREATE : 0);
+#elif defined(__APPLE__)
+    return setxattr(path, name, value, size, 0, XATTR_NOFOLLOW | (create_only ? XATTR_CREATE : 0));
+#else
+    errno = ENOTSUP;
+    return -1;
+#endif
+}

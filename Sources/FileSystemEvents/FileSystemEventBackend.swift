@@ -75,6 +75,12 @@ public enum FileSystemEventBackend: String, Sendable, Hashable, CaseIterable, Cu
     /// backend that is not available here. Options no source can honour (``WatchOptions/validate()``) are rejected here already.
     public func makeSource(options: WatchOptions) throws(FileSystemEventsError) -> any FileSystemEventSource {
         try options.validate()
+        if options.stampsStableIDs {
+            var innerOptions = options
+            innerOptions.stampsStableIDs = false
+            innerOptions.capturesInitialState = true
+            return StableIDSource(options: options, base: try makeSource(options: innerOptions))
+        }
         if options.waitsForMissingRoots {
             var innerOptions = options
             innerOptions.waitsForMissingRoots = false

@@ -46,6 +46,7 @@ public struct WatchConfiguration: Sendable {
         case ignoreEditorFiles
         case settle
         case waitForRoots
+        case stableIds
 
         /// The full key, as users write it: `filewatch.pollInterval`.
         public var fullName: String { "filewatch.\(rawValue)" }
@@ -106,6 +107,7 @@ public struct WatchConfiguration: Sendable {
             options.settleQuietPeriod = try Self.duration(seconds, key: .settle, range: WatchOptions.latencyRange)
         }
         if let wait = try reader.bool(.waitForRoots) { options.waitsForMissingRoots = wait }
+        if let stamps = try reader.bool(.stableIds) { options.stampsStableIDs = stamps }
         self.init(backend: backend, options: options)
     }
 
@@ -142,6 +144,8 @@ public struct WatchConfiguration: Sendable {
         public var settle: Double?
         /// Wait for missing roots (``WatchOptions/waitsForMissingRoots``).
         public var waitForRoots: Bool?
+        /// Stamp and report stable IDs (``WatchOptions/stampsStableIDs``).
+        public var stableIds: Bool?
 
         public init() {}
 
@@ -162,6 +166,7 @@ public struct WatchConfiguration: Sendable {
             set(.ignoreEditorFiles, ignoreEditorFiles.map { .bool($0) })
             set(.settle, settle.map { .double($0) })
             set(.waitForRoots, waitForRoots.map { .bool($0) })
+            set(.stableIds, stableIds.map { .bool($0) })
             return values
         }
     }

@@ -18,7 +18,7 @@ struct WatchCommand: AsyncParsableCommand {
             Options may also come from the environment (FILEWATCH_BACKEND, FILEWATCH_LATENCY, \
             FILEWATCH_POLL_INTERVAL, FILEWATCH_RECURSIVE, FILEWATCH_FOLLOW_SYMLINKS, FILEWATCH_INCLUDE, \
             FILEWATCH_EXCLUDE, FILEWATCH_BUFFER_LIMIT, FILEWATCH_DEPTH, FILEWATCH_IGNORE_EDITOR_FILES, FILEWATCH_SETTLE, \
-            FILEWATCH_WAIT_FOR_ROOTS) or a JSON file given with --config ({"filewatch": {"backend": "polling"}}); \
+            FILEWATCH_WAIT_FOR_ROOTS, FILEWATCH_STABLE_IDS) or a JSON file given with --config ({"filewatch": {"backend": "polling"}}); \
             flags win over the environment, which wins over the file. The JSON Lines format is a \
             stable contract, documented in docs/cli-json.md.
             """
@@ -63,6 +63,9 @@ struct WatchCommand: AsyncParsableCommand {
 
     @Flag(help: "Wait for a root that does not exist yet (and for one that goes away to come back), instead of exiting 2; its appearance is reported as `created` for it and its contents, its removal as `removed`.")
     var waitForRoots = false
+
+    @Flag(help: "Give every file and directory a persistent ID, stored in its extended attribute user.filewatch.id (written only where missing, never changing content or modification time), and print it as `id`; a copy carrying another item's ID is printed with `duplicateOf`.")
+    var stableIds = false
 
     @Option(help: ArgumentHelp("Print only events of these kinds (repeatable or comma-separated), e.g. `--settle 1 --only settled` for finished files; `ready` is always printed. A filtered stream cannot be replayed into the tree.", valueName: "kinds"))
     var only: [String] = []
@@ -122,6 +125,7 @@ struct WatchCommand: AsyncParsableCommand {
         if ignoreEditorFiles { overrides.ignoreEditorFiles = true }
         overrides.settle = settle
         if waitForRoots { overrides.waitForRoots = true }
+        if stableIds { overrides.stableIds = true }
 
         let configuration: WatchConfiguration
         let source: any FileSystemEventSource

@@ -50,6 +50,11 @@ uint64_t cfse_content_hash(const void *bytes, size_t count);
 /// module does not export); does nothing elsewhere. Returns 1 if memory was released.
 int cfse_release_free_memory(void);
 
+/// `lgetxattr`/`lsetxattr` (never following a final symlink); -1 with errno on failure.
+/// `create_only` fails with EEXIST where the attribute exists already.
+long cfse_get_xattr(const char *path, const char *name, void *value, size_t size);
+int cfse_set_xattr(const char *path, const char *name, const void *value, size_t size, int create_only);
+
 /// The name of a directory entry (Swift imports `d_name` as a tuple).
 static inline const char *cfse_dirent_name(const struct dirent *entry) {
     return entry->d_name;

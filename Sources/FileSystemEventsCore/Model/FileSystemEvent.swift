@@ -59,6 +59,16 @@ public struct FileSystemEvent: Sendable, Hashable, CustomStringConvertible {
     public var identity: FileIdentity?
     /// When the backend observed the change (wall clock).
     public var timestamp: Timestamp
+    /// The item's persistent ID, with ``WatchOptions/stampsStableIDs`` (``FileStableID``);
+    /// `nil` otherwise, and for an item that has none (a symlink, a file the process may not
+    /// write, a file system that refuses extended attributes keeps a derived one).
+    public var stableID: FileStableID?
+    /// For a `created` item that arrived carrying the ID of an item still in the tree (a copy
+    /// made with `cp -a`, `rsync -X`, a file manager's duplicate): that item's path at this
+    /// point of the events (a rename reported later moves it on). The copy
+    /// gets a fresh ID of its own. `nil` for everything else, including an item moved back in
+    /// whose original is gone.
+    public var duplicateOf: FilePath?
 
     public init(
         kind: Kind,
@@ -82,6 +92,7 @@ public struct FileSystemEvent: Sendable, Hashable, CustomStringConvertible {
         var text = "\(kind.rawValue) \(itemType.rawValue) \(path)"
         if let previousPath { text += " (from \(previousPath))" }
         if isSynthetic { text += " [synthetic]" }
+        if let duplicateOf { text += " (duplicate of \(duplicateOf))" }
         return text
     }
 

@@ -27,6 +27,10 @@ public struct FileSystemWatchDiagnostic: Sendable, Hashable, CustomStringConvert
         case vanishedDuringScan
         /// The kernel queue overflowed; the source rescanned to reconcile.
         case rescannedAfterOverflow
+        /// Stable IDs (``WatchOptions/stampsStableIDs``) cannot be stored here: a read-only
+        /// file system (IDs are read, not written), or one without extended attributes (IDs
+        /// are derived from identity instead). Reported once per file system.
+        case stableIDsNotStored
     }
 
     public var problem: Problem

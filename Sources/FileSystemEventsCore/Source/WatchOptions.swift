@@ -48,6 +48,14 @@ public struct WatchOptions: Sendable {
     /// `removed`. Off by default: for a typo, failing at once is the right answer. Applied by
     /// `FileSystemEventBackend.makeSource` over any backend (see ``AwaitingRootsSource``).
     public var waitsForMissingRoots: Bool = false
+    /// Give every regular file and directory a persistent ID (``FileStableID``), stored in its
+    /// extended attribute `user.filewatch.id`, and report it on every event
+    /// (``FileSystemEvent/stableID``), with duplicates told from moves
+    /// (``FileSystemEvent/duplicateOf``). Off by default, because it writes to the user's
+    /// files: an attribute only (the modification time does not change), and only on items the
+    /// process may already write; a read-only tree is watched without stamping. Applied by
+    /// `FileSystemEventBackend.makeSource` over any backend (see ``StableIDSource``).
+    public var stampsStableIDs: Bool = false
 
     public init(
         roots: [FilePath],

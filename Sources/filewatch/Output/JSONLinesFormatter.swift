@@ -38,6 +38,14 @@ struct JSONLinesFormatter: EventFormatter {
                 line.raw(",\"inode\":")
                 line.unsigned(identity.inode)
             }
+            if let stableID = event.stableID {
+                line.raw(",\"id\":")
+                line.string(stableID.description)
+            }
+            if let original = event.duplicateOf {
+                line.byte(UInt8(ascii: ","))
+                line.path(original, key: "duplicateOf", bytesKey: "duplicateOfBytes")
+            }
             line.raw(",\"time\":")
             line.timestamp(event.timestamp)
             line.raw("}\n")

@@ -40,6 +40,8 @@ final class TextFormatter: EventFormatter {
                 text = "\(display(previousPath)) → \(text)"
             }
             if event.isSynthetic && event.kind != .overflow { text += "  (from scan)" }
+            if let original = event.duplicateOf { text += "  (duplicate of \(display(original)))" }
+            if let stableID = event.stableID { text += "  id \(stableID)" }
             output += line(time: event.timestamp, kind: event.kind.rawValue, type: Self.shortType(event.itemType), text: text)
         }
         return output

@@ -1,0 +1,89 @@
+/// A source that gives every file and directory a persistent ID
+/// (``WatchOptions/stampsStableIDs``), over any other source.
+///
+/// It reads each item's ID from the extended attribute `user.filewatch.id`
+/// (``FileStableID/extendedAttributeName``) and stamps a random one where there is none: the
+/// items of the tree at `ready`, then each item as it is created. Every event carries its
+/// item's ID (``FileSystemEvent/stableID``); a renamed directory's items keep theirs without
+/// being looked at again. An item created with an ID that an item still in the tree has is a
+/// duplicate (``FileSystemEvent/duplicateOf``) and gets a fresh ID; one whose original has
+/// gone (moved out and back) keeps it.
+///
+/// Stamping changes only the attribute (and so the change time), never the content or the
+/// modification time, and only of items the process may already write; the event it causes
+/// (`attributesChanged`, or `modified` from a poll that sees the change time move) is not
+/// reported when the item still has the size and modification time it had just after the
+/// stamp. A read-only tree is watched without stamping. A file system that refuses extended
+/// attributes gets IDs derived from device, inode and birth time, with a diagnostic.
+public struct StableIDSource: FileSystemEventSource {
+    public let options: WatchOptions
+    private let base: any FileSystemEventSource
+
+    /// - Parameters:
+    ///   - options: the watch, as the consumer asked for it.
+    ///   - base: the source to add IDs to, made with ``WatchOptions/capturesInitialState``
+    ///     (the tree at `ready` is the one it crawled; without it, the tree is scanned again).
+    public init(options: WatchOptions, base: any FileSystemEventSource) {
+        self.options = options
+        self.base = base
+    }
+
+    public var backendName: String { base.backendName }
+    public var capabilities: FileSystemEventSourceCapabilities { base.capabilities }
+
+    public func updates() -> FileSystemEventStream {
+        stream(handler: nil)
+    }
+
+    public func updates(deliveringTo handler: @escaping FileSystemEventHandler) -> FileSystemEventStream {
+        stream(handler: handler)
+    }
+
+    private func stream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
+        let options = self.options
+        let base = self.base
+        return FileSystemEventStream(options: options, handler: handler) { channel in
+            let inner = base.updates()
+            channel.link(onTerminate: { inner.terminate() }, onFinish: { inner.finish() })
+            var tracker = StableIDTracker(roots: options.roots, writes: true)
+            var iterator = inner.makeBlockingIterator()
+            do throws(FileSystemEventsError) {
+                while let update = try iterator.next() {
+                    var outgoing: [FileSystemWatchUpdate] = []
+                    switch update {
+                    case .ready:
+                        let snapshots = inner.initialState ?? options.roots.compactMap { root in
+                            try? FileTreeSnapshot.scan(root, isRecursive: options.isRecursive, followsSymlinks: options.followsSymlinks, filter: options.filter)
+                        }
+                        tracker.load(snapshots)
+                        if options.capturesInitialState { channel.setInitialState(snapshots) }
+                        outgoing = tracker.takeDiagnostics().map { .diagnostic($0) } + [update]
+                    case .events(let events):
+                        outgoing = [.events(tracker.process(events))] + tracker.takeDiagnostics().map { .diagnostic($0) }
+                    case .scanStarted, .diagnostic:
+                        outgoing = [update]
+                    }
+                    for update in outgoing {
+                        if case .terminated = channel.send(update) {
+                            inner.terminate()
+                        }
+                    }
+                    waitForRoom(channel)
+                }
+                channel.finish()
+            } catch {
+                channel.finish(throwing: error)
+            }
+        }
+    }
+
+    /// Stops reading the inner stream while the consumer is behind (the inner source then lets
+    /// its kernel queue overflow and rescans), until there is room or nobody listens.
+    private func waitForRoom(_ channel: FileSystemEventChannel) {
+        while !channel.hasRoom && !channel.isTerminated {
+            if channel.requestWakeupWhenRoom() { continue }
+            _ = Syscalls.pollReadable([channel.wakeupDescriptor], timeoutMilliseconds: -1)
+            channel.drainWakeups()
+        }
+    }
+}

@@ -1,0 +1,318 @@
+import SystemPackage
+
+/// The stable ID of every item a ``StableIDSource`` has seen, kept as a tree that the events
+/// move about (a renamed directory takes its subtree's IDs along in one step), with an index
+/// from ID to item that tells a duplicate (its original still in the tree) from a move back.
+///
+/// Runs on the source's producer thread only.
+struct StableIDTracker {
+    final class Node {
+        var name: [UInt8]
+        weak var parent: Node?
+        var children: [[UInt8]: Node] = [:]
+        var id: FileStableID?
+
+        init(name: [UInt8], parent: Node?) {
+            self.name = name
+            self.parent = parent
+        }
+
+        /// Whether the node is still in its root's tree.
+        func isAttached(to roots: [Node]) -> Bool {
+            var current = self
+            while let parent = current.parent {
+                guard parent.children[current.name] === current else { return false }
+                current = parent
+            }
+            return roots.contains { $0 === current }
+        }
+    }
+
+    /// A stamp this tracker wrote, and what the item looked like just after: the event the
+    /// stamp itself causes (`attributesChanged` from the kernel, `modified` from a poll that
+    /// sees the change time move) is not reported when the item still looks like this.
+    struct Stamp {
+        let modificationTime: Int64
+        let size: Int64
+    }
+
+    private let rootPaths: [[UInt8]]
+    private var roots: [Node]
+    private var byID: [FileStableID: Node] = [:]
+    private var stamped: [[UInt8]: Stamp] = [:]
+    /// False once the tree turned out read-only: IDs are read, never written.
+    private var writes: Bool
+    private var reportedReadOnly = false
+    private var reportedUnsupported: Set<UInt64> = []
+    private(set) var diagnostics: [FileSystemWatchDiagnostic] = []
+
+    init(roots: [FilePath], writes: Bool) {
+        self.rootPaths = roots.map(\.bytes)
+        self.roots = roots.map { _ in Node(name: [], parent: nil) }
+        self.writes = writes
+    }
+
+    mutating func takeDiagnostics() -> [FileSystemWatchDiagnostic] {
+        defer { diagnostics = [] }
+        return diagnostics
+    }
+
+    // MARK: The tree at `ready`
+
+    /// Reads (or stamps) the ID of every file and directory of the trees at `ready`. Two
+    /// items found with one ID (copied while nobody watched): the later one gets a fresh ID.
+    mutating func load(_ snapshots: [FileTreeSnapshot]) {
+        for (index, snapshot) in snapshots.enumerated() where index < roots.count {
+            let root = Node(name: [], parent: nil)
+            roots[index] = root
+            for item in [snapshot.rootItem] + snapshot.items {
+                guard let node = insert(item.path.bytes) else { continue }
+                var id = identify(item.path.bytes, type: item.itemType)
+                if let found = id, let other = byID[found], other !== node, other.isAttached(to: roots) {
+                    id = restamp(item.path.bytes)
+                }
+                assign(id, to: node)
+            }
+        }
+    }
+
+    // MARK: Events
+
+    /// `events` with their IDs, in order; the stamps' own echoes left out.
+    mutating func process(_ events: [FileSystemEvent]) -> [FileSystemEvent] {
+        var result: [FileSystemEvent] = []
+        result.reserveCapacity(events.count)
+        for var event in events {
+            let path = event.path.bytes
+            switch event.kind {
+            case .created:
+                remove(path)
+                guard let node = insert(path) else { break }
+                var id = identify(path, type: event.itemType)
+                if let found = id, let original = byID[found], original !== node, original.isAttached(to: roots),
+                   let originalPath = self.path(of: original)
+                {
+                    event.duplicateOf = FilePath(bytes: originalPath)
+                    id = restamp(path)
+                }
+                assign(id, to: node)
+                event.stableID = id
+            case .removed:
+                event.stableID = node(at: path)?.id
+                remove(path)
+                stamped[path] = nil
+            case .renamed:
+                guard let previous = event.previousPath?.bytes else { break }
+                if let moving = detach(previous) {
+                    remove(path)
+                    attach(moving, at: path)
+                    event.stableID = moving.id
+                } else {
+                    remove(path)
+                    if let node = insert(path) {
+                        let id = identify(path, type: event.itemType)
+                        assign(id, to: node)
+                        event.stableID = id
+                    }
+                }
+                if let stamp = stamped.removeValue(forKey: previous) { stamped[path] = stamp }
+            case .exchanged:
+                guard let other = event.previousPath?.bytes else { break }
+                let first = detach(path), second = detach(other)
+                if let first { attach(first, at: other) }
+                if let second { attach(second, at: path) }
+                event.stableID = second?.id
+            case .modified, .attributesChanged:
+                if let stamp = stamped.removeValue(forKey: path) {
+                    // An attribute change carries nothing a consumer must act on: the stamp's
+                    // echo is dropped whatever else changed with it. A content change is
+                    // dropped only if the item still has its size and time from just after the
+                    // stamp (a poll reports the change time that moved as `modified`).
+                    if event.kind == .attributesChanged { continue }
+                    if case .success(let status) = Syscalls.status(event.path),
+                       status.modificationTime == stamp.modificationTime, status.size == stamp.size
+                    {
+                        continue
+                    }
+                }
+                event.stableID = node(at: path)?.id
+            case .settled:
+                event.stableID = node(at: path)?.id
+            case .rootRemoved:
+                if let index = rootPaths.firstIndex(of: path) {
+                    dropIDs(below: roots[index])
+                    roots[index] = Node(name: [], parent: nil)
+                }
+            case .overflow:
+                break
+            }
+            result.append(event)
+        }
+        return result
+    }
+
+    // MARK: IDs on disk
+
+    /// The item's ID: read from its attribute, or stamped there if it has none; derived from
+    /// its identity where the file system refuses attributes. `nil` for other types, for an
+    /// item gone since, and for one this process may not write.
+    private mutating func identify(_ path: [UInt8], type: FileItemType) -> FileStableID? {
+        guard type == .file || type == .directory else { return nil }
+        switch Syscalls.extendedAttribute(FileStableID.extendedAttributeName, of: path) {
+        case .success(let value?):
+            if let id = FileStableID(bytes: value) { return id }
+            return stamp(path, replacing: true)  // not ours, or damaged: a fresh one
+        case .success(nil):
+            return stamp(path, replacing: false)
+        case .failure(.notSupported):
+            return derived(path)
+        case .failure:
+            return nil
+        }
+    }
+
+    /// A fresh ID for a duplicate, replacing the one it was copied with.
+    private mutating func restamp(_ path: [UInt8]) -> FileStableID? {
+        stamp(path, replacing: true)
+    }
+
+    private mutating func stamp(_ path: [UInt8], replacing: Bool) -> FileStableID? {
+        guard writes else { return nil }
+        let id = FileStableID.random()
+        switch Syscalls.setExtendedAttribute(FileStableID.extendedAttributeName, of: path, to: id.bytes, createOnly: !replacing) {
+        case .success:
+            if case .success(let status) = Syscalls.status(FilePath(bytes: path)) {
+                stamped[path] = Stamp(modificationTime: status.modificationTime, size: status.size)
+            }
+            return id
+        case .failure(.fileExists):
+            // Stamped by someone else since it was read (another watcher): theirs stands.
+            if case .success(let value?) = Syscalls.extendedAttribute(FileStableID.extendedAttributeName, of: path) {
+                return FileStableID(bytes: value)
+            }
+            return nil
+        case .failure(.readOnlyFileSystem):
+            writes = false
+            if !reportedReadOnly {
+                reportedReadOnly = true
+                diagnostics.append(FileSystemWatchDiagnostic(
+                    problem: .stableIDsNotStored, path: FilePath(bytes: path), errno: .readOnlyFileSystem,
+                    message: "\(FilePath(bytes: path)) is on a read-only file system: stable IDs already stored are read, none are written"))
+            }
+            return nil
+        case .failure(.notSupported):
+            return derived(path)
+        case .failure:
+            return nil  // not ours to write (permission): never touched
+        }
+    }
+
+    private mutating func derived(_ path: [UInt8]) -> FileStableID? {
+        guard case .success(let status) = Syscalls.status(FilePath(bytes: path)) else { return nil }
+        if reportedUnsupported.insert(status.device).inserted {
+            diagnostics.append(FileSystemWatchDiagnostic(
+                problem: .stableIDsNotStored, path: FilePath(bytes: path), errno: .notSupported,
+                message: "the file system of \(FilePath(bytes: path)) refuses extended attributes: its stable IDs are derived from device, inode and birth time, so they survive renames but not copies or moves to another file system, and duplicates are not told"))
+        }
+        return FileStableID.derived(device: status.device, inode: status.inode, birthTime: status.birthTime)
+    }
+
+    // MARK: The tree
+
+    private func locate(_ path: [UInt8]) -> (root: Int, components: [[UInt8]])? {
+        for (index, root) in rootPaths.enumerated() {
+            if path == root { return (index, []) }
+            var prefix = root
+            if prefix.last != UInt8(ascii: "/") { prefix.append(UInt8(ascii: "/")) }
+            if path.count > prefix.count, path[..<prefix.count].elementsEqual(prefix) {
+                return (index, path[prefix.count...].split(separator: UInt8(ascii: "/")).map(Array.init))
+            }
+        }
+        return nil
+    }
+
+    private func node(at path: [UInt8]) -> Node? {
+        guard let (root, components) = locate(path) else { return nil }
+        var current = roots[root]
+        for name in components {
+            guard let child = current.children[name] else { return nil }
+            current = child
+        }
+        return current
+    }
+
+    /// The node at `path`, made with any missing levels above it.
+    private mutating func insert(_ path: [UInt8]) -> Node? {
+        guard let (root, components) = locate(path) else { return nil }
+        var current = roots[root]
+        for name in components {
+            if let child = current.children[name] {
+                current = child
+            } else {
+                let child = Node(name: name, parent: current)
+                current.children[name] = child
+                current = child
+            }
+        }
+        return current
+    }
+
+    private mutating func detach(_ path: [UInt8]) -> Node? {
+        guard let node = node(at: path), let parent = node.parent else { return nil }
+        parent.children[node.name] = nil
+        node.parent = nil
+        return node
+    }
+
+    private mutating func attach(_ node: Node, at path: [UInt8]) {
+        guard let (root, components) = locate(path), let name = components.last else { return }
+        var current = roots[root]
+        for level in components.dropLast() {
+            if let child = current.children[level] {
+                current = child
+            } else {
+                let child = Node(name: level, parent: current)
+                current.children[level] = child
+                current = child
+            }
+        }
+        node.name = name
+        node.parent = current
+        current.children[name] = node
+    }
+
+    private mutating func remove(_ path: [UInt8]) {
+        guard let node = detach(path) else { return }
+        dropIDs(below: node)
+    }
+
+    private mutating func dropIDs(below node: Node) {
+        var stack = [node]
+        while let current = stack.popLast() {
+            if let id = current.id, byID[id] === current { byID[id] = nil }
+            stack.append(contentsOf: current.children.values)
+        }
+    }
+
+    private mutating func assign(_ id: FileStableID?, to node: Node) {
+        if let old = node.id, byID[old] === node { byID[old] = nil }
+        node.id = id
+        if let id { byID[id] = node }
+    }
+
+    private func path(of node: Node) -> [UInt8]? {
+        var names: [[UInt8]] = []
+        var current = node
+        while let parent = current.parent {
+            names.append(current.name)
+            current = parent
+        }
+        guard let index = roots.firstIndex(where: { $0 === current }) else { return nil }
+        var path = rootPaths[index]
+        for name in names.reversed() {
+            if path.last != UInt8(ascii: "/") { path.append(UInt8(ascii: "/")) }
+            path += name
+        }
+        return path
+    }
+}

@@ -1,0 +1,118 @@
+import FileSystemEvents
+import FileSystemEventsConformance
+@testable import FileSystemEventsCore
+import Foundation
+import Testing
+
+/// `WatchOptions.stampsStableIDs` on every backend: IDs stamped at `ready` without touching
+/// modification times or reporting the stamps' own echoes, kept across renames and moves
+/// between levels, a `cp -a` copy told as a duplicate with a fresh ID, a file moved out and
+/// back keeping its ID, the IDs read again (not rewritten) by a later watch, and a file system
+/// without extended attributes falling back to derived IDs with one diagnostic.
+@Suite(.serialized) struct StableIDTests {
+    static func storedID(_ path: FilePath) -> FileStableID? {
+        guard case .success(let value?) = Syscalls.extendedAttribute(FileStableID.extendedAttributeName, of: path.bytes) else { return nil }
+        return FileStableID(bytes: value)
+    }
+
+    static func modificationTime(_ path: FilePath) throws -> Int64 {
+        try Syscalls.status(path).get().modificationTime
+    }
+
+    static func options(_ root: FilePath) -> WatchOptions {
+        var options = WatchOptions(roots: [root])
+        options.pollInterval = .milliseconds(20)
+        options.stampsStableIDs = true
+        return options
+    }
+
+    static func copyPreservingAttributes(_ source: FilePath, to destination: FilePath) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/cp")
+        process.arguments = ["-a", source.string, destination.string]
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test("IDs are stamped at ready, kept across renames, told apart for copies, kept out and back, and read again later")
+    func lifecycle() async throws {
+        for backend in availableBackends {
+            let tree = try ScratchTree()
+            try tree.makeDirectories("docs/deep")
+            try tree.write("docs/a.txt", "a")
+            try tree.write("docs/deep/b.txt", "b")
+            let a = tree.path("docs/a.txt")
+            let mtimeBefore = try Self.modificationTime(a)
+            let source = try backend.makeSource(options: Self.options(tree.root))
+            var idOfA: FileStableID?
+            let marker = "marker-\(tree.uniqueNumber())"
+            let first = try await observe(source.updates(), onReady: {
+                try tree.write(RelativePath(marker), "m")
+            }, until: { observed in
+                observed.events.contains { $0.path.lastComponent?.string == marker && $0.kind == .created }
+            })
+            idOfA = Self.storedID(a)
+            #expect(idOfA != nil, "\(backend): a.txt was not stamped at ready")
+            #expect(Self.storedID(tree.path("docs")) != nil && Self.storedID(tree.path("docs/deep/b.txt")) != nil, "\(backend): not every item was stamped")
+            #expect(try Self.modificationTime(a) == mtimeBefore, "\(backend): stamping changed a modification time")
+            let echoes = first.events.filter { $0.path.lastComponent?.string != marker }
+            #expect(echoes.isEmpty, "\(backend): the stamps' own echoes were reported: \(echoes)")
+            let markerEvent = first.events.first { $0.path.lastComponent?.string == marker }
+            #expect(markerEvent?.stableID != nil && markerEvent?.stableID == Self.storedID(tree.path(RelativePath(marker))))
+
+            // A second watch: the same IDs, read, not rewritten; then renames, a copy, a move out and back.
+            let outside = tree.path("out.txt", in: .outside)
+            let second = try await observe(source.updates(), onReady: {
+                try tree.rename("docs/a.txt", to: "docs/deep/a-moved.txt")
+                try tree.rename("docs/deep", to: "deeper")
+                try Self.copyPreservingAttributes(tree.path("deeper/b.txt"), to: tree.path("b-copy.txt"))
+                try tree.rename("deeper/a-moved.txt", to: "out.txt", to: .outside)
+                try tree.rename("out.txt", to: "back.txt", from: .outside)
+                try tree.write(RelativePath(marker + "-2"), "m")
+            }, until: { observed in
+                observed.events.contains { $0.path.lastComponent?.string == marker + "-2" && $0.kind == .created }
+            })
+            _ = outside
+            #expect(Self.storedID(tree.path("back.txt")) == idOfA, "\(backend): the ID did not survive renames and a move out and back")
+            let back = second.events.last { $0.path == tree.path("back.txt") }
+            #expect(back?.stableID == idOfA && back?.duplicateOf == nil, "\(backend): the file moved back: \(String(describing: back))")
+            let copy = second.events.first { $0.path == tree.path("b-copy.txt") && $0.kind == .created }
+            // The original's path at that point of the events: a poll may list the copy before
+            // the directory's rename (in path order), the kernel after it.
+            #expect(copy?.duplicateOf == tree.path("deeper/b.txt") || copy?.duplicateOf == tree.path("docs/deep/b.txt"),
+                    "\(backend): the copy: \(String(describing: copy))")
+            let idOfB = Self.storedID(tree.path("deeper/b.txt"))
+            #expect(copy?.stableID != nil && copy?.stableID != idOfB && copy?.stableID == Self.storedID(tree.path("b-copy.txt")),
+                    "\(backend): the copy keeps no fresh ID of its own")
+            for event in second.events where event.kind == .renamed {
+                #expect(event.stableID != nil, "\(backend): a rename without an ID: \(event)")
+            }
+        }
+    }
+
+    @Test("a file system without extended attributes: IDs derived from identity, one diagnostic")
+    func withoutExtendedAttributes() async throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectory("mnt")
+        let mountPoint = tree.path("mnt")
+        guard mount("ramfs", mountPoint.string, "ramfs", 0, nil) == 0 else {
+            // Not root (no CAP_SYS_ADMIN): nowhere to make such a file system here.
+            return
+        }
+        defer { umount2(mountPoint.string, Int32(MNT_DETACH)) }
+        try tree.write("mnt/file.txt", "x")
+        for backend in availableBackends {
+            let source = try backend.makeSource(options: Self.options(mountPoint))
+            let marker = "made-\(tree.uniqueNumber())"
+            let observed = try await observe(source.updates(), onReady: {
+                try tree.write(RelativePath("mnt/\(marker)"), "m")
+            }, until: { observed in
+                observed.events.contains { $0.path.lastComponent?.string == marker }
+            })
+            let created = observed.events.first { $0.path.lastComponent?.string == marker }
+            #expect(created?.stableID != nil, "\(backend): no derived ID: \(String(describing: created))")
+            #expect(observed.diagnostics.filter { $0.problem == .stableIDsNotStored }.count == 1, "\(backend): \(observed.diagnostics)")
+        }
+    }
+}
