@@ -115,4 +115,37 @@ import Testing
             #expect(observed.diagnostics.filter { $0.problem == .stableIDsNotStored }.count == 1, "\(backend): \(observed.diagnostics)")
         }
     }
+
+    @Test("a read-only tree is watched without stamping, with one diagnostic")
+    func readOnlyTree() async throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectory("ro")
+        let mountPoint = tree.path("ro")
+        guard mount("tmpfs", mountPoint.string, "tmpfs", 0, nil) == 0 else {
+            return  // not root (no CAP_SYS_ADMIN): no read-only file system to make here
+        }
+        defer { umount2(mountPoint.string, Int32(MNT_DETACH)) }
+        try tree.write("ro/file.txt", "x")
+        guard mount("tmpfs", mountPoint.string, "tmpfs", UInt(MS_REMOUNT | MS_RDONLY), nil) == 0 else {
+            Issue.record("remounting the tmpfs read-only failed: \(errno)")
+            return
+        }
+        for backend in availableBackends {
+            let source = try backend.makeSource(options: Self.options(mountPoint))
+            let diagnostics = try await untilDeadline(.seconds(30)) {
+                var diagnostics: [FileSystemWatchDiagnostic] = []
+                for try await update in source.updates() {
+                    switch update {
+                    case .diagnostic(let diagnostic): diagnostics.append(diagnostic)
+                    case .ready: return diagnostics
+                    default: break
+                    }
+                }
+                return diagnostics
+            }
+            #expect(diagnostics?.filter { $0.problem == .stableIDsNotStored && $0.errno == .readOnlyFileSystem }.count == 1,
+                    "\(backend): \(String(describing: diagnostics))")
+            #expect(Self.storedID(tree.path("ro/file.txt")) == nil)
+        }
+    }
 }
