@@ -28,7 +28,7 @@ public enum FileSystemEventBackend: String, Sendable, Hashable, CaseIterable, Cu
     /// Parses a backend name, case-insensitively.
     public init(name: String) throws(FileSystemEventsError) {
         guard let backend = Self(rawValue: name.lowercased()) else {
-            throw .unknownBackend(name, known: Self.allCases.map(\.rawValue))
+            throw .unknownBackend(name, known: FileSystemEventBackendRegistry.shared.knownNames)
         }
         self = backend
     }
@@ -75,32 +75,65 @@ public enum FileSystemEventBackend: String, Sendable, Hashable, CaseIterable, Cu
     /// backend that is not available here. Options no source can honour (``WatchOptions/validate()``) are rejected here already.
     public func makeSource(options: WatchOptions) throws(FileSystemEventsError) -> any FileSystemEventSource {
         try options.validate()
-        if options.stampsStableIDs {
-            var innerOptions = options
-            innerOptions.stampsStableIDs = false
-            innerOptions.capturesInitialState = true
-            return StableIDSource(options: options, base: try makeSource(options: innerOptions))
-        }
-        if options.waitsForMissingRoots {
-            var innerOptions = options
-            innerOptions.waitsForMissingRoots = false
-            let inner = try makeSource(options: innerOptions)
-            return AwaitingRootsSource(options: options, backendName: inner.backendName, capabilities: inner.capabilities) { options throws(FileSystemEventsError) in
-                try self.makeSource(options: options)
-            }
-        }
+        if self == .auto, let preferred = try Self.preferredSource(for: options) { return preferred }
         let backend = resolved(for: options.roots)
         if case .unavailable(let reason, let remedy) = backend.availability {
             throw .backendUnavailable(name: backend.rawValue, reason: reason, remedy: remedy)
         }
-        switch backend {
-        case .auto, .polling:
-            return PollingEventSource(options: options)
-        case .inotify:
-            return try InotifyBackendSupport.makeSource(options: options)
-        case .inotifytools:
-            return try InotifyToolsBackendSupport.makeSource(options: options)
+        return try Self.layered(options) { inner throws(FileSystemEventsError) in
+            switch backend {
+            case .auto, .polling:
+                return PollingEventSource(options: inner)
+            case .inotify:
+                return try InotifyBackendSupport.makeSource(options: inner)
+            case .inotifytools:
+                return try InotifyToolsBackendSupport.makeSource(options: inner)
+            }
         }
+    }
+
+    /// `auto` with ``FileSystemEventBackendRegistry/autoPreference`` set: the first available
+    /// backend in that order (`nil` to fall back to the usual choice).
+    private static func preferredSource(for options: WatchOptions) throws(FileSystemEventsError) -> (any FileSystemEventSource)? {
+        guard let order = FileSystemEventBackendRegistry.shared.autoPreference else { return nil }
+        let remote = options.roots.contains { FileSystemKind.of($0).isRemoteOrUserSpace }
+        for name in order {
+            if let builtIn = FileSystemEventBackend(rawValue: name), builtIn != .auto {
+                guard builtIn.availability.isAvailable, !(remote && builtIn != .polling) else { continue }
+                return try builtIn.makeSource(options: options)
+            }
+            if let registered = FileSystemEventBackendRegistry.shared.backend(named: name), registered.availability().isAvailable {
+                return try registered.makeSource(options: options)
+            }
+        }
+        return nil
+    }
+
+    /// The layers this package puts around any backend's source, built-in or registered:
+    /// stable IDs (outermost), then waiting for missing roots. `base` makes the backend's own
+    /// source, for options that ask for neither.
+    static func layered(
+        _ options: WatchOptions,
+        base: @escaping @Sendable (WatchOptions) throws(FileSystemEventsError) -> any FileSystemEventSource
+    ) throws(FileSystemEventsError) -> any FileSystemEventSource {
+        if options.stampsStableIDs {
+            var innerOptions = options
+            innerOptions.stampsStableIDs = false
+            innerOptions.capturesInitialState = true
+            return StableIDSource(options: options, base: try layered(innerOptions, base: base))
+        }
+        if options.waitsForMissingRoots {
+            var innerOptions = options
+            innerOptions.waitsForMissingRoots = false
+            let inner = try base(innerOptions)
+            return AwaitingRootsSource(options: options, backendName: inner.backendName, capabilities: inner.capabilities) { options throws(FileSystemEventsError) in
+                var options = options
+                options.waitsForMissingRoots = false
+                try options.validate()
+                return try base(options)
+            }
+        }
+        return try base(options)
     }
 }
 

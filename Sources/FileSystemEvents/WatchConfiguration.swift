@@ -24,13 +24,27 @@ public import SystemPackage
 /// ``FileSystemEventsError/invalidConfiguration(key:value:expected:)`` naming the key, never
 /// a silent default.
 public struct WatchConfiguration: Sendable {
+    /// The built-in backend chosen (`auto` when a registered one is: see ``registeredBackend``).
     public var backend: FileSystemEventBackend
+    /// The backend chosen when the name is one registered with
+    /// ``FileSystemEventBackendRegistry``; it takes precedence over ``backend``.
+    public var registeredBackend: RegisteredBackend?
     public var options: WatchOptions
 
     public init(backend: FileSystemEventBackend, options: WatchOptions) {
         self.backend = backend
         self.options = options
     }
+
+    /// A configuration that watches with a registered backend.
+    public init(registeredBackend: RegisteredBackend, options: WatchOptions) {
+        self.backend = .auto
+        self.registeredBackend = registeredBackend
+        self.options = options
+    }
+
+    /// The chosen backend's name as configuration spells it.
+    public var backendName: String { registeredBackend?.name ?? backend.rawValue }
 
     /// The configuration keys, relative to the `filewatch` scope.
     public enum Key: String, CaseIterable, Sendable {
@@ -71,12 +85,15 @@ public struct WatchConfiguration: Sendable {
         var options = WatchOptions(roots: roots)
 
         var backend = FileSystemEventBackend.auto
+        var registered: RegisteredBackend?
         if let name = try reader.string(.backend) {
-            do {
-                backend = try FileSystemEventBackend(name: name)
-            } catch {
+            if let builtIn = FileSystemEventBackend(rawValue: name.lowercased()) {
+                backend = builtIn
+            } else if let found = FileSystemEventBackendRegistry.shared.backend(named: name) {
+                registered = found
+            } else {
                 throw .invalidConfiguration(key: Key.backend.displayName, value: name,
-                                            expected: "one of \(FileSystemEventBackend.allCases.map(\.rawValue).joined(separator: ", "))")
+                                            expected: "one of \(FileSystemEventBackendRegistry.shared.knownNames.joined(separator: ", "))")
             }
         }
         if let seconds = try reader.double(.latency) {
@@ -109,6 +126,7 @@ public struct WatchConfiguration: Sendable {
         if let wait = try reader.bool(.waitForRoots) { options.waitsForMissingRoots = wait }
         if let stamps = try reader.bool(.stableIds) { options.stampsStableIDs = stamps }
         self.init(backend: backend, options: options)
+        self.registeredBackend = registered
     }
 
     /// Seconds as a `Duration`, checked against `range` first: a `Double` beyond `Int64`
@@ -195,7 +213,8 @@ public struct WatchConfiguration: Sendable {
 
     /// Makes the configured source.
     public func makeSource() throws(FileSystemEventsError) -> any FileSystemEventSource {
-        try backend.makeSource(options: options)
+        if let registeredBackend { return try registeredBackend.makeSource(options: options) }
+        return try backend.makeSource(options: options)
     }
 
     /// A source for what an app feature decided to watch (`DirectoryListing`, `FileFollower`:
@@ -208,6 +227,7 @@ public struct WatchConfiguration: Sendable {
         merged.followsSymlinks = featureOptions.followsSymlinks
         merged.filter = featureOptions.filter
         merged.latency = featureOptions.latency
+        if let registeredBackend { return try registeredBackend.makeSource(options: merged) }
         return try backend.makeSource(options: merged)
     }
 }

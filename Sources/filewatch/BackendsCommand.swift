@@ -11,14 +11,31 @@ struct BackendsCommand: AsyncParsableCommand {
     @Option(help: "Output format: text or json.")
     var format: WatchCommand.OutputFormat = .text
 
+    /// One line of the list: a built-in backend or one registered in this process
+    /// (`FileSystemEventBackendRegistry`, for a host that embeds this command).
+    struct Row {
+        var name: String
+        var availability: FileSystemEventBackend.Availability
+        var capabilities: FileSystemEventSourceCapabilities?
+        var resolvesTo: String?
+        var summary: String?
+    }
+
     func run() async throws {
         let here = WatchOptions.absolute(FilePath("."))
         let autoChoice = FileSystemEventBackend.auto.resolved(for: [here])
+        var rows = FileSystemEventBackend.allCases.map { backend in
+            Row(name: backend.rawValue, availability: backend.availability, capabilities: backend.capabilities,
+                resolvesTo: backend == .auto ? autoChoice.rawValue : nil)
+        }
+        rows += FileSystemEventBackendRegistry.shared.backends.map { backend in
+            Row(name: backend.name, availability: backend.availability(), capabilities: backend.capabilities, summary: backend.summary)
+        }
         var lines: [String] = []
         if format == .json {
-            for backend in FileSystemEventBackend.allCases {
-                var fields: [(String, JSONValue)] = [("name", .string(backend.rawValue))]
-                switch backend.availability {
+            for row in rows {
+                var fields: [(String, JSONValue)] = [("name", .string(row.name))]
+                switch row.availability {
                 case .available:
                     fields.append(("available", .bool(true)))
                 case .unavailable(let reason, let remedy):
@@ -26,19 +43,19 @@ struct BackendsCommand: AsyncParsableCommand {
                     fields.append(("reason", .string(reason)))
                     fields.append(("remedy", .string(remedy)))
                 }
-                if backend == .auto { fields.append(("resolvesTo", .string(autoChoice.rawValue))) }
-                if let capabilities = backend.capabilities { fields.append(("capabilities", .string(capabilities.description))) }
+                if let resolvesTo = row.resolvesTo { fields.append(("resolvesTo", .string(resolvesTo))) }
+                if let capabilities = row.capabilities { fields.append(("capabilities", .string(capabilities.description))) }
+                if let summary = row.summary { fields.append(("registered", .bool(true))); fields.append(("summary", .string(summary))) }
                 lines.append(JSONValue.object(fields).encoded())
             }
         } else {
-            let width = FileSystemEventBackend.allCases.map(\.rawValue.count).max() ?? 8
-            for backend in FileSystemEventBackend.allCases {
-                let name = backend.rawValue.padding(to: width)
-                switch backend.availability {
+            let width = rows.map(\.name.count).max() ?? 8
+            for row in rows {
+                let name = row.name.padding(to: width)
+                switch row.availability {
                 case .available:
-                    let detail = backend == .auto
-                        ? "picks \(autoChoice.rawValue) for the current directory"
-                        : backend.capabilities?.description ?? ""
+                    let detail = row.resolvesTo.map { "picks \($0) for the current directory" }
+                        ?? row.summary ?? row.capabilities?.description ?? ""
                     lines.append("\(name)  available    \(detail)")
                 case .unavailable(let reason, let remedy):
                     lines.append("\(name)  unavailable  \(reason); \(remedy)")

@@ -19,6 +19,8 @@ public enum FileSystemEventsError: Error, Sendable, Hashable, CustomStringConver
     case backendUnavailable(name: String, reason: String, remedy: String)
     /// No backend has this name.
     case unknownBackend(String, known: [String])
+    /// A backend was registered under a name that a built-in or registered backend has.
+    case backendNameTaken(String)
     /// A configuration value could not be used; `key` is what the user must fix.
     case invalidConfiguration(key: String, value: String, expected: String)
     /// The configuration file could not be read or parsed.
@@ -53,6 +55,8 @@ public enum FileSystemEventsError: Error, Sendable, Hashable, CustomStringConver
             return "backend '\(name)' is unavailable: \(reason); \(remedy)"
         case .unknownBackend(let name, let known):
             return "unknown backend '\(name)'; choose one of: \(known.joined(separator: ", "))"
+        case .backendNameTaken(let name):
+            return "a backend named \(name) exists already (built-in or registered before); register this one under another name"
         case .invalidConfiguration(let key, let value, let expected):
             return "invalid value '\(value)' for configuration key '\(key)': expected \(expected)"
         case .unreadableConfigurationFile(let path, let reason):
