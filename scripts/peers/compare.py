@@ -627,6 +627,7 @@ def write_report(results):
     lines += burst_and_memory_report(results)
     lines += follow_report()
     lines += package_report(results)
+    lines += group_runs_report()
     with open(os.path.join(ROOT, "docs", "benchmarks.md"), "w") as out:
         out.write("\n".join(lines) + "\n")
     try:
@@ -649,6 +650,42 @@ def write_report(results):
 
 
 FOLLOW_RESULTS = os.path.join(ROOT, "docs", "follow-vs-tail-results.json")
+
+# Runs of one group of package benchmarks (`--filter`), kept beside the full run's output:
+# file, section title, what the figures are for.
+GROUP_RUNS = [
+    ("benchmark-subscription-output.txt", "Subscriptions of one shared watcher against independent sources",
+     "Cost of one more subscription to a `FileSystemWatcher` (time to its `ready`), and the kernel watches and "
+     "inotify instances that 100 subscriptions hold against 100 independent sources of the same trees."),
+    ("benchmark-snapshot-output.txt", "Saved snapshots: save, load, size, and changes since",
+     "`FileTreeSnapshot.save(to:)` and `load(from:root:)` (docs/snapshot-format.md), the bytes per entry on "
+     "disk, and `changes(since:)` on an unchanged tree (a load, then one scan and diff)."),
+]
+
+
+def group_runs_report():
+    """One table per group run: every benchmark's p50 for each metric, with the command that ran it."""
+    lines = []
+    for file, title, purpose in GROUP_RUNS:
+        path = os.path.join(ROOT, "docs", file)
+        results = benchmark_results(path)
+        if not results:
+            continue
+        first = open(path).readline().strip()
+        command = first[1:].strip() if first.startswith("#") else "swift package benchmark"
+        lines += [f"### {title}", "", purpose, "",
+                  f"Measured by `{command}`; raw tables: [{file}]({file}). Medians (p50):", "",
+                  "| benchmark | metric | p50 | samples |", "|---|---|---|---|"]
+        for name in sorted(results):
+            for metric, values in results[name].items():
+                value = values.get("p50")
+                if metric.startswith("Time"):
+                    shown = fmt_time(value)
+                else:
+                    shown = f"{value:,.0f}" if value is not None else "–"
+                lines.append(f"| {name} | {metric} | {shown} | {values.get('samples', '–')} |")
+        lines.append("")
+    return lines
 
 
 def follow_report():
@@ -694,18 +731,20 @@ UNIT_SCALE = {"ns": 1e-3, "μs": 1.0, "us": 1.0, "ms": 1e3, "s": 1e6, "K": 1e3, 
 PERCENTILES = ["p0", "p25", "p50", "p75", "p90", "p99", "p100"]
 
 
-def benchmark_results():
+def benchmark_results(path=PACKAGE_OUTPUT):
     """{benchmark: {metric: {percentile: value}}} from the benchmark package's text tables.
 
     Times become µs and scaled counts plain numbers ("(K)" is thousands), whatever unit the
     table printed them in.
     """
     import re
-    if not os.path.exists(PACKAGE_OUTPUT):
+    if not os.path.exists(path):
         return {}
     results, name = {}, None
-    for line in re.sub(r"\x1b\[[0-9;]*m", "", open(PACKAGE_OUTPUT).read()).splitlines():
-        if re.match(r"^[a-z].*\(.*\)$", line):
+    text_lines = re.sub(r"\x1b\[[0-9;]*m", "", open(path).read()).splitlines()
+    for index, line in enumerate(text_lines):
+        following = text_lines[index + 1] if index + 1 < len(text_lines) else ""
+        if re.match(r"^[a-z].*\(.*\)$", line) or (re.match(r"^[a-z0-9]", line) and following.startswith("╒")):
             name = line.strip()
             continue
         cells = [c.strip() for c in line.split("│") if c.strip()]
