@@ -192,7 +192,11 @@ public struct WatchConfiguration: Sendable {
     /// The usual hierarchy: `overrides`, then the environment, then the JSON file at
     /// `configFile` (if any).
     ///
-    /// - Parameter environment: the variables to read; the process environment by default.
+    /// - Parameters:
+    ///   - roots: what to watch; the keys say how.
+    ///   - overrides: values from code or command-line flags, which win over everything.
+    ///   - configFile: a JSON file (`{"filewatch": {...}}`) read last, if given.
+    ///   - environment: the variables to read; the process environment by default.
     public static func load(
         roots: [FilePath],
         overrides: Overrides = Overrides(),

@@ -42,6 +42,7 @@ public struct DirectoryListing: AsyncSequence, Sendable {
     /// - Parameters:
     ///   - directory: the directory to list; relative paths are resolved against the working
     ///     directory now.
+    ///   - options: recursion, hidden entries, sort order and latency of the listing.
     ///   - makeSource: makes the source from the ``watchOptions`` the listing needs; any backend
     ///     will do (`FileSystemEvents` adds initialisers that take a backend by name).
     public init(directory: FilePath, options: Options = Options(), makeSource: @escaping SourceFactory) {

@@ -53,6 +53,7 @@ public struct FileFollower: AsyncSequence, Sendable {
 
     /// - Parameters:
     ///   - path: the file to follow; relative paths are resolved against the working directory now.
+    ///   - options: where to start, chunk sizes, and how long to keep a rotated file open.
     ///   - makeSource: makes the source from the options the follower needs (one directory,
     ///     not recursive); any backend will do (`FileSystemEvents` adds initialisers that take
     ///     a backend by name or a configuration).

@@ -2,7 +2,7 @@ import Dispatch
 public import FileSystemEventsCore
 import Synchronization
 
-/// A watch for code that is not built around `for try await`: ``start()`` returns once the
+/// A watch for code that is not built around `for try await`: `start()` returns once the
 /// source is watching (or throws why it cannot), ``stop()`` is synchronous, and the updates go
 /// to a handler on the thread or queue you chose.
 ///
@@ -21,13 +21,13 @@ import Synchronization
 /// - **Why it ended.** When the watch ends by itself, `ended` is called once with the reason
 ///   (every root removed, a failure) and ``endReason`` keeps it; after ``stop()`` it is
 ///   ``EndReason/stopped`` and `ended` is not called.
-/// - **Restartable.** ``start()`` after ``stop()`` (or after the watch ended) starts a new
+/// - **Restartable.** `start()` after ``stop()`` (or after the watch ended) starts a new
 ///   watch from the same source, with a new `ready`.
 ///
 /// The handler sees every update of the stream in order: `scanStarted`, `ready`, batches of
 /// events, diagnostics. To start from the tree at `ready` without listing it yourself, make
 /// the source with ``WatchOptions/capturesInitialState`` and read ``initialState`` once
-/// ``start()`` has returned. A ``FileSystemWatcher``'s ``FileSystemWatcher/source(for:)``
+/// `start()` has returned. A ``FileSystemWatcher``'s ``FileSystemWatcher/source(for:)``
 /// makes the observer one more subscriber of a shared watch.
 ///
 /// ```swift
@@ -44,7 +44,7 @@ public final class FileSystemObserver: Sendable {
     public typealias UpdateHandler = @Sendable (FileSystemWatchUpdate) -> Void
     public typealias EndHandler = @Sendable (EndReason) -> Void
 
-    /// The source each ``start()`` starts a watch of.
+    /// The source each `start()` starts a watch of.
     public let source: any FileSystemEventSource
     /// Where the handlers run.
     public let delivery: Delivery
@@ -59,13 +59,13 @@ public final class FileSystemObserver: Sendable {
     }
 
     /// - Parameters:
-    ///   - source: what to watch; each ``start()`` calls its
+    ///   - source: what to watch; each `start()` calls its
     ///     ``FileSystemEventSource/updates(deliveringTo:)``.
     ///   - delivery: where `update` and `ended` run. Use a serial queue: the order of the
     ///     updates is the order in which they must be applied.
     ///   - update: receives every update of the watch, in order.
     ///   - ended: called once when the watch ends by itself, with the reason; not after
-    ///     ``stop()``, and not when ``start()`` throws.
+    ///     ``stop()``, and not when `start()` throws.
     public init(
         source: any FileSystemEventSource,
         delivery: Delivery = .watchThread,
@@ -147,7 +147,7 @@ public final class FileSystemObserver: Sendable {
         state.withLock { $0.run }?.finish()
     }
 
-    /// Whether a watch started by ``start()`` is running (it may still be scanning).
+    /// Whether a watch started by `start()` is running (it may still be scanning).
     public var isRunning: Bool {
         state.withLock { $0.run != nil }
     }

@@ -10,7 +10,7 @@ import FileSystemEventsCore
 import Synchronization
 import SystemPackage
 
-/// One watch started by ``FileSystemObserver/start()``: its stream, whether it is ready yet,
+/// One watch started by `start()`: its stream, whether it is ready yet,
 /// and a monitor thread that waits for it to end and says why.
 ///
 /// The stream's handler and the monitor keep this object alive while the watch runs (a

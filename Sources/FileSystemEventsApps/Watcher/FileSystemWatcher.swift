@@ -42,7 +42,12 @@ public final class FileSystemWatcher: Sendable {
     /// watched roots.
     ///
     /// - Parameters:
+    ///   - subtrees: absolute paths (or relative to the working directory) inside the roots.
     ///   - filter: applied to paths relative to each subscribed subtree.
+    ///   - isRecursive: whole subtrees, or only the subscribed directories' children.
+    ///   - latency: this subscription's own window for gathering events.
+    ///   - bufferLimit: events this subscription buffers before it falls behind alone (it then
+    ///     gets `overflow` and reconciling events from the shared model).
     ///   - followsRenames: a subscribed directory that is renamed is followed (later events
     ///     use its new path); without it, a rename away ends it with `rootRemoved`, as a
     ///     source's root does.

@@ -46,7 +46,7 @@ public final class FileSystemEventChannel: Sendable {
     /// inside ``send(_:)``, and nothing is buffered.
     private let handler: FileSystemEventHandler?
     /// Readable whenever the producer should look at the channel again: the consumer went
-    /// away, ``stop`` was requested, or room appeared in the buffer.
+    /// away, ``FileSystemEventStream/stop()`` was requested, or room appeared in the buffer.
     public let wakeupDescriptor: CInt
 
     /// What ``send(_:)`` tells the producer.

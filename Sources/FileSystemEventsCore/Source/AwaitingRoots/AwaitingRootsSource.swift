@@ -28,6 +28,7 @@ public struct AwaitingRootsSource: FileSystemEventSource {
     ///   - options: the roots to watch, existing or not, and how.
     ///   - backendName: the name of the backend `makeSource` makes.
     ///   - capabilities: that backend's capabilities.
+    ///   - makeSource: makes the source of one root or ancestor.
     public init(options: WatchOptions, backendName: String, capabilities: FileSystemEventSourceCapabilities, makeSource: @escaping SourceFactory) {
         self.options = options
         self.backendName = backendName
