@@ -141,7 +141,7 @@ public struct WatchConfiguration: Sendable {
         return .nanoseconds(Int64((seconds * 1e9).rounded()))
     }
 
-    private static func seconds(_ duration: Duration) -> Double {
+    static func seconds(_ duration: Duration) -> Double {
         let (seconds, attoseconds) = duration.components
         return Double(seconds) + Double(attoseconds) / 1e18
     }
@@ -149,8 +149,10 @@ public struct WatchConfiguration: Sendable {
     /// Values given in code or on a command line, which take precedence over everything else.
     public struct Overrides: Sendable {
         public var backend: String?
-        public var latency: Double?
-        public var pollInterval: Double?
+        /// ``WatchOptions/latency``.
+        public var latency: Duration?
+        /// ``WatchOptions/pollInterval``.
+        public var pollInterval: Duration?
         public var recursive: Bool?
         public var followSymlinks: Bool?
         public var include: [String]?
@@ -158,8 +160,8 @@ public struct WatchConfiguration: Sendable {
         public var bufferLimit: Int?
         public var depth: Int?
         public var ignoreEditorFiles: Bool?
-        /// The settle quiet period in seconds (``WatchOptions/settleQuietPeriod``).
-        public var settle: Double?
+        /// The settle quiet period (``WatchOptions/settleQuietPeriod``).
+        public var settle: Duration?
         /// Wait for missing roots (``WatchOptions/waitsForMissingRoots``).
         public var waitForRoots: Bool?
         /// Stamp and report stable IDs (``WatchOptions/stampsStableIDs``).
@@ -173,8 +175,8 @@ public struct WatchConfiguration: Sendable {
                 if let content { values[AbsoluteConfigKey(["filewatch", key.rawValue])] = ConfigValue(content, isSecret: false) }
             }
             set(.backend, backend.map { .string($0) })
-            set(.latency, latency.map { .double($0) })
-            set(.pollInterval, pollInterval.map { .double($0) })
+            set(.latency, latency.map { .double(WatchConfiguration.seconds($0)) })
+            set(.pollInterval, pollInterval.map { .double(WatchConfiguration.seconds($0)) })
             set(.recursive, recursive.map { .bool($0) })
             set(.followSymlinks, followSymlinks.map { .bool($0) })
             set(.include, include.map { .stringArray($0) })
@@ -182,7 +184,7 @@ public struct WatchConfiguration: Sendable {
             set(.bufferLimit, bufferLimit.map { .int($0) })
             set(.depth, depth.map { .int($0) })
             set(.ignoreEditorFiles, ignoreEditorFiles.map { .bool($0) })
-            set(.settle, settle.map { .double($0) })
+            set(.settle, settle.map { .double(WatchConfiguration.seconds($0)) })
             set(.waitForRoots, waitForRoots.map { .bool($0) })
             set(.stableIds, stableIds.map { .bool($0) })
             return values

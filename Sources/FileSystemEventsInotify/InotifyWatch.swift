@@ -150,7 +150,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                 // then overflows, and the rescan after IN_Q_OVERFLOW reconciles. Memory stays
                 // bounded by the buffer limit.
                 if !channel.requestWakeupWhenRoom() {
-                    _ = Syscalls.pollReadable([channel.wakeupDescriptor], timeoutMilliseconds: -1)
+                    _ = Syscalls.pollReadable([channel.wakeupReadEnd], timeoutMilliseconds: -1)
                     channel.drainWakeups()
                     continue
                 }
@@ -166,7 +166,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                 timeout = timeout < 0 ? wait : min(timeout, wait)
             }
             let ready: [Int16]
-            switch Syscalls.pollReadable([readiness, channel.wakeupDescriptor], timeoutMilliseconds: timeout) {
+            switch Syscalls.pollReadable([readiness, channel.wakeupReadEnd], timeoutMilliseconds: timeout) {
             case .success(let revents): ready = revents
             case .failure(let errno):
                 channel.finish(throwing: .systemCallFailed(call: "poll", path: nil, errno: errno))

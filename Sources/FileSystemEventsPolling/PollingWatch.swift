@@ -119,7 +119,7 @@ struct PollingWatch {
                 // The consumer is behind: scanning now would only pile up more. Differences
                 // accumulate in the file system itself and the next diff reports them all.
                 if !channel.requestWakeupWhenRoom() {
-                    _ = Syscalls.pollReadable([channel.wakeupDescriptor], timeoutMilliseconds: -1)
+                    _ = Syscalls.pollReadable([channel.wakeupReadEnd], timeoutMilliseconds: -1)
                     channel.drainWakeups()
                     continue
                 }
@@ -135,7 +135,7 @@ struct PollingWatch {
             let batchDue = batcher.millisecondsUntilDue(now: now)
             if batchDue >= 0 { timeout = min(timeout, batchDue) }
             if timeout > 0 {
-                _ = Syscalls.pollReadable([channel.wakeupDescriptor], timeoutMilliseconds: timeout)
+                _ = Syscalls.pollReadable([channel.wakeupReadEnd], timeoutMilliseconds: timeout)
                 channel.drainWakeups()
                 if channel.isTerminated { return }
                 if channel.isFinishRequested { continue }

@@ -52,8 +52,8 @@ struct FollowCommand: AsyncParsableCommand {
         if let lines, lines < 0 {
             throw ValidationError("--lines must be 0 or more (got \(lines))")
         }
-        if let pollInterval, !(pollInterval > 0 && pollInterval.isFinite) {
-            throw ValidationError("--poll-interval must be a number of seconds above 0 (got \(pollInterval))")
+        if let pollInterval, !(pollInterval >= 0.001 && pollInterval <= 86_400 && pollInterval.isFinite) {
+            throw ValidationError("--poll-interval must be a number of seconds from 0.001 to 86400 (got \(pollInterval))")
         }
     }
 
@@ -61,7 +61,7 @@ struct FollowCommand: AsyncParsableCommand {
         let absolute = WatchOptions.absolute(FilePath(path))
         var overrides = WatchConfiguration.Overrides()
         overrides.backend = backend
-        overrides.pollInterval = pollInterval
+        overrides.pollInterval = pollInterval.map { .seconds($0) }  // in range: see `validate()`
         let configuration: WatchConfiguration
         do {
             configuration = try await WatchConfiguration.load(roots: [absolute], overrides: overrides)

@@ -68,11 +68,11 @@ struct ListCommand: AsyncParsableCommand {
     var format: WatchCommand.OutputFormat = .text
 
     func validate() throws {
-        if let latency, !(latency >= 0 && latency.isFinite) {
-            throw ValidationError("--latency must be a number of seconds, 0 or more (got \(latency))")
+        if let latency, !(latency >= 0 && latency <= 86_400 && latency.isFinite) {
+            throw ValidationError("--latency must be a number of seconds from 0 to 86400 (got \(latency))")
         }
-        if let pollInterval, !(pollInterval > 0 && pollInterval.isFinite) {
-            throw ValidationError("--poll-interval must be a number of seconds above 0 (got \(pollInterval))")
+        if let pollInterval, !(pollInterval >= 0.001 && pollInterval <= 86_400 && pollInterval.isFinite) {
+            throw ValidationError("--poll-interval must be a number of seconds from 0.001 to 86400 (got \(pollInterval))")
         }
     }
 
@@ -95,8 +95,9 @@ struct ListCommand: AsyncParsableCommand {
 
         var overrides = WatchConfiguration.Overrides()
         overrides.backend = backend
-        overrides.latency = latency
-        overrides.pollInterval = pollInterval
+        // Checked by `validate()`: finite and in range, so the conversion cannot trap.
+        overrides.latency = latency.map { .seconds($0) }
+        overrides.pollInterval = pollInterval.map { .seconds($0) }
         let configuration: WatchConfiguration
         do {
             configuration = try await WatchConfiguration.load(roots: [path], overrides: overrides)

@@ -115,15 +115,16 @@ struct WatchCommand: AsyncParsableCommand {
         let onlyKinds = (try? KindFilteringFormatter.kinds(from: only)) ?? nil
         var overrides = WatchConfiguration.Overrides()
         overrides.backend = backend
-        overrides.latency = latency
-        overrides.pollInterval = pollInterval
+        // Checked by `validate()`: finite and in range, so the conversions cannot trap.
+        overrides.latency = latency.map { .seconds($0) }
+        overrides.pollInterval = pollInterval.map { .seconds($0) }
         if noRecursive { overrides.recursive = false }
         if followSymlinks { overrides.followSymlinks = true }
         if !include.isEmpty { overrides.include = include }
         if !exclude.isEmpty { overrides.exclude = exclude }
         overrides.depth = depth
         if ignoreEditorFiles { overrides.ignoreEditorFiles = true }
-        overrides.settle = settle
+        overrides.settle = settle.map { .seconds($0) }
         if waitForRoots { overrides.waitForRoots = true }
         if stableIds { overrides.stableIds = true }
 

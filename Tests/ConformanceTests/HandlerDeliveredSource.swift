@@ -48,7 +48,7 @@ struct HandlerDeliveredSource: FileSystemEventSource {
     private static func send(_ update: FileSystemWatchUpdate, to channel: FileSystemEventChannel) {
         guard case .enqueued(hasRoom: false) = channel.send(update) else { return }
         while !channel.requestWakeupWhenRoom() {
-            var descriptor = pollfd(fd: channel.wakeupDescriptor, events: Int16(POLLIN), revents: 0)
+            var descriptor = pollfd(fd: channel.wakeupDescriptor.rawValue, events: Int16(POLLIN), revents: 0)
             _ = poll(&descriptor, 1, -1)
             channel.drainWakeups()
             if channel.isTerminated { return }

@@ -15,7 +15,7 @@ import Testing
 
     /// Whether the wakeup descriptor is readable now (a zero-timeout poll).
     static func isAwake(_ channel: FileSystemEventChannel) -> Bool {
-        guard case .success(let revents) = Syscalls.pollReadable([channel.wakeupDescriptor], timeoutMilliseconds: 0) else { return false }
+        guard case .success(let revents) = Syscalls.pollReadable([channel.wakeupReadEnd], timeoutMilliseconds: 0) else { return false }
         return revents[0] != 0
     }
 

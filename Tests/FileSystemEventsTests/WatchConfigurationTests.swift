@@ -13,7 +13,7 @@ import Testing
         try tree.write("config.json", #"{"filewatch": {"backend": "inotify", "latency": 3, "pollInterval": 4, "bufferLimit": 500, "depth": 7, "ignoreEditorFiles": true}}"#, in: .outside)
         let file = tree.path("config.json", in: .outside)
         var overrides = WatchConfiguration.Overrides()
-        overrides.latency = 1
+        overrides.latency = .seconds(1)
         let configuration = try await WatchConfiguration.load(
             roots: roots, overrides: overrides, configFile: file,
             environment: ["FILEWATCH_LATENCY": "2", "FILEWATCH_POLL_INTERVAL": "0.5", "FILEWATCH_DEPTH": "2"]
@@ -59,7 +59,7 @@ import Testing
     @Test("a huge value set in code is checked the same way")
     func hugeOverride() async throws {
         var overrides = WatchConfiguration.Overrides()
-        overrides.pollInterval = 1e300
+        overrides.pollInterval = .seconds(Int64.max)
         let error = await #expect(throws: FileSystemEventsError.self) {
             _ = try await WatchConfiguration.load(roots: roots, overrides: overrides, environment: [:])
         }

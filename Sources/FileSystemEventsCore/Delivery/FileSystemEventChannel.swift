@@ -7,7 +7,7 @@ import Darwin
 #endif
 import DequeModule
 import Dispatch
-import SystemPackage
+public import SystemPackage
 import Synchronization
 
 /// The hand-over point between a backend's producer thread and the consumer of a
@@ -47,7 +47,11 @@ public final class FileSystemEventChannel: Sendable {
     private let handler: FileSystemEventHandler?
     /// Readable whenever the producer should look at the channel again: the consumer went
     /// away, ``FileSystemEventStream/stop()`` was requested, or room appeared in the buffer.
-    public let wakeupDescriptor: CInt
+    /// Put it in every blocking wait (`poll`, `epoll`, a run loop source); read it empty with
+    /// ``drainWakeups()``. The channel owns it: never close it.
+    public var wakeupDescriptor: FileDescriptor { FileDescriptor(rawValue: wakeupReadEnd) }
+    /// ``wakeupDescriptor``'s number, for the package's own `poll` calls.
+    package let wakeupReadEnd: CInt
 
     /// What ``send(_:)`` tells the producer.
     public enum SendResult: Sendable, Equatable {
@@ -69,7 +73,7 @@ public final class FileSystemEventChannel: Sendable {
         }
         self.bufferLimit = max(1, bufferLimit)
         self.handler = handler
-        self.wakeupDescriptor = pipe.read
+        self.wakeupReadEnd = pipe.read
         self.state = Mutex(State(wakeupRead: pipe.read, wakeupWrite: pipe.write))
     }
 
@@ -186,7 +190,7 @@ public final class FileSystemEventChannel: Sendable {
 
     /// Empties the wakeup pipe after the producer was woken.
     public func drainWakeups() {
-        Syscalls.drainWakeups(wakeupDescriptor)
+        Syscalls.drainWakeups(wakeupReadEnd)
     }
 
     // MARK: Consumer side

@@ -119,11 +119,11 @@ final class AwaitingRootsWatch {
         if !status.hasRoom && !channel.requestWakeupWhenRoom() {
             // The consumer is behind: leave the messages in the inbox, whose readers stop
             // reading their streams once it is full.
-            _ = Syscalls.pollReadable([channel.wakeupDescriptor], timeoutMilliseconds: -1)
+            _ = Syscalls.pollReadable([channel.wakeupReadEnd], timeoutMilliseconds: -1)
             channel.drainWakeups()
             return true
         }
-        switch Syscalls.pollReadable([channel.wakeupDescriptor, wakeup], timeoutMilliseconds: -1) {
+        switch Syscalls.pollReadable([channel.wakeupReadEnd, wakeup], timeoutMilliseconds: -1) {
         case .success(let ready):
             if ready[0] != 0 { channel.drainWakeups() }
             if ready[1] != 0 { Syscalls.drainWakeups(wakeup) }

@@ -82,7 +82,7 @@ public struct StableIDSource: FileSystemEventSource {
     private func waitForRoom(_ channel: FileSystemEventChannel) {
         while !channel.hasRoom && !channel.isTerminated {
             if channel.requestWakeupWhenRoom() { continue }
-            _ = Syscalls.pollReadable([channel.wakeupDescriptor], timeoutMilliseconds: -1)
+            _ = Syscalls.pollReadable([channel.wakeupReadEnd], timeoutMilliseconds: -1)
             channel.drainWakeups()
         }
     }
