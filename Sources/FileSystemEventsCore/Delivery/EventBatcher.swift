@@ -6,7 +6,8 @@ import Musl
 import Darwin
 #endif
 
-/// Holds events for the ``WatchOptions/latency`` window and hands them out coalesced.
+/// Holds events for the ``WatchOptions/latency`` window and hands them out coalesced: the
+/// latency window every backend owes its consumer, as a building block for third-party ones.
 ///
 /// With zero latency every batch is due at once, so a kernel read becomes one delivery.
 /// Backends put ``millisecondsUntilDue(now:)`` into their `poll` timeout, which is how a
@@ -21,10 +22,10 @@ import Darwin
 /// Backends keep each add small (a kernel backend stops reading at the limit). What is buffered
 /// downstream, in the channel, is bounded by the same limit: the producer stops reading once
 /// the channel is full.
-package struct EventBatcher {
-    package let latencyNanoseconds: UInt64
+public struct EventBatcher: Sendable {
+    public let latencyNanoseconds: UInt64
     /// The most events one batch holds; the window closes early when it is reached.
-    package let limit: Int
+    public let limit: Int
     private var pending: [FileSystemEvent] = []
     /// Windows closed early because they reached ``limit``, coalesced, oldest first: due now.
     private var closed: [[FileSystemEvent]] = []
@@ -34,17 +35,20 @@ package struct EventBatcher {
     ///   - latency: how long a window stays open.
     ///   - bufferLimit: the most events held in one window (``WatchOptions/bufferLimit``).
     ///     The default is ``WatchOptions``' default; pass `options.bufferLimit`.
-    package init(latency: Duration, bufferLimit: Int = WatchOptions.defaultBufferLimit) {
+    public init(latency: Duration, bufferLimit: Int = WatchOptions.defaultBufferLimit) {
         self.latencyNanoseconds = latency.saturatingNanoseconds
         self.limit = max(1, bufferLimit)
     }
 
-    package var isEmpty: Bool { pending.isEmpty && closed.isEmpty }
+    /// Nothing held: no window open, none closed and waiting.
+    public var isEmpty: Bool { pending.isEmpty && closed.isEmpty }
 
     /// Events held, in the open window and in windows closed early but not taken yet.
-    package var heldCount: Int { pending.count + closed.reduce(0) { $0 + $1.count } }
+    public var heldCount: Int { pending.count + closed.reduce(0) { $0 + $1.count } }
 
-    package mutating func add(_ events: [FileSystemEvent], now: UInt64) {
+    /// Adds one kernel read's or one scan's events, in order, at `now`
+    /// (``MonotonicClock/nanoseconds()``); the first of a window opens it.
+    public mutating func add(_ events: [FileSystemEvent], now: UInt64) {
         guard !events.isEmpty else { return }
         if !pending.isEmpty && pending.count + events.count > limit {
             // These would overfill the open window: it closes now, and they open the next.
@@ -64,7 +68,7 @@ package struct EventBatcher {
     }
 
     /// The `poll` timeout that ends the current window; -1 when nothing is pending.
-    package func millisecondsUntilDue(now: UInt64) -> CInt {
+    public func millisecondsUntilDue(now: UInt64) -> CInt {
         if !closed.isEmpty { return 0 }
         guard !pending.isEmpty else { return -1 }
         return MonotonicClock.pollTimeout(from: now, until: dueAt)
@@ -72,7 +76,7 @@ package struct EventBatcher {
 
     /// The oldest coalesced batch whose window has closed (by time or by reaching the limit).
     /// Call again while it returns batches: a window that filled early may be followed by another.
-    package mutating func takeIfDue(now: UInt64) -> [FileSystemEvent]? {
+    public mutating func takeIfDue(now: UInt64) -> [FileSystemEvent]? {
         if !closed.isEmpty { return closed.removeFirst() }
         guard !pending.isEmpty, now >= dueAt else { return nil }
         closeWindow()
@@ -86,7 +90,7 @@ package struct EventBatcher {
     }
 
     /// Everything held, in order, as one delivery (for a stop or a final flush).
-    package mutating func takeAll() -> [FileSystemEvent] {
+    public mutating func takeAll() -> [FileSystemEvent] {
         var events = closed.flatMap { $0 }
         events += EventCoalescer.coalesce(pending)
         closed = []
@@ -109,8 +113,9 @@ extension Duration {
 }
 
 /// Monotonic time in nanoseconds, for windows and deadlines that must not jump with the wall clock.
-package enum MonotonicClock {
-    package static func nanoseconds() -> UInt64 {
+public enum MonotonicClock {
+    /// `CLOCK_MONOTONIC`, in nanoseconds.
+    public static func nanoseconds() -> UInt64 {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
@@ -118,7 +123,7 @@ package enum MonotonicClock {
 
     /// A `poll` timeout that lasts until `deadline`: whole milliseconds rounded up (so the
     /// wait never ends before the deadline), 0 once it has passed, at most `Int32.max`.
-    package static func pollTimeout(from now: UInt64, until deadline: UInt64) -> CInt {
+    public static func pollTimeout(from now: UInt64, until deadline: UInt64) -> CInt {
         guard deadline > now else { return 0 }
         let remaining = deadline - now
         let milliseconds = remaining / 1_000_000 + (remaining % 1_000_000 == 0 ? 0 : 1)

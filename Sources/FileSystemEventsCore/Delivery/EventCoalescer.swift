@@ -7,8 +7,9 @@ import SystemPackage
 /// after `created` or after another `modified`. Structural events (`removed`, `renamed`,
 /// `exchanged`, `overflow`, `rootRemoved`) reset what is known, since they can change which item a path
 /// names. Order is preserved.
-package enum EventCoalescer {
-    package static func coalesce(_ events: [FileSystemEvent]) -> [FileSystemEvent] {
+public enum EventCoalescer {
+    /// `events` without the ones that say nothing new, in order.
+    public static func coalesce(_ events: [FileSystemEvent]) -> [FileSystemEvent] {
         guard events.count > 1 else { return events }
         var said: [FilePath: Said] = [:]
         var result: [FileSystemEvent] = []
