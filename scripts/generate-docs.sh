@@ -11,23 +11,24 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 output="${1:-.build/documentation/FileSystemEvents.doccarchive}"
 graphs=.build/symbol-graphs
-rm -rf "$graphs" && mkdir -p "$graphs" "$(dirname "$output")"
+mkdir -p "$graphs" "$(dirname "$output")"
 
+# FileSystemEvents re-exports the other modules, and its symbol graph carries their public
+# symbols too, so one module's graph documents the whole API with links that resolve. The
+# compiler writes a module's graph only when it compiles that module: touching the module makes
+# sure its graph is fresh.
+touch Sources/FileSystemEvents/Exports.swift
 swift build --target FileSystemEvents \
     -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$PWD/$graphs" \
     -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public
 
-# One catalog for the modules a host imports through FileSystemEvents.
-keep=(FileSystemEvents FileSystemEventsCore FileSystemEventsApps FileSystemEventsPolling FileSystemEventsInotify)
-filtered=.build/symbol-graphs-kept
-rm -rf "$filtered" && mkdir -p "$filtered"
-for module in "${keep[@]}"; do
-    cp "$graphs/$module".symbols.json "$filtered/" 2>/dev/null || true
-    cp "$graphs/$module"@*.symbols.json "$filtered/" 2>/dev/null || true
-done
+kept=.build/symbol-graphs-kept
+rm -rf "$kept" && mkdir -p "$kept"
+cp "$graphs"/FileSystemEvents.symbols.json "$kept/"
+cp "$graphs"/FileSystemEvents@*.symbols.json "$kept/" 2>/dev/null || true
 
 docc convert Sources/FileSystemEvents/FileSystemEvents.docc \
-    --additional-symbol-graph-dir "$filtered" \
+    --additional-symbol-graph-dir "$kept" \
     --fallback-display-name FileSystemEvents --fallback-bundle-identifier org.filewatch.FileSystemEvents \
     --output-path "$output"
 echo "==> $output"
