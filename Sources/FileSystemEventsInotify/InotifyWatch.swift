@@ -9,6 +9,38 @@ import SystemPackage
 /// readable; the channel's wakeup pipe is in the same `poll`, so a stop is seen at once. No
 /// timers: renames pair by cookie within the kernel's ordered queue, and the latency window
 /// closes through the `poll` timeout.
+///
+/// ## Who owns the state
+///
+/// This struct owns all of it, and only its producer thread touches it: the extensions in
+/// `InotifyWatch+Events.swift` (applying kernel events), `+Crawl.swift` (watch-then-list of a
+/// directory), `+Rescan.swift` (rebuilding a subtree after an overflow or a wrong model),
+/// `+FileRoot.swift` (roots that are files) and `+FileLinks.swift` (followed symlinks to files)
+/// are parts of one state machine, split by concern, not separate owners. They keep these
+/// invariants between two kernel reads:
+///
+/// - **The model is what the consumer has been told.** `roots[i]`'s tree of
+///   ``WatchedDirectory`` nodes holds exactly the items the events produced so far describe
+///   (replayed from the tree at `ready`). Every change to a node's `children` is paired with
+///   the event that tells the consumer, in the same step (the crawl before `ready` builds the
+///   starting tree itself); nothing else edits the tree.
+/// - **Paths are derived, never stored.** A node's path comes from walking its parents, so a
+///   renamed directory moves its whole subtree in one step. Anything the model resolves at a
+///   path on disk may be stale (queued events will move it on) and is checked by device and
+///   inode before it is believed.
+/// - **`targets` maps every live watch descriptor to what it stands for**: the attached
+///   directory nodes (several only when following symlinks or across roots), file roots, and
+///   followed file links. A descriptor whose targets become empty is removed from the kernel
+///   (``releaseIfUnused(_:droppedByKernel:)``) unless the kernel dropped it already; a node that
+///   leaves the model gives up its descriptor through ``unwatch(_:droppedByKernel:)``.
+///   `fileLinkWatches` is the reverse index of the file-link part, kept in step by the same
+///   calls that move or drop model entries.
+/// - **Work waits in exactly one place.** A creation not yet examined is in
+///   `pendingCreations`, a directory not yet openable at its path in `pendingCrawls`, half a
+///   move in `pendingMoveFrom`/`pendingMovePair`; a rescan clears all of them, since it looks
+///   at the disk itself.
+/// - **Events leave only through `batcher`**, in the order they were produced, so the latency
+///   window and the buffer limit apply to everything, synthetic events included.
 package struct InotifyWatch<Kernel: InotifyKernel> {
     let options: WatchOptions
     let channel: FileSystemEventChannel
