@@ -80,7 +80,7 @@ public enum FileSystemEventBackend: String, Sendable, Hashable, CaseIterable, Cu
         if case .unavailable(let reason, let remedy) = backend.availability {
             throw .backendUnavailable(name: backend.rawValue, reason: reason, remedy: remedy)
         }
-        return try Self.layered(options) { inner throws(FileSystemEventsError) in
+        return try Self.layered(options, backendName: backend.rawValue, capabilities: backend.capabilities) { inner throws(FileSystemEventsError) in
             switch backend {
             case .auto, .polling:
                 return PollingEventSource(options: inner)
@@ -114,19 +114,21 @@ public enum FileSystemEventBackend: String, Sendable, Hashable, CaseIterable, Cu
     /// source, for options that ask for neither.
     static func layered(
         _ options: WatchOptions,
+        backendName: String,
+        capabilities: FileSystemEventSourceCapabilities?,
         base: @escaping @Sendable (WatchOptions) throws(FileSystemEventsError) -> any FileSystemEventSource
     ) throws(FileSystemEventsError) -> any FileSystemEventSource {
         if options.stampsStableIDs {
             var innerOptions = options
             innerOptions.stampsStableIDs = false
             innerOptions.capturesInitialState = true
-            return StableIDSource(options: options, base: try layered(innerOptions, base: base))
+            return StableIDSource(options: options, base: try layered(innerOptions, backendName: backendName, capabilities: capabilities, base: base))
         }
         if options.waitsForMissingRoots {
-            var innerOptions = options
-            innerOptions.waitsForMissingRoots = false
-            let inner = try base(innerOptions)
-            return AwaitingRootsSource(options: options, backendName: inner.backendName, capabilities: inner.capabilities) { options throws(FileSystemEventsError) in
+            // No source of the missing roots is made here: a backend that looks at its roots
+            // when it is made would fail for the very roots this layer waits for.
+            let described = capabilities ?? PollingEventSource.capabilities
+            return AwaitingRootsSource(options: options, backendName: backendName, capabilities: described) { options throws(FileSystemEventsError) in
                 var options = options
                 options.waitsForMissingRoots = false
                 try options.validate()

@@ -53,7 +53,9 @@ public struct RegisteredBackend: Sendable {
             throw .backendUnavailable(name: name, reason: reason, remedy: remedy)
         }
         let factory = self.factory
-        return try FileSystemEventBackend.layered(options) { inner throws(FileSystemEventsError) in try factory(inner) }
+        return try FileSystemEventBackend.layered(options, backendName: name, capabilities: capabilities) { inner throws(FileSystemEventsError) in
+            try factory(inner)
+        }
     }
 }
 

@@ -223,7 +223,7 @@ extension InotifyWatch {
             }
             guard options.filter.admits(relativePath: path, name: item.name, isDirectory: type == .directory) else { continue }
             if let existing = directory.children[item.name], existing.inode == identity.inode, existing.type == type { continue }
-            if item.linksToFile && !watchFileLinkTarget(item.name, in: directory, linkInode: identity.inode, descriptor: nil) {
+            if item.linksToFile && !followFileLink(item.name, in: directory, linkInode: identity.inode) {
                 type = .symlink  // no file behind it by now
             }
             var entry = WatchedEntry(type: type, inode: identity.inode)

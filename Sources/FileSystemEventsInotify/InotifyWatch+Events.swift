@@ -379,7 +379,7 @@ extension InotifyWatch {
             dropFileLink(name, in: directory)
         }
         if type == .file && status.itemType == .symlink
-            && !watchFileLinkTarget(name, in: directory, linkInode: identity.inode, descriptor: nil)
+            && !followFileLink(name, in: directory, linkInode: identity.inode)
         {
             type = .symlink  // no file behind it by now
         }

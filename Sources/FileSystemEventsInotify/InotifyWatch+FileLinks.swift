@@ -51,27 +51,42 @@ extension InotifyWatch {
     /// added through the link).
     static var fileLinkMask: Inotify.Mask { [.modify, .attrib, .deleteSelf, .moveSelf] }
 
-    /// Watches the file that the symlink `name` in `directory` leads to. Returns `false` if the
-    /// link does not lead to a file (any more): the caller reports it as a symlink.
+    /// What came of watching a link's target.
+    enum FileLinkWatch {
+        /// Watched: the link is a file.
+        case watched
+        /// The link leads to no file (dangling, a loop, a directory or something else now).
+        case notAFile
+        /// A file, which this process may not watch (`inotify_add_watch` needs read
+        /// permission; `stat` does not): a file still, whose writes go unreported here.
+        case unwatchable(Errno)
+    }
+
+    /// Watches the file that the symlink `name` in `directory` leads to.
     ///
-    /// - Parameter descriptor: `directory`, open already (a crawl's listing), or `nil`.
-    mutating func watchFileLinkTarget(_ name: [UInt8], in directory: WatchedDirectory, linkInode: UInt64, descriptor: CInt?) -> Bool {
+    /// The target is opened `O_PATH` through the link, checked to be a regular file through
+    /// that descriptor, and watched through `/proc/self/fd`: a link re-pointed in between (at a
+    /// directory this watch already watches, say) cannot make the kernel hand back, and
+    /// re-mask, that directory's watch.
+    ///
+    /// - Parameter descriptor: `directory`, open already, or `nil` to open it.
+    mutating func watchFileLinkTarget(_ name: [UInt8], in directory: WatchedDirectory, linkInode: UInt64, descriptor: CInt?) -> FileLinkWatch {
         var opened: CInt? = nil
         defer { if let opened { Syscalls.close(opened) } }
         let fd: CInt
         if let descriptor {
             fd = descriptor
         } else {
-            guard case .opened(let found, _) = open(directory) else { return false }
+            guard case .opened(let found, _) = open(directory) else { return .notAFile }
             opened = found
             fd = found
         }
-        guard case .success(let target) = withCString(name, { Syscalls.status($0, relativeTo: fd, followSymlinks: true) }),
-              target.itemType == .file
-        else { return false }
+        guard case .success(let pinned) = withCString(name, { Syscalls.openPathOnly($0, relativeTo: fd) }) else { return .notAFile }
+        defer { Syscalls.close(pinned) }
+        guard case .success(let target) = Syscalls.status(ofDescriptor: pinned), target.itemType == .file else { return .notAFile }
         let path: [UInt8]
         if ProcessDescriptors.areVisible {
-            path = ProcessDescriptors.path(of: fd) + [UInt8(ascii: "/")] + name
+            path = ProcessDescriptors.path(of: pinned)
         } else {
             path = roots[directory.root].paths.bytes(directory.relativePath.appendingComponent(name))
         }
@@ -80,15 +95,38 @@ extension InotifyWatch {
         case .success(let added): watch = added
         case .failure(.noSpace):
             pendingFailure = pendingFailure ?? watchFailure(.noSpace, path: roots[directory.root].paths.bytes(directory.relativePath.appendingComponent(name)))
-            return false
-        case .failure, .none:
-            return false
+            return .unwatchable(.noSpace)
+        case .failure(let errno):
+            return .unwatchable(errno)
+        case .none:
+            return .notAFile
+        }
+        if let existing = targets[watch], !existing.directories.isEmpty || !existing.fileRoots.isEmpty {
+            // The kernel gave back a descriptor that stands for something else (it cannot,
+            // for a regular file, but a wrong mask on a directory watch would blind it).
+            return .unwatchable(.invalidArgument)
         }
         dropFileLink(name, in: directory)
         let link = FollowedFileLink(directory: directory, name: name, inode: linkInode, target: target.identity)
         targets[watch, default: WatchTargets()].fileLinks.append(link)
         fileLinkWatches[FileLinkKey(directory, name)] = watch
-        return true
+        return .watched
+    }
+
+    /// Whether a followed link found at `name` in `directory` stays a file in the model:
+    /// watched, or a file this process may not watch (reported once).
+    mutating func followFileLink(_ name: [UInt8], in directory: WatchedDirectory, linkInode: UInt64) -> Bool {
+        switch watchFileLinkTarget(name, in: directory, linkInode: linkInode, descriptor: nil) {
+        case .watched:
+            return true
+        case .notAFile:
+            return false
+        case .unwatchable(let errno):
+            let absolute = roots[directory.root].paths.bytes(directory.relativePath.appendingComponent(name))
+            diagnose(.unwatchableLinkTarget, absolute, errno: errno,
+                     "cannot watch the file \(FilePath(bytes: absolute)) leads to (\(errno)); it is reported as a file, but changes to it are not")
+            return true
+        }
     }
 
     /// Forgets the followed link at `name` in `directory`, if any (it was removed, replaced or
@@ -120,8 +158,11 @@ extension InotifyWatch {
         dropFileLink(second, in: secondDirectory)
         for (wasLink, name, directory) in [(firstWasLink, second, secondDirectory), (secondWasLink, first, firstDirectory)] where wasLink {
             guard let entry = directory.children[name] else { continue }
-            if !watchFileLinkTarget(name, in: directory, linkInode: entry.inode, descriptor: nil) {
+            if !followFileLink(name, in: directory, linkInode: entry.inode) {
+                // A relative link that leads nowhere from its new place: the symlink it is.
                 directory.children[name]?.type = .symlink
+                produced.append(makeEvent(.created, root: directory.root, relative: directory.relativePath.appendingComponent(name),
+                                          type: .symlink, identity: FileIdentity(device: directory.device, inode: entry.inode), synthetic: true))
             }
         }
     }
@@ -172,17 +213,21 @@ extension InotifyWatch {
     private mutating func relook(at link: FollowedFileLink, attributesChanged: Bool = false) {
         guard link.isLive else { return }
         var target: FileStatus?
-        if case .opened(let fd, _) = open(link.directory) {
-            if case .success(let found) = withCString(link.name, { Syscalls.status($0, relativeTo: fd, followSymlinks: true) }) {
-                target = found
-            }
-            Syscalls.close(fd)
+        guard case .opened(let fd, _) = open(link.directory) else { return }
+        let linkNow = withCString(link.name) { Syscalls.status($0, relativeTo: fd) }
+        if case .success(let found) = withCString(link.name, { Syscalls.status($0, relativeTo: fd, followSymlinks: true) }) {
+            target = found
         }
+        Syscalls.close(fd)
+        // The name holds another item now (the link was renamed or removed, and the queue
+        // still holds the events that say so): those events will bring the model along;
+        // concluding anything from the disk here would run ahead of them.
+        guard case .success(let current) = linkNow, current.inode == link.inode, current.itemType == .symlink else { return }
         if let target, target.itemType == .file, target.identity == link.target {
             if attributesChanged { report(.attributesChanged, link) }
             return
         }
-        if let target, target.itemType == .file, watchFileLinkTarget(link.name, in: link.directory, linkInode: link.inode, descriptor: nil) {
+        if let target, target.itemType == .file, followFileLink(link.name, in: link.directory, linkInode: link.inode) {
             report(.modified, link)
             return
         }

@@ -49,4 +49,42 @@ import Testing
             try tree.removeTree("missing")
         }
     }
+
+    @Test("finish() before ready ends a watch that waits for its roots")
+    func finishBeforeReady() async throws {
+        let tree = try ScratchTree()
+        for backend in availableBackends {
+            var options = WatchOptions(roots: [tree.path("not/there")])
+            options.waitsForMissingRoots = true
+            options.pollInterval = .milliseconds(20)
+            let stream = try backend.makeSource(options: options).updates()
+            stream.finish()
+            let ended = try await untilDeadline(.seconds(20)) {
+                for try await _ in stream {}
+                return true
+            }
+            #expect(ended == true, "\(backend): the stream did not end after finish()")
+        }
+    }
+
+    @Test("a root that is a dangling symlink waits in its directory, and appears when the link is re-pointed")
+    func danglingSymlinkRoot() async throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectories("real")
+        try tree.write("real/inside.txt", "x")
+        for backend in availableBackends {
+            let name = "current-\(tree.uniqueNumber())"
+            try tree.symlink(RelativePath(name), pointingTo: "nowhere")
+            var options = WatchOptions(roots: [tree.path(RelativePath(name))])
+            options.waitsForMissingRoots = true
+            options.pollInterval = .milliseconds(20)
+            let observed = try await observe(try backend.makeSource(options: options).updates(), onReady: {
+                try tree.remove(RelativePath(name))
+                try tree.symlink(RelativePath(name), pointingTo: "real")
+            }, until: { observed in
+                observed.events.contains { $0.kind == .created && $0.path.lastComponent?.string == "inside.txt" }
+            })
+            #expect(observed.events.first?.path == tree.path(RelativePath(name)), "\(backend): \(observed.events.prefix(3))")
+        }
+    }
 }

@@ -148,4 +148,24 @@ import Testing
             #expect(Self.storedID(tree.path("ro/file.txt")) == nil)
         }
     }
+
+    @Test("a hard link shares its inode's ID and is no duplicate")
+    func hardLinks() async throws {
+        for backend in availableBackends {
+            let tree = try ScratchTree()
+            try tree.write("original.txt", "o")
+            let source = try backend.makeSource(options: Self.options(tree.root))
+            let marker = "marker-\(tree.uniqueNumber())"
+            let observed = try await observe(source.updates(), onReady: {
+                try tree.hardLink("linked.txt", to: "original.txt")
+                try tree.write(RelativePath(marker), "m")
+            }, until: { observed in
+                observed.events.contains { $0.path.lastComponent?.string == marker && $0.kind == .created }
+            })
+            let original = Self.storedID(tree.path("original.txt"))
+            let linked = observed.events.first { $0.path == tree.path("linked.txt") && $0.kind == .created }
+            #expect(linked?.duplicateOf == nil && linked?.stableID == original && original != nil,
+                    "\(backend): a hard link was taken for a copy: \(String(describing: linked)), original \(String(describing: original))")
+        }
+    }
 }

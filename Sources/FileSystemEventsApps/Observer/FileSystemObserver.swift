@@ -133,9 +133,12 @@ public final class FileSystemObserver: Sendable {
             let run = state.run
             state.run = nil
             if run != nil { state.endReason = .stopped }
+            // Under the lock `begin()` opens the gate with: a start() racing this stop either
+            // came first (and is stopped here) or opens a generation this cannot close.
+            gate.invalidate()
             return run
         }
-        gate.close()
+        gate.waitForRunningDeliveries()
         guard let run else { return }
         run.terminate()
         if !run.isDeliveringOnCurrentThread { run.waitUntilEnded() }

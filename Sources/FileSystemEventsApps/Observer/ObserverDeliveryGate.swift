@@ -37,12 +37,17 @@ final class ObserverDeliveryGate: Sendable {
         }
     }
 
-    /// Refuses every later delivery and returns once the handlers running on other threads
-    /// have returned. A handler running on the calling thread (``FileSystemObserver/stop()``
-    /// called from inside it) is not waited for: it is the caller.
-    func close() {
-        let me = pthread_self()
+    /// Refuses every delivery admitted so far. Call it under the same lock as ``open()``, so
+    /// that a `start()` racing a `stop()` cannot have its fresh generation closed by the stop.
+    func invalidate() {
         state.withLock { $0.generation &+= 1 }
+    }
+
+    /// Returns once the handlers running on other threads have returned. A handler running on
+    /// the calling thread (``FileSystemObserver/stop()`` called from inside it) is not waited
+    /// for: it is the caller.
+    func waitForRunningDeliveries() {
+        let me = pthread_self()
         while true {
             let semaphore = DispatchSemaphore(value: 0)
             let mustWait = state.withLock { state -> Bool in

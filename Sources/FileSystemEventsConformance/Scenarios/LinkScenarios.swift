@@ -107,6 +107,19 @@ extension ConformanceSuite {
             try watch.expectNo(.modified, "link-in", since: index)
             try watch.expectNo(.modified, "late-link", since: index)
             try watch.assertReplayMatchesDisk("links re-pointed, made, renamed and removed")
+
+            // The target's attributes changed and the link renamed at once: the target's event
+            // is read before the rename, while the old name is already gone from the disk.
+            for round in 0..<5 {
+                try context.tree.changeMode("inner.txt", to: round % 2 == 0 ? 0o600 : 0o644)
+                try context.tree.rename(RelativePath(round == 0 ? "renamed-link" : "moved-\(round - 1)"), to: RelativePath("moved-\(round)"))
+            }
+            try await watch.sync()
+            index = watch.eventCount
+            try context.tree.append("inner.txt", " after the moves")
+            try await watch.sync()
+            try watch.expect(.modified, "moved-4", type: .file, since: index)
+            try watch.assertReplayMatchesDisk("link renamed while its target changed")
         },
     ]
 }

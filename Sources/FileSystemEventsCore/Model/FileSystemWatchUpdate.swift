@@ -31,6 +31,9 @@ public struct FileSystemWatchDiagnostic: Sendable, Hashable, CustomStringConvert
         /// file system (IDs are read, not written), or one without extended attributes (IDs
         /// are derived from identity instead). Reported once per file system.
         case stableIDsNotStored
+        /// A file that a followed symlink leads to cannot be watched (the kernel needs read
+        /// permission on it): the link is reported as a file, but not its changes.
+        case unwatchableLinkTarget
     }
 
     public var problem: Problem

@@ -22,10 +22,17 @@ extension Syscalls {
     /// `O_PATH` (Linux): a descriptor that only anchors a path walk, needing no read permission
     /// on the directories passed through. Glibc hides it behind `_GNU_SOURCE`.
     #if os(Linux)
-    private static let pathOnlyFlag: CInt = 0o10000000
+    package static let pathOnlyFlag: CInt = 0o10000000
     #else
-    private static let pathOnlyFlag: CInt = O_RDONLY
+    package static let pathOnlyFlag: CInt = O_RDONLY
     #endif
+
+    /// An `O_PATH` descriptor of `name` in `directory` (following a final symlink), which pins
+    /// the item it names: what is checked through it is what is then watched through
+    /// `/proc/self/fd`, even if the name is re-pointed in between.
+    package static func openPathOnly(_ name: UnsafePointer<CChar>, relativeTo directory: CInt) -> Result<CInt, Errno> {
+        valueOrErrno(retryOnInterrupt: true) { openat(directory, name, pathOnlyFlag | O_CLOEXEC) }
+    }
 
     /// Opens the directory at `path` (absolute or working-directory-relative bytes), however
     /// long it is, for listing. Symlinks in the middle of the path are followed as the kernel

@@ -36,6 +36,8 @@ final class AwaitingRootsWatch {
     /// Per root: whether the consumer has the root (it existed at `ready`, or was reported
     /// created since, and not removed).
     private var rootIsReported: [Bool]
+    /// Per root: its type when last seen (for a `removed` this watch has to make up).
+    private var rootTypes: [FileItemType]
 
     init(options: WatchOptions, makeSource: @escaping AwaitingRootsSource.SourceFactory, channel: FileSystemEventChannel) {
         self.options = options
@@ -43,6 +45,7 @@ final class AwaitingRootsWatch {
         self.channel = channel
         self.phases = Array(repeating: .none, count: options.roots.count)
         self.rootIsReported = Array(repeating: false, count: options.roots.count)
+        self.rootTypes = Array(repeating: .directory, count: options.roots.count)
     }
 
     func run() {
@@ -68,6 +71,11 @@ final class AwaitingRootsWatch {
         for index in options.roots.indices { reconsider(index) }
         while failure == nil && !isReadyEverywhere {
             guard waitAndProcess(wakeup: wakeup.read, inbox: inbox) else { return }
+            if isFinishing && watches.isEmpty && failure == nil {
+                // Asked to end before every root was ready: nothing more will come.
+                channel.finish()
+                return
+            }
         }
         if let failure {
             channel.finish(throwing: failure)
@@ -146,6 +154,7 @@ final class AwaitingRootsWatch {
                 watch.stream.finish()
             } else {
                 retire(id)
+                phases[watch.rootIndex] = .none
             }
         }
     }
@@ -173,6 +182,14 @@ final class AwaitingRootsWatch {
                 failure = error
                 return
             }
+            if watch.isOfRoot && rootIsReported[index] && !isFinishing,
+               case .failure = Syscalls.status(options.roots[index], followSymlinks: true)
+            {
+                // The root's watch ended without saying the root went (it failed to see it
+                // go): the consumer still has it, and must not keep it.
+                rootIsReported[index] = false
+                send(.events([FileSystemEvent(kind: .removed, path: options.roots[index], itemType: rootTypes[index], isSynthetic: true)]))
+            }
             if !isFinishing { reconsider(index) }
         }
     }
@@ -186,6 +203,7 @@ final class AwaitingRootsWatch {
             // A root that appeared after `ready`: its crawl becomes `created` events.
             if hasSentReady { send(.events(appearance(of: watch))) }
             rootIsReported[watch.rootIndex] = true
+            if let type = watch.stream.initialState?.first?.rootItem.itemType { rootTypes[watch.rootIndex] = type }
         case .events(let events):
             send(.events(followingRootPresence(events, of: watch.rootIndex)))
         case .diagnostic:
@@ -277,16 +295,31 @@ final class AwaitingRootsWatch {
             rootOptions.roots = [root]
             rootOptions.waitsForMissingRoots = false
             rootOptions.capturesInitialState = true
-            if let id = start(rootOptions, for: index, isOfRoot: true) { phases[index] = .root(watch: id, isReady: false) }
-        } else {
-            if case .ancestor(_, existing, _) = phases[index] { return }
-            retireWatch(of: index)
-            let ancestorOptions = WatchOptions(
-                roots: [existing], isRecursive: false, pollInterval: options.pollInterval, bufferLimit: 1024, logger: options.logger
-            )
-            if let id = start(ancestorOptions, for: index, isOfRoot: false) {
-                phases[index] = .ancestor(watch: id, path: existing, isReady: false)
+            if let id = start(rootOptions, for: index, isOfRoot: true) {
+                phases[index] = .root(watch: id, isReady: false)
+                return
             }
+            guard failure == nil else { return }
+            // Gone again before its watch could start: wait in its directory, whose events
+            // (or whose watch's `ready`) bring the next look.
+            var parent = root
+            parent.removeLastComponent()
+            guard case .success(let directory) = Self.nearestExisting(parent) else { return }
+            watchAncestor(directory, of: index)
+        } else {
+            watchAncestor(existing, of: index)
+        }
+    }
+
+    /// Makes `ancestor` (its direct children) the watch of root `index` while it is missing.
+    private func watchAncestor(_ ancestor: FilePath, of index: Int) {
+        if case .ancestor(_, ancestor, _) = phases[index] { return }
+        retireWatch(of: index)
+        let ancestorOptions = WatchOptions(
+            roots: [ancestor], isRecursive: false, pollInterval: options.pollInterval, bufferLimit: 1024, logger: options.logger
+        )
+        if let id = start(ancestorOptions, for: index, isOfRoot: false) {
+            phases[index] = .ancestor(watch: id, path: ancestor, isReady: false)
         }
     }
 
@@ -295,7 +328,9 @@ final class AwaitingRootsWatch {
         do throws(FileSystemEventsError) {
             source = try makeSource(options)
         } catch {
-            failure = error
+            // Gone between the look and the watch: the next look (the ancestor's events, or
+            // its `ready`) decides again.
+            if !Self.meansMissing(error) { failure = error }
             return nil
         }
         let stream = source.updates()
@@ -324,15 +359,17 @@ final class AwaitingRootsWatch {
         watches.removeValue(forKey: id)?.stream.terminate()
     }
 
-    /// `path` if it exists (as itself, a symlink not followed), else its nearest existing
-    /// ancestor. A level that cannot be searched is a permission error: waiting would never end.
+    /// `path` if it exists, else its nearest existing ancestor. Symlinks are followed: a root
+    /// that is a dangling link is missing (its watch would fail at once, again and again), and
+    /// waits in the link's directory, where re-pointing the link is seen. A level that cannot
+    /// be searched is a permission error: waiting would never end.
     private static func nearestExisting(_ path: FilePath) -> Result<FilePath, FileSystemEventsError> {
         var candidate = path
         while true {
-            switch Syscalls.status(candidate) {
+            switch Syscalls.status(candidate, followSymlinks: true) {
             case .success:
                 return .success(candidate)
-            case .failure(.noSuchFileOrDirectory), .failure(.notDirectory):
+            case .failure(.noSuchFileOrDirectory), .failure(.notDirectory), .failure(.tooManySymbolicLinkLevels):
                 guard !candidate.removingRoot().isEmpty else { return .failure(.rootNotFound(path)) }
                 candidate.removeLastComponent()
             case .failure(.permissionDenied):

@@ -52,11 +52,17 @@ public struct StableIDSource: FileSystemEventSource {
                     var outgoing: [FileSystemWatchUpdate] = []
                     switch update {
                     case .ready:
-                        let snapshots = inner.initialState ?? options.roots.compactMap { root in
-                            try? FileTreeSnapshot.scan(root, isRecursive: options.isRecursive, followsSymlinks: options.followsSymlinks, filter: options.filter)
+                        if let snapshots = inner.initialState {
+                            tracker.load(snapshots)
+                            if options.capturesInitialState { channel.setInitialState(snapshots) }
+                        } else {
+                            // No tree handed over (a root was missing at `ready`): the IDs of
+                            // what is there now; the consumer gets no initial state, as from
+                            // the inner source.
+                            tracker.load(options.roots.compactMap { root in
+                                try? FileTreeSnapshot.scan(root, isRecursive: options.isRecursive, followsSymlinks: options.followsSymlinks, filter: options.filter)
+                            })
                         }
-                        tracker.load(snapshots)
-                        if options.capturesInitialState { channel.setInitialState(snapshots) }
                         outgoing = tracker.takeDiagnostics().map { .diagnostic($0) } + [update]
                     case .events(let events):
                         outgoing = [.events(tracker.process(events))] + tracker.takeDiagnostics().map { .diagnostic($0) }

@@ -11,6 +11,9 @@ struct StableIDTracker {
         weak var parent: Node?
         var children: [[UInt8]: Node] = [:]
         var id: FileStableID?
+        /// The item's device and inode when last seen: hard links share their inode, and so
+        /// their attribute and ID, and are no duplicates of each other.
+        var identity: FileIdentity?
 
         init(name: [UInt8], parent: Node?) {
             self.name = name
@@ -62,13 +65,16 @@ struct StableIDTracker {
     /// Reads (or stamps) the ID of every file and directory of the trees at `ready`. Two
     /// items found with one ID (copied while nobody watched): the later one gets a fresh ID.
     mutating func load(_ snapshots: [FileTreeSnapshot]) {
-        for (index, snapshot) in snapshots.enumerated() where index < roots.count {
+        for snapshot in snapshots {
+            // Matched by root, not by position: a missing root has no snapshot.
+            guard let index = rootPaths.firstIndex(of: snapshot.root.bytes) else { continue }
             let root = Node(name: [], parent: nil)
             roots[index] = root
             for item in [snapshot.rootItem] + snapshot.items {
                 guard let node = insert(item.path.bytes) else { continue }
+                node.identity = item.identity
                 var id = identify(item.path.bytes, type: item.itemType)
-                if let found = id, let other = byID[found], other !== node, other.isAttached(to: roots) {
+                if let found = id, let other = byID[found], other !== node, other.isAttached(to: roots), !Self.sameItem(other, node) {
                     id = restamp(item.path.bytes)
                 }
                 assign(id, to: node)
@@ -88,9 +94,10 @@ struct StableIDTracker {
             case .created:
                 remove(path)
                 guard let node = insert(path) else { break }
+                node.identity = event.identity
                 var id = identify(path, type: event.itemType)
                 if let found = id, let original = byID[found], original !== node, original.isAttached(to: roots),
-                   let originalPath = self.path(of: original)
+                   !Self.sameItem(original, node), let originalPath = self.path(of: original)
                 {
                     event.duplicateOf = FilePath(bytes: originalPath)
                     id = restamp(path)
@@ -99,7 +106,13 @@ struct StableIDTracker {
                 event.stableID = id
             case .removed:
                 event.stableID = node(at: path)?.id
-                remove(path)
+                if let index = rootPaths.firstIndex(of: path) {
+                    // A root reported removed (a watch that waits for its roots goes on).
+                    dropIDs(below: roots[index])
+                    roots[index] = Node(name: [], parent: nil)
+                } else {
+                    remove(path)
+                }
                 stamped[path] = nil
             case .renamed:
                 guard let previous = event.previousPath?.bytes else { break }
@@ -182,6 +195,9 @@ struct StableIDTracker {
         switch Syscalls.setExtendedAttribute(FileStableID.extendedAttributeName, of: path, to: id.bytes, createOnly: !replacing) {
         case .success:
             if case .success(let status) = Syscalls.status(FilePath(bytes: path)) {
+                // Echoes that never come (the item moved on first) must not pile up: past the
+                // cap, the oldest are forgotten, and their echoes, if any, are reported.
+                if stamped.count >= Self.stampedLimit { stamped.removeAll(keepingCapacity: true) }
                 stamped[path] = Stamp(modificationTime: status.modificationTime, size: status.size)
             }
             return id
@@ -298,6 +314,15 @@ struct StableIDTracker {
         if let old = node.id, byID[old] === node { byID[old] = nil }
         node.id = id
         if let id { byID[id] = node }
+    }
+
+    /// How many stamps wait for their echo at most.
+    static let stampedLimit = 65_536
+
+    /// Whether two nodes are one inode (hard links): one attribute, one ID.
+    private static func sameItem(_ first: Node, _ second: Node) -> Bool {
+        guard let a = first.identity, let b = second.identity else { return false }
+        return a == b
     }
 
     private func path(of node: Node) -> [UInt8]? {
