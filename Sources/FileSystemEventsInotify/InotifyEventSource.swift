@@ -17,7 +17,7 @@ public import FileSystemEventsCore
 /// - **Hard links**: a write through one link reports every known path of the inode.
 /// - **Limits** are typed errors naming the sysctl (`fs.inotify.max_user_watches`,
 ///   `fs.inotify.max_user_instances`); never a partial watch that silently misses a subtree.
-public struct InotifyEventSource: FileSystemEventSource {
+public struct InotifyEventSource: ProducerThreadEventSource {
     public let options: WatchOptions
 
     public init(options: WatchOptions) {
@@ -40,16 +40,8 @@ public struct InotifyEventSource: FileSystemEventSource {
 
     public var capabilities: FileSystemEventSourceCapabilities { Self.capabilities }
 
-    public func updates() -> FileSystemEventStream {
-        stream(handler: nil)
-    }
 
-    /// The handler runs on the watch's producer thread: no hand-over at all.
-    public func updates(deliveringTo handler: @escaping FileSystemEventHandler) -> FileSystemEventStream {
-        stream(handler: handler)
-    }
-
-    private func stream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
+    public func makeStream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
         Self.updates(options: options, handler: handler) { () throws(FileSystemEventsError) in try RawInotifyKernel() }
     }
 

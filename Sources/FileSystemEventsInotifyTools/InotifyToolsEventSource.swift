@@ -10,7 +10,7 @@ import FileSystemEventsInotify
 /// for the library, prompt stops, new directories listed after the library's crawl and their
 /// contents synthesised, renames paired by cookie with renamed directories re-linked, overflow
 /// rescans, and the same typed errors when the library's crawl stops at `ENOSPC`.
-public struct InotifyToolsEventSource: FileSystemEventSource {
+public struct InotifyToolsEventSource: ProducerThreadEventSource {
     public let options: WatchOptions
 
     public init(options: WatchOptions) {
@@ -26,16 +26,8 @@ public struct InotifyToolsEventSource: FileSystemEventSource {
 
     public var capabilities: FileSystemEventSourceCapabilities { Self.capabilities }
 
-    public func updates() -> FileSystemEventStream {
-        stream(handler: nil)
-    }
 
-    /// The handler runs on the watch's producer thread: no hand-over at all.
-    public func updates(deliveringTo handler: @escaping FileSystemEventHandler) -> FileSystemEventStream {
-        stream(handler: handler)
-    }
-
-    private func stream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
+    public func makeStream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
         let options = self.options
         return FileSystemEventStream(options: options, handler: handler) { channel in
             var watch = InotifyWatch<InotifyToolsKernel>(options: options, channel: channel)

@@ -13,7 +13,7 @@ public import FileSystemEventsCore
 /// found by nanosecond mtime and ctime, size, mode, owner and link count, so a second write in
 /// the same second is seen. What happens *and is undone* within one interval (a temp file
 /// created and deleted) is, correctly, not reported.
-public struct PollingEventSource: FileSystemEventSource {
+public struct PollingEventSource: ProducerThreadEventSource {
     public let options: WatchOptions
 
     public init(options: WatchOptions) {
@@ -35,16 +35,8 @@ public struct PollingEventSource: FileSystemEventSource {
 
     public var capabilities: FileSystemEventSourceCapabilities { Self.capabilities }
 
-    public func updates() -> FileSystemEventStream {
-        stream(handler: nil)
-    }
 
-    /// The handler runs on the watch's producer thread: no hand-over at all.
-    public func updates(deliveringTo handler: @escaping FileSystemEventHandler) -> FileSystemEventStream {
-        stream(handler: handler)
-    }
-
-    private func stream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
+    public func makeStream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
         let options = self.options
         return FileSystemEventStream(options: options, handler: handler) { channel in
             var watch = PollingWatch(options: options, channel: channel)

@@ -48,7 +48,8 @@ public protocol FileSystemEventSource: Sendable {
     ///
     /// A source that does not implement it gets a relay: its ``updates()`` read on a thread of
     /// its own, which calls the handler (one hand-over, the same updates in the same order).
-    /// The built-in backends run the handler on their producer thread: pass the handler to
+    /// The built-in backends run the handler on their producer thread: conform to
+    /// ``ProducerThreadEventSource`` and pass the handler to
     /// ``FileSystemEventStream/init(options:handler:producer:)``.
     func updates(deliveringTo handler: @escaping FileSystemEventHandler) -> FileSystemEventStream
 }

@@ -14,7 +14,7 @@
 /// The replay invariant holds with a missing root counting as an empty tree: the tree at
 /// `ready` lacks it, the `created` events add it with its contents, `removed` takes it away.
 /// ``FileSystemEventStream/initialState`` is delivered only when every root existed at `ready`.
-public struct AwaitingRootsSource: FileSystemEventSource {
+public struct AwaitingRootsSource: ProducerThreadEventSource {
     /// Makes the source that watches one root or ancestor (the options have one root, and
     /// ``WatchOptions/waitsForMissingRoots`` off).
     public typealias SourceFactory = @Sendable (WatchOptions) throws(FileSystemEventsError) -> any FileSystemEventSource
@@ -36,15 +36,8 @@ public struct AwaitingRootsSource: FileSystemEventSource {
         self.makeSource = makeSource
     }
 
-    public func updates() -> FileSystemEventStream {
-        stream(handler: nil)
-    }
 
-    public func updates(deliveringTo handler: @escaping FileSystemEventHandler) -> FileSystemEventStream {
-        stream(handler: handler)
-    }
-
-    private func stream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
+    public func makeStream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
         let options = self.options
         let makeSource = self.makeSource
         return FileSystemEventStream(options: options, handler: handler) { channel in

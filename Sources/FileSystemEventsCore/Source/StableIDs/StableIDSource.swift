@@ -15,7 +15,7 @@
 /// reported when the item still has the size and modification time it had just after the
 /// stamp. A read-only tree is watched without stamping. A file system that refuses extended
 /// attributes gets IDs derived from device, inode and birth time, with a diagnostic.
-public struct StableIDSource: FileSystemEventSource {
+public struct StableIDSource: ProducerThreadEventSource {
     public let options: WatchOptions
     private let base: any FileSystemEventSource
 
@@ -31,15 +31,8 @@ public struct StableIDSource: FileSystemEventSource {
     public var backendName: String { base.backendName }
     public var capabilities: FileSystemEventSourceCapabilities { base.capabilities }
 
-    public func updates() -> FileSystemEventStream {
-        stream(handler: nil)
-    }
 
-    public func updates(deliveringTo handler: @escaping FileSystemEventHandler) -> FileSystemEventStream {
-        stream(handler: handler)
-    }
-
-    private func stream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
+    public func makeStream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
         let options = self.options
         let base = self.base
         return FileSystemEventStream(options: options, handler: handler) { channel in

@@ -260,17 +260,7 @@ struct StableIDTracker {
     /// The node at `path`, made with any missing levels above it.
     private mutating func insert(_ path: [UInt8]) -> Node? {
         guard let (root, components) = locate(path) else { return nil }
-        var current = roots[root]
-        for name in components {
-            if let child = current.children[name] {
-                current = child
-            } else {
-                let child = Node(name: name, parent: current)
-                current.children[name] = child
-                current = child
-            }
-        }
-        return current
+        return Self.descend(from: roots[root], through: components[...])
     }
 
     private mutating func detach(_ path: [UInt8]) -> Node? {
@@ -282,19 +272,25 @@ struct StableIDTracker {
 
     private mutating func attach(_ node: Node, at path: [UInt8]) {
         guard let (root, components) = locate(path), let name = components.last else { return }
-        var current = roots[root]
-        for level in components.dropLast() {
-            if let child = current.children[level] {
+        let parent = Self.descend(from: roots[root], through: components.dropLast())
+        node.name = name
+        node.parent = parent
+        parent.children[name] = node
+    }
+
+    /// The node `components` below `start`, making the levels that are missing.
+    private static func descend(from start: Node, through components: ArraySlice<[UInt8]>) -> Node {
+        var current = start
+        for name in components {
+            if let child = current.children[name] {
                 current = child
             } else {
-                let child = Node(name: level, parent: current)
-                current.children[level] = child
+                let child = Node(name: name, parent: current)
+                current.children[name] = child
                 current = child
             }
         }
-        node.name = name
-        node.parent = current
-        current.children[name] = node
+        return current
     }
 
     private mutating func remove(_ path: [UInt8]) {
