@@ -41,11 +41,15 @@ let package = Package(
         // C declarations that Swift's Glibc module hides behind _GNU_SOURCE (statx, pipe2).
         .target(name: "CFileSystemEventsShims"),
 
+        // The platform's C library (Glibc, Musl or Darwin), imported in one place.
+        .target(name: "PlatformLibc", swiftSettings: strictSettings),
+
         // The contract: event model, the FileSystemEventSource protocol, options, errors,
         // the syscall layer, snapshots and their diff, filters, delivery.
         .target(
             name: "FileSystemEventsCore",
             dependencies: [
+                "PlatformLibc",
                 "CFileSystemEventsShims",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
@@ -83,7 +87,7 @@ let package = Package(
         // ones included.
         .target(
             name: "FileSystemEventsApps",
-            dependencies: ["FileSystemEventsCore"],
+            dependencies: ["PlatformLibc", "FileSystemEventsCore"],
             swiftSettings: strictSettings
         ),
 
@@ -91,6 +95,7 @@ let package = Package(
         .target(
             name: "FileSystemEvents",
             dependencies: [
+                "PlatformLibc",
                 "CFileSystemEventsShims",
                 "FileSystemEventsCore",
                 "FileSystemEventsApps",
@@ -115,13 +120,14 @@ let package = Package(
         // Scenarios every backend must pass; a library so third-party backends can run them.
         .target(
             name: "FileSystemEventsConformance",
-            dependencies: ["FileSystemEventsCore", "CFileSystemEventsShims"],
+            dependencies: ["PlatformLibc", "FileSystemEventsCore", "CFileSystemEventsShims"],
             swiftSettings: strictSettings
         ),
 
         .executableTarget(
             name: "filewatch",
             dependencies: [
+                "PlatformLibc",
                 "FileSystemEvents",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

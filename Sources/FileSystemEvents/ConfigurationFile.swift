@@ -6,13 +6,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import PlatformLibc
 
 /// The JSON configuration file (`{"filewatch": {"backend": "polling"}}`), read into the
 /// values an `InMemoryProvider` serves under `filewatch.*`.

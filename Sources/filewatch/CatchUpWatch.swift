@@ -1,11 +1,5 @@
 import FileSystemEvents
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import PlatformLibc
 
 /// `filewatch watch DIR --since FILE`: the changes since a saved snapshot, then `ready`, then
 /// live changes, with nothing lost or doubled across the switch.

@@ -1,12 +1,6 @@
 import ArgumentParser
 import FileSystemEvents
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import PlatformLibc
 
 /// `filewatch follow`: `tail -F` that loses nothing across rotation, truncation and replacement.
 struct FollowCommand: AsyncParsableCommand {

@@ -1,12 +1,6 @@
 import ArgumentParser
 import FileSystemEvents
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import PlatformLibc
 
 /// `filewatch list`: a directory's entries, sorted, once (like `ls`) or kept up to date.
 struct ListCommand: AsyncParsableCommand {

@@ -1,11 +1,5 @@
 import FileSystemEvents
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import PlatformLibc
 
 /// Ends the watch when the user or the reader of the output says so: the first SIGINT or
 /// SIGTERM asks for a graceful stop (the watch flushes what it has and the command exits 0), a

@@ -1,13 +1,7 @@
 import ArgumentParser
 import FileSystemEvents
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import PlatformLibc
 
 /// `filewatch watch`: the long-running watcher.
 struct WatchCommand: AsyncParsableCommand {

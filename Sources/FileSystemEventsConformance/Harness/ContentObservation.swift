@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import PlatformLibc
 public import FileSystemEventsCore
 
 /// What a consumer read of a file when an event told it to: the content's hash, and which

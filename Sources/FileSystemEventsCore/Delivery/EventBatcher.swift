@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import PlatformLibc
 
 /// Holds events for the ``WatchOptions/latency`` window and hands them out coalesced: the
 /// latency window every backend owes its consumer, as a building block for third-party ones.

@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import PlatformLibc
 public import SystemPackage
 
 /// One change on disk, described so that a consumer can apply it to its own copy of the tree.

@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import PlatformLibc
 
 /// The inotify sysctls under /proc/sys/fs/inotify: named in the errors that tell people which
 /// one to raise, and sized against by the conformance suite's overflow scenario.

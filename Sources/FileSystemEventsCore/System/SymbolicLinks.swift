@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import PlatformLibc
 
 // A path that is a symlink names two places: the link, and the file its target is. What is
 // watched by name must watch both, because a write through the target's other names changes

@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import PlatformLibc
 package import SystemPackage
 
 /// Whole-file reads and crash-safe replacement, for files a program keeps between runs

@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import PlatformLibc
 import FileSystemEvents
 
 /// Appends JSON straight into bytes: the event lines of `--format json` are the CLI's hot

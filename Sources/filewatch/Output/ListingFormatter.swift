@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import PlatformLibc
 import FileSystemEvents
 
 /// How `filewatch list` prints a listing and its updates: for people (aligned columns, then a

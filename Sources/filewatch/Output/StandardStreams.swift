@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import PlatformLibc
 
 /// Writes whole batches straight to descriptor 1, so each batch reaches a pipe at once
 /// (stdio would hold it back in a block buffer). A closed pipe ends the program quietly, as
