@@ -253,4 +253,25 @@ import Testing
         try await Self.waitFor("the event on the main actor") { seen.withLock { $0.contains("for-the-main-actor") } }
         observer.stop()
     }
+
+    @Test("start() and stop() racing on two threads never leave a running watch that delivers nothing")
+    func startRacingStop() async throws {
+        let tree = try ScratchTree()
+        guard let backend = availableBackends.first(where: { $0 != .polling }) ?? availableBackends.first else { return }
+        let log = ObserverLog()
+        let observer = FileSystemObserver(source: try backend.makeSource(options: Self.options(tree.root)), update: log.record)
+        for round in 0..<100 {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let group = DispatchGroup()
+                DispatchQueue.global().async(group: group) { try? observer.start() }
+                DispatchQueue.global().async(group: group) { observer.stop() }
+                group.notify(queue: .global()) { continuation.resume() }
+            }
+            guard observer.isRunning else { continue }
+            let name = "race-\(round)"
+            try tree.write(RelativePath(name), "r")
+            try await Self.waitFor("round \(round): a running observer's handler to hear \(name)") { log.createdNames.contains(name) }
+        }
+        observer.stop()
+    }
 }
