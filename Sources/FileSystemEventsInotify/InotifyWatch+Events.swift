@@ -503,6 +503,9 @@ extension InotifyWatch {
         produced.append(
             makeEvent(.renamed, root: sourceDirectory.root, relative: newPath, previous: oldPath, type: entry.type, identity: id, synthetic: false)
         )
+        // A relative link may lead elsewhere from its new directory: looked at after the
+        // rename is told, so what it says applies to the new path.
+        if sourceDirectory !== destinationDirectory { relookMovedFileLink(destination.name, in: destinationDirectory) }
     }
 
     /// Whether a rescan has already put the result of this rename into the model: it looked at
@@ -564,10 +567,12 @@ extension InotifyWatch {
         }
         hardLinks.move(aIdentity, from: sourceDirectory, first.name, to: destinationDirectory, second.name)
         hardLinks.move(bIdentity, from: destinationDirectory, second.name, to: sourceDirectory, first.name)
-        exchangeFileLinks(first.name, in: sourceDirectory, with: second.name, in: destinationDirectory)
         produced.append(
             makeEvent(.exchanged, root: sourceDirectory.root, relative: bPath, previous: aPath, type: a.type, identity: aIdentity, synthetic: false)
         )
+        // After the exchange is told: a link that leads nowhere from its new place is reported
+        // as the symlink it is at that place.
+        exchangeFileLinks(first.name, in: sourceDirectory, with: second.name, in: destinationDirectory)
         return true
     }
 

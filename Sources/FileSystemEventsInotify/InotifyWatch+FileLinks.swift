@@ -167,6 +167,15 @@ extension InotifyWatch {
         }
     }
 
+    /// The followed link just moved to `name` in `directory` (another directory than before):
+    /// a relative link may lead to another file, or to none, from there.
+    mutating func relookMovedFileLink(_ name: [UInt8], in directory: WatchedDirectory) {
+        guard !fileLinkWatches.isEmpty, let watch = fileLinkWatches[FileLinkKey(directory, name)],
+              let link = targets[watch]?.fileLinks.first(where: { $0.directory === directory && $0.name == name })
+        else { return }
+        relook(at: link)
+    }
+
     /// Forgets every followed link directly in `directory` (it left the model).
     mutating func dropFileLinks(in directory: WatchedDirectory) {
         guard !fileLinkWatches.isEmpty else { return }

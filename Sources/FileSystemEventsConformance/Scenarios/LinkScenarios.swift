@@ -120,6 +120,24 @@ extension ConformanceSuite {
             try await watch.sync()
             try watch.expect(.modified, "moved-4", type: .file, since: index)
             try watch.assertReplayMatchesDisk("link renamed while its target changed")
+
+            // Relative links moved to another directory lead elsewhere from there: to another
+            // file of the same name, or to nothing.
+            try context.tree.makeDirectories("sub")
+            try context.tree.write("sub/inner.txt", "another file")
+            try context.tree.symlink("relative", pointingTo: "inner.txt")
+            try context.tree.symlink("relative-2", pointingTo: "inner.txt")
+            try context.tree.makeDirectories("empty")
+            try await watch.sync()
+            try context.tree.rename("relative", to: "sub/relative")
+            try context.tree.rename("relative-2", to: "empty/relative-2")
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("relative links moved")
+            index = watch.eventCount
+            try context.tree.append("sub/inner.txt", " appended")
+            try await watch.sync()
+            try watch.expect(.modified, "sub/relative", type: .file, since: index)
+            try watch.expectNo(.modified, "moved-4", since: index)
         },
     ]
 }
