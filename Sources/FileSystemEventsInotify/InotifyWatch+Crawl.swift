@@ -376,12 +376,7 @@ enum DirectoryListing {
                     if target.itemType == .directory {
                         entry.status = target
                     } else if target.itemType == .file, let link = entry.status {
-                        // The file's type, size and times under the link's own identity (see
-                        // `InotifyWatch+FileLinks.swift`).
-                        var followed = target
-                        followed.device = link.device
-                        followed.inode = link.inode
-                        entry.status = followed
+                        entry.status = target.followed(through: link)  // see `InotifyWatch+FileLinks.swift`
                         entry.linksToFile = true
                     }
                 }

@@ -35,6 +35,17 @@ package struct FileStatus: Sendable, Hashable {
         self.birthTime = birthTime
     }
 
+    /// This status (a file's, reached through a symlink) under the link's own device and
+    /// inode: following symlinks, a link to a file is that file (its type, size and times, so
+    /// a write to it is a change at the link), yet it is its own entry, apart from the target,
+    /// which may be in the tree too.
+    package func followed(through link: FileStatus) -> FileStatus {
+        var followed = self
+        followed.device = link.device
+        followed.inode = link.inode
+        return followed
+    }
+
     init(_ raw: cfse_status) {
         self.device = raw.device
         self.inode = raw.inode

@@ -104,13 +104,7 @@ package struct SnapshotScanner: Sendable {
                     if target.itemType == .directory {
                         status = target
                     } else if target.itemType == .file {
-                        // Followed, a link to a file is that file (its type, size and times,
-                        // so a write to it is a change here), under the link's own identity:
-                        // the target may be in the tree too, and is a different entry.
-                        var followed = target
-                        followed.device = status.device
-                        followed.inode = status.inode
-                        status = followed
+                        status = target.followed(through: status)
                     }
                 }
                 let name = [UInt8](UnsafeRawBufferPointer(start: namePointer, count: strlen(namePointer)))
