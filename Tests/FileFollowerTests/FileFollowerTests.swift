@@ -252,6 +252,34 @@ struct FileFollowerTests {
         #expect(arrivals.count == 5)
     }
 
+    @Test("a consumer that stalls on the first chunk: the watch runs anyway, and every file that stood at the path is held", arguments: FollowBackend.available)
+    func stallOnTheFirstChunk(backend: FollowBackend) async throws {
+        let tree = try ScratchTree()
+        let path = tree.path("app.log")
+        let initial = (1...200).map { "line \($0) before the follower started\n" }.joined()
+        try tree.write("app.log", initial)
+        // Held before the follower starts, so its very first update (the file's existing
+        // bytes) stalls it: it has never run out of bytes to deliver, the moment the watch
+        // used to start. Rotations now are seen only if the watch started anyway.
+        let recorder = try await follow(path, on: backend, holdingFromTheStart: true) { recorder in
+            defer { recorder.release() }
+            let writer = LogWriter(path: path, recorder: recorder, seed: 22)
+            writer.pretendWritten(Array(initial.utf8))
+            try writer.reopen()
+            try recorder.waitUntilStalled()
+            for _ in 0..<3 {
+                try Self.rename(path, to: tree.path("app.log.1"))
+                try writer.appendRandom(writer.randomInt(1...500))
+                let old = try writer.reopen()
+                LogWriter.closeDescriptor(old)
+                try writer.appendRandom(writer.randomInt(1...500))
+                try Self.waitUntilHeldTwice(path)
+            }
+            return writer.written
+        }
+        #expect(recorder.deliveredNotices.filter { $0.kind == .replaced || $0.kind == .appeared }.count == 3)
+    }
+
     @Test("the last N lines, then appends; the lines view keeps a partial line", arguments: FollowBackend.available)
     func lastLinesAndLinesView(backend: FollowBackend) async throws {
         let tree = try ScratchTree()
@@ -299,7 +327,7 @@ struct FileFollowerTests {
             let old = try writer.reopen()
             try writer.write(writer.randomBytes(10), to: old)
             LogWriter.closeDescriptor(old)
-            LogWriter.closeDescriptor(writer.descriptor)
+            writer.closeCurrent()
             return writer.written
         }
         #expect(Self.openDescriptorCount() == before)
@@ -314,9 +342,11 @@ struct FileFollowerTests {
         _ path: FilePath,
         on backend: FollowBackend,
         start: FileFollowerStartPosition = .start,
+        holdingFromTheStart: Bool = false,
         writer: @escaping @Sendable (FollowRecorder) throws -> [UInt8]
     ) async throws -> FollowRecorder {
         let recorder = FollowRecorder()
+        if holdingFromTheStart { recorder.hold() }
         var options = FileFollower.Options(startPosition: start, rotationGracePeriod: .seconds(60))
         options.didStartWatching = { recorder.watching($0) }
         let follower = FileFollower(path: path, options: options, makeSource: backend.makeSource)

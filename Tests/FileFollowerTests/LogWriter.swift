@@ -89,6 +89,14 @@ final class LogWriter {
         try recorder.waitForBytes(written.count)
     }
 
+    /// Closes the current descriptor and forgets its number, so `deinit` cannot close it a
+    /// second time: by then the number may be another test's descriptor (a follower's held
+    /// file), and closing that would make the follower lose it.
+    func closeCurrent() {
+        Self.closeDescriptor(descriptor)
+        descriptor = -1
+    }
+
     static func closeDescriptor(_ descriptor: CInt) {
         if descriptor >= 0 { close(descriptor) }
     }

@@ -40,6 +40,9 @@ final class FollowerWatch: Sendable {
         let stream = try makeSource(options).updates(deliveringTo: { update in
             switch update {
             case .ready:
+                // What changed between the follower's own look and the watch's start is
+                // looked at here too, on this thread: the follower's task may be held up.
+                observer.observe()
                 didStartWatching?(paths)
                 wakeup.wake()
             case .events(let events):
