@@ -154,6 +154,10 @@ let package = Package(
             name: "InotifyBackendTests",
             dependencies: [
                 .target(name: "FileSystemEventsInotify", condition: .when(platforms: [.linux])),
+                .target(
+                    name: "FileSystemEventsInotifyTools",
+                    condition: .when(platforms: [.linux], traits: [inotifyToolsTrait])
+                ),
                 "FileSystemEventsConformance",
             ],
             swiftSettings: strictSettings

@@ -410,19 +410,30 @@ final class InotifyToolsOwner: Sendable {
         var held: Inotify.Event? {
             didSet { isHoldingMove.store(held != nil, ordering: .releasing) }
         }
-        defer { if let held { route([held]) } }
+        // A held half is routed before the flag drops, so `libraryHasUnreadEvents` never says
+        // "nothing unread" while an event is on its way to a source's queue. (Routed without
+        // clearing `held`, the flag once stayed set after a move out of the tree, and every
+        // inotifytools source in the process then saw a queue that never went quiet: stale
+        // crawls waited for ever instead of being rescanned.)
+        defer {
+            if let first = held {
+                route([first])
+                held = nil
+            }
+        }
         // A negative timeout blocks until an event (the sentinel's, at the latest).
         while let pointer = inotifytools_next_event(-1) {
             let event = Inotify.event(at: UnsafeRawPointer(pointer))
             if event.watch == sentinelWatch { return }
             if let first = held {
-                held = nil
                 if event.mask.contains(.movedTo) && event.cookie == first.cookie {
                     route([first, event])
+                    held = nil
                     if hasPendingRequests { return }
                     continue
                 }
                 route([first])
+                held = nil
             }
             if event.mask.contains(.movedFrom) {
                 held = event
