@@ -415,25 +415,23 @@ final class InotifyToolsOwner: Sendable {
         // clearing `held`, the flag once stayed set after a move out of the tree, and every
         // inotifytools source in the process then saw a queue that never went quiet: stale
         // crawls waited for ever instead of being rescanned.)
-        defer {
-            if let first = held {
-                route([first])
-                held = nil
-            }
+        func routeHeld(followedBy second: Inotify.Event? = nil) {
+            guard let first = held else { return }
+            route(second.map { [first, $0] } ?? [first])
+            held = nil
         }
+        defer { routeHeld() }
         // A negative timeout blocks until an event (the sentinel's, at the latest).
         while let pointer = inotifytools_next_event(-1) {
             let event = Inotify.event(at: UnsafeRawPointer(pointer))
             if event.watch == sentinelWatch { return }
             if let first = held {
                 if event.mask.contains(.movedTo) && event.cookie == first.cookie {
-                    route([first, event])
-                    held = nil
+                    routeHeld(followedBy: event)
                     if hasPendingRequests { return }
                     continue
                 }
-                route([first])
-                held = nil
+                routeHeld()
             }
             if event.mask.contains(.movedFrom) {
                 held = event

@@ -38,18 +38,13 @@ final class FileFollowerSession {
         case .finished:
             return nil
         case .notStarted:
-            do throws(FileSystemEventsError) {
-                try tracker.start()
-            } catch {
-                phase = .finished
-                throw error
-            }
             phase = .running
             // The watch starts before the first byte is delivered, not when the follower first
             // runs out of bytes: a consumer that stalls on the first chunk (a large file read
             // from its start, a slow pipe) would otherwise leave no watch running while the
             // writer rotates, and every file that stood at the path meanwhile would be lost.
             do throws(FileSystemEventsError) {
+                try tracker.start()
                 try await keepWatching(isolation: actor)
             } catch {
                 await end(isolation: actor)
