@@ -132,7 +132,7 @@ final class InotifyToolsOwner: Sendable {
         let id = ObjectIdentifier(subscription)
         let shutdown = perform { [self] () -> DispatchSemaphore? in
             var shutdown: DispatchSemaphore?
-            let unused = state.withLock { state -> [CInt] in
+            state.withLock { state in
                 state.subscriptions[id] = nil
                 var unused: [CInt] = []
                 for (watch, holders) in state.holders where holders.contains(id) {
@@ -151,11 +151,10 @@ final class InotifyToolsOwner: Sendable {
                     let waiter = DispatchSemaphore(value: 0)
                     state.shutdownWaiters.append(waiter)
                     shutdown = waiter
-                    return []
+                    return
                 }
-                return unused
+                for watch in unused { Self.removeKernelWatch(watch, state: &state) }
             }
-            for watch in unused { removeKernelWatch(watch) }
             // Closed here, on the owner thread that routes events, so no delivery can be
             // writing to these descriptors (or to whatever reuses their numbers) meanwhile.
             Syscalls.close(subscription.readable)
@@ -183,7 +182,7 @@ final class InotifyToolsOwner: Sendable {
         return perform { [self] in
             // The descriptor may have become known since: then the same direct call.
             if let added = addWatchOnLibraryDescriptor(path, mask: mask, holder: id) { return added }
-            let ok = withCString(path) { inotifytools_watch_file($0, Int32(bitPattern: mask.rawValue)) }
+            let ok = withCString(path) { inotifytools_watch_file($0, Int32(bitPattern: mask.union(.maskAdd).rawValue)) }
             guard ok == 1 else { return .failure(Errno(rawValue: inotifytools_error())) }
             let key = path + [UInt8(ascii: "/")]
             var watch = withCString(key) { inotifytools_wd_from_filename($0) }
@@ -200,10 +199,15 @@ final class InotifyToolsOwner: Sendable {
     /// Never through the library's path-to-watch table: the path is a /proc/self/fd link to a
     /// directory the watch opened and checked, and a table keyed by path answers for whatever
     /// stood at that path before; on the descriptor, the number is the kernel's own answer.
+    ///
+    /// Sources share the kernel's one watch per inode, and a plain `inotify_add_watch` on a
+    /// watched inode replaces its mask: a source that does not settle files would take
+    /// `IN_CLOSE_WRITE` away from one that does. `IN_MASK_ADD` makes the watch's mask the
+    /// union of what its holders asked for; each source ignores what it did not ask for.
     private func addWatchOnLibraryDescriptor(_ path: [UInt8], mask: Inotify.Mask, holder: ObjectIdentifier) -> Result<CInt, Errno>? {
         state.withLock { state in
             guard state.libraryDescriptor >= 0 else { return nil }
-            let added = Inotify.addWatch(state.libraryDescriptor, path: path, mask: mask)
+            let added = Inotify.addWatch(state.libraryDescriptor, path: path, mask: mask.union(.maskAdd))
             if case .success(let watch) = added { state.holders[watch, default: []].insert(holder) }
             return added
         }
@@ -212,21 +216,28 @@ final class InotifyToolsOwner: Sendable {
     func removeWatch(_ watch: CInt, for subscription: Subscription) {
         let id = ObjectIdentifier(subscription)
         perform { [self] in
-            let unused = state.withLock { state -> Bool in
-                guard var holders = state.holders[watch] else { return false }
+            state.withLock { state in
+                guard var holders = state.holders[watch] else { return }
                 holders.remove(id)
                 state.holders[watch] = holders.isEmpty ? nil : holders
-                return holders.isEmpty
+                if holders.isEmpty { Self.removeKernelWatch(watch, state: &state) }
             }
-            if unused { removeKernelWatch(watch) }
         }
     }
 
-    /// Removes a watch added by ``addWatch(_:mask:for:)`` (on the owner thread).
-    private func removeKernelWatch(_ watch: CInt) {
-        let descriptor = state.withLock { $0.libraryDescriptor }
-        if descriptor >= 0 {
-            Inotify.removeWatch(descriptor, watch: watch)
+    /// Removes a watch added by ``addWatch(_:mask:for:)`` that no source holds any more (on
+    /// the owner thread).
+    ///
+    /// Called in the same critical section that found the watch unused. Another source's
+    /// thread may add a watch on the same inode at any moment (``addWatch(_:mask:for:)`` works
+    /// on the library's descriptor under this lock), and the kernel answers it with the same
+    /// watch number while the watch stands: decided in one section and removed in another,
+    /// the removal would take away the watch the newcomer was just given, and it would hear
+    /// nothing more of that directory (a waited-for file root's directory, retired by its
+    /// ancestor watch as the root's own watch took it over, went deaf that way).
+    private static func removeKernelWatch(_ watch: CInt, state: inout State) {
+        if state.libraryDescriptor >= 0 {
+            Inotify.removeWatch(state.libraryDescriptor, watch: watch)
         } else {
             inotifytools_remove_watch_by_wd(watch)
         }
@@ -350,12 +361,11 @@ final class InotifyToolsOwner: Sendable {
             if done { break }
             // A new source arrived before the library shut down: the previous one's watches
             // go now, unless the new source holds them too.
-            let deferred = state.withLock { state -> [CInt] in
+            state.withLock { state in
                 let deferred = state.deferredRemovals.filter { state.holders[$0] == nil }
                 state.deferredRemovals = []
-                return deferred
+                for watch in deferred { Self.removeKernelWatch(watch, state: &state) }
             }
-            for watch in deferred { removeKernelWatch(watch) }
             // The library stays up for the new source: whoever waited for it to close stops
             // waiting.
             let handedOver = state.withLock { state -> [DispatchSemaphore] in

@@ -2,6 +2,7 @@
 import FileSystemEventsConformance
 import FileSystemEventsCore
 @testable import FileSystemEventsInotifyTools
+import FileSystemEventsInotify
 import Foundation
 import Testing
 
@@ -42,6 +43,88 @@ struct InotifyToolsOwnerTests {
         }
         #expect(!InotifyToolsOwner.shared.libraryHasUnreadEvents, "the owner still says a move is held")
         await stream.stop()
+    }
+
+    /// Two sources watching one directory share the kernel's one watch on its inode. A plain
+    /// `inotify_add_watch` by the second replaces the first's mask: here the first asked for
+    /// `IN_CLOSE_WRITE` (as a source settling files does) and the second did not, and the
+    /// first must still hear the close.
+    @Test("a second source watching the same directory keeps the first's events")
+    func sharedWatchKeepsEveryHoldersMask() throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectory("shared")
+        let directory = tree.absolute("shared", in: .root)
+        let owner = InotifyToolsOwner.shared
+        let settling = try owner.subscribe()
+        defer { owner.unsubscribe(settling) }
+        let plain = try owner.subscribe()
+        defer { owner.unsubscribe(plain) }
+        let first = try owner.addWatch(directory, mask: [.create, .closeWrite, .onlyDirectory], for: settling).get()
+        let second = try owner.addWatch(directory, mask: [.create, .onlyDirectory], for: plain).get()
+        #expect(first == second, "one inode, one kernel watch")
+
+        try tree.write("shared/written.txt", "contents")
+        try tree.write("shared/marker", "")
+        let events = try Self.events(of: settling, until: Array("marker".utf8))
+        let closed = events.contains { $0.mask.contains(.closeWrite) && $0.name == Array("written.txt".utf8) }
+        #expect(closed, "the settling source lost IN_CLOSE_WRITE to the second source's watch: \(events.map { ($0.mask.rawValue, String(decoding: $0.name, as: UTF8.self)) })")
+    }
+
+    /// One source lets go of a directory's watch while another takes it up, on two threads,
+    /// as a waited-for root's ancestor watch hands its directory over to the root's own watch.
+    /// The newcomer is given the standing watch's number; the release must not then remove
+    /// that watch from the kernel, or the newcomer hears nothing more.
+    @Test("a watch released while another source takes up the same directory keeps working")
+    func releaseRacingAnAddKeepsTheNewHoldersWatch() throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectory("handed-over")
+        let directory = tree.absolute("handed-over", in: .root)
+        let owner = InotifyToolsOwner.shared
+        let keeper = try owner.subscribe()
+        defer { owner.unsubscribe(keeper) }
+        for round in 0..<2_000 {
+            let leaving = try owner.subscribe()
+            let arriving = try owner.subscribe()
+            let old = try owner.addWatch(directory, mask: [.create, .onlyDirectory], for: leaving).get()
+            let released = DispatchSemaphore(value: 0)
+            let thread = Thread {
+                owner.removeWatch(old, for: leaving)
+                released.signal()
+            }
+            thread.start()
+            // The release is decided on the owner's thread some tens of microseconds from
+            // now: arrive at a different moment each round, so some rounds land inside it.
+            let spinUntil = ContinuousClock.now + .microseconds(Int.random(in: 0...150))
+            while ContinuousClock.now < spinUntil {}
+            let added = owner.addWatch(directory, mask: [.create, .onlyDirectory], for: arriving)
+            released.wait()
+            owner.unsubscribe(leaving)
+            _ = try added.get()
+            let marker = Array("marker-\(round)".utf8)
+            try tree.write(RelativePath("handed-over/marker-\(round)"), "")
+            do {
+                _ = try Self.events(of: arriving, until: marker, timeout: .seconds(10))
+            } catch {
+                Issue.record("round \(round): the arriving source's watch was removed under it (\(error))")
+                owner.unsubscribe(arriving)
+                return
+            }
+            owner.unsubscribe(arriving)
+        }
+    }
+
+    struct NoMarker: Error {}
+
+    /// The events `subscription` receives until one names `marker` (with a deadline).
+    private static func events(of subscription: InotifyToolsOwner.Subscription, until marker: [UInt8], timeout: Duration = .seconds(30)) throws -> [Inotify.Event] {
+        let deadline = ContinuousClock.now + timeout
+        var events: [Inotify.Event] = []
+        while ContinuousClock.now < deadline {
+            _ = Syscalls.pollReadable([subscription.readable], timeoutMilliseconds: 100)
+            _ = subscription.take(into: &events)
+            if events.contains(where: { $0.name == marker }) { return events }
+        }
+        throw NoMarker()
     }
 }
 #endif
