@@ -577,7 +577,7 @@ extension InotifyWatch {
     }
 
     /// The status of `name` in `directory`, opened at the model's path and checked by identity.
-    private func statusOfChild(_ name: [UInt8], in directory: WatchedDirectory) -> Result<FileStatus, Errno> {
+    func statusOfChild(_ name: [UInt8], in directory: WatchedDirectory) -> Result<FileStatus, Errno> {
         guard case .opened(let fd, _) = open(directory) else { return .failure(.noSuchFileOrDirectory) }
         defer { Syscalls.close(fd) }
         return withCString(name) { Syscalls.status($0, relativeTo: fd) }

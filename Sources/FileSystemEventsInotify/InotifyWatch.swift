@@ -57,11 +57,11 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// together, and a read (or libinotifytools handing out a read's worth) can end between
     /// them, so the pair waits for the next read before it is taken for a plain rename.
     var pendingMovePair: (from: Inotify.Event, to: Inotify.Event)?
-    /// A read found the queue empty while ``pendingMovePair`` could be the first half of an
-    /// exchange (both names known). The kernel queues an exchange's two pairs one after the
-    /// other inside the same system call, so a read racing that call can come between them:
-    /// the decision waits for one more read, a couple of milliseconds later.
-    var movePairWaitedForQueue = false
+    /// Monotonic nanoseconds since when reads have found the queue empty while
+    /// ``pendingMovePair`` could be the first half of an exchange (0 while none has). The
+    /// kernel queues an exchange's two pairs one after the other inside the same system call,
+    /// so a read racing that call can come between them; see ``waitsForMirror(of:)``.
+    var mirrorWaitStarted: UInt64 = 0
     /// Wall-clock nanoseconds before the last read that found the queue empty: after an
     /// overflow, anything changed since then may have gone unreported.
     var drainedAt: Int64 = 0
@@ -170,9 +170,9 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             let status = channel.producerStatus
             if status.isTerminated { return }
             if status.isFinishRequested {
-                _ = readAvailable(&parsed)
-                // A second empty read decides a pair still waiting (`movePairWaitedForQueue`).
-                if pendingMovePair != nil { _ = readAvailable(&parsed) }
+                // What the kernel holds now is the last of it: a pair still waiting for its
+                // mirror is decided at once.
+                _ = readAvailable(&parsed, waitingForMirror: false)
                 deliver(all: true)
                 channel.finish()
                 return
@@ -259,7 +259,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
 
     /// Reads until the queue is empty (or a generous number of reads, so a flood cannot
     /// starve delivery), handling every event.
-    private mutating func readAvailable(_ parsed: inout [Inotify.Event]) -> FileSystemEventsError? {
+    private mutating func readAvailable(_ parsed: inout [Inotify.Event], waitingForMirror: Bool = true) -> FileSystemEventsError? {
         for _ in 0..<64 {
             let before = WallClock.wallNanoseconds()
             parsed.removeAll(keepingCapacity: true)
@@ -268,7 +268,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             let budget = max(0, options.bufferLimit - produced.count - pendingCreations.count) &* 48
             switch kernel?.read(into: &parsed, maximumBytes: budget) ?? .failure(.badFileDescriptor) {
             case .success:
-                movePairWaitedForQueue = false
+                mirrorWaitStarted = 0
                 handle(parsed)
                 if produced.count + pendingCreations.count >= options.bufferLimit || !channel.hasRoom {
                     // Enough for the consumer for now; what stays in the kernel queue waits
@@ -278,12 +278,11 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                 }
             case .failure(.resourceTemporarilyUnavailable):
                 drainedAt = before
-                if let pair = pendingMovePair, !movePairWaitedForQueue, isExchangeCandidate(pair) {
-                    movePairWaitedForQueue = true
+                if waitingForMirror, let pair = pendingMovePair, waitsForMirror(of: pair) {
                     resolvePendingWork(drained: false)
                     return nil
                 }
-                movePairWaitedForQueue = false
+                mirrorWaitStarted = 0
                 if let pair = pendingMovePair {
                     // No mirror followed it: a plain rename, not half of an exchange.
                     pendingMovePair = nil
@@ -306,6 +305,36 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
         resolvePendingWork(drained: false)
         return nil
     }
+
+    /// Whether a move pair that the kernel queue ended on must wait for another read before
+    /// it is taken for a plain rename, because it may be the first half of an exchange.
+    ///
+    /// `renameat2(RENAME_EXCHANGE)` swaps the two names first and then queues its two pairs,
+    /// one after the other; a reader on the other core can find the queue empty between them,
+    /// for as long as the renaming thread is preempted there (milliseconds on a loaded
+    /// machine; a fixed wait of one more read lost that race). The disk tells the two cases
+    /// apart: a plain rename `a → b` leaves no `a`, and whatever makes a new `a` queues its
+    /// own event, which ends the wait through the next read. So while `a` stands on disk and
+    /// nothing explains it, the mirror is on its way, and the pair waits for it (at most
+    /// ``mirrorWaitLimit``, so a watch never hangs on a disk that says otherwise).
+    private mutating func waitsForMirror(of pair: (from: Inotify.Event, to: Inotify.Event)) -> Bool {
+        guard isExchangeCandidate(pair) else { return false }
+        let now = MonotonicClock.nanoseconds()
+        guard mirrorWaitStarted != 0 else {
+            // Always one more read: the mirror is usually queued by then.
+            mirrorWaitStarted = now
+            return true
+        }
+        guard now &- mirrorWaitStarted < Self.mirrorWaitLimit,
+              let source = liveDirectory(pair.from.watch),
+              case .success = statusOfChild(pair.from.name, in: source)
+        else { return false }
+        return true
+    }
+
+    /// The longest a move pair waits for its mirror while the disk says an exchange is under
+    /// way (nanoseconds).
+    static var mirrorWaitLimit: UInt64 { 1_000_000_000 }
 
     /// Whether `pair` can be the first half of an exchange: both names stand in the model (an
     /// exchange swaps two existing items). A pair whose source the model does not know (a

@@ -1,0 +1,29 @@
+#if os(Linux)
+import FileSystemEventsConformance
+import FileSystemEventsCore
+import FileSystemEventsInotify
+import Testing
+
+/// `renameat2(RENAME_EXCHANGE)` queues its two move pairs one after the other, and a reader
+/// can find the queue empty between them for as long as the renaming thread is preempted.
+/// Taken for a plain rename, the first pair replaces the second item and the replay loses it.
+/// The exchange scenarios, against a kernel that holds the second pair back.
+@Suite(.serialized)
+struct ExchangeRaceTests {
+    static let exchangeScenarios = ConformanceSuite.scenarios.filter { [46, 84].contains($0.number) }
+
+    @Test("exchanges whose second pair arrives 50 ms late replay exactly", arguments: exchangeScenarios)
+    func secondPairLate(_ scenario: ConformanceScenario) async throws {
+        let backend = ConformanceBackend(name: "inotify, exchanges split") { options in
+            SplitExchangeSource(options: options, delay: .milliseconds(50))
+        }
+        do {
+            try await scenario.run(against: backend)
+        } catch let skip as ConformanceSkip {
+            try Test.cancel("scenario \(scenario): \(skip.reason)")
+        } catch let failure as ConformanceFailure {
+            Issue.record("scenario \(scenario): \(failure.message)")
+        }
+    }
+}
+#endif
