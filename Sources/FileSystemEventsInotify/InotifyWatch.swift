@@ -406,7 +406,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             previousPath: previous.map(paths.path),
             itemType: type,
             isSynthetic: synthetic,
-            identity: identity.flatMap { $0.inode == 0 ? nil : $0 }
+            identity: identity
         )
     }
 }

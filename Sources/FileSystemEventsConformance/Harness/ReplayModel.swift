@@ -63,6 +63,10 @@ public struct ReplayModel: Sendable {
     /// Applies one event; `observed` is what the consumer read when it received the event
     /// (``ContentObservation/forEvent(_:)``), `nil` when it read nothing.
     package mutating func apply(_ event: FileSystemEvent, observed: ContentObservation? = nil) {
+        // Identity appears only when it is known: inode 0 is no file's, a placeholder.
+        if let identity = event.identity, identity.inode == 0 {
+            anomalies.append("\(event): carries inode 0 (identity must be left out when unknown)")
+        }
         guard let (root, path) = locate(event.path) else {
             if event.kind != .overflow { anomalies.append("\(event): path outside the watched roots") }
             return

@@ -49,7 +49,8 @@ public struct FileSystemEvent: Sendable, Hashable, CustomStringConvertible {
     /// `true` when the event was inferred from a scan (a listing of a new directory, a rescan
     /// after overflow, a polling diff) rather than reported by the kernel.
     public var isSynthetic: Bool
-    /// Device and inode, when the backend knew them.
+    /// Device and inode, when the backend knew them; `nil` when it did not (never a made-up
+    /// inode 0: a name seen in a directory the watcher may not read has no known identity).
     public var identity: FileIdentity?
     /// When the backend observed the change (wall clock).
     public var timestamp: Timestamp
@@ -78,7 +79,9 @@ public struct FileSystemEvent: Sendable, Hashable, CustomStringConvertible {
         self.previousPath = previousPath
         self.itemType = itemType
         self.isSynthetic = isSynthetic
-        self.identity = identity
+        // Inode 0 is no file's: models use it for "not examined", and it must not leak out as
+        // if it were known (a rescan's diff of such an entry used to report it).
+        self.identity = identity.flatMap { $0.inode == 0 ? nil : $0 }
         self.timestamp = timestamp
     }
 
