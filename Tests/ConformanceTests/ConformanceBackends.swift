@@ -32,6 +32,8 @@ enum ConformanceBackends {
             watched.isRecursive = true
             watched.latency = .zero
             watched.bufferLimit = 65_536
+            // The same short interval as the polling backend's own run.
+            if backend == .polling { watched.pollInterval = .milliseconds(40) }
             let watcher = FileSystemWatcher(options: watched) { options throws(FileSystemEventsError) in
                 try backend.makeSource(options: options)
             }

@@ -46,17 +46,23 @@ struct ConformanceTests {
         try await run(scenario, against: ConformanceBackends.handlerDelivered(.inotify))
     }
 
-    /// A subscription of a shared watcher must pass exactly as a source does. Opt-in
-    /// (FILEWATCH_CONFORMANCE_SHARED=1) until its back-pressure recovery is finished: the hang
-    /// of the held-consumer scenarios is fixed, but scenario 32 still breaks the replay in
-    /// about one run in eight (a directory the reconciliation reports removed, whose own
-    /// removal events the source delivers after it).
-    @Test("shared watcher subscription (inotify)",
-          .enabled(if: FileSystemEventBackend.inotify.availability.isAvailable
-                   && ProcessInfo.processInfo.environment["FILEWATCH_CONFORMANCE_SHARED"] == "1"),
+    /// A subscription of a shared watcher must pass exactly as a source does: the whole suite,
+    /// through a `FileSystemWatcher` of each backend.
+    @Test("shared watcher subscription (inotify)", .enabled(if: FileSystemEventBackend.inotify.availability.isAvailable),
           arguments: scenarios)
     func sharedWatcher(_ scenario: ConformanceScenario) async throws {
         try await run(scenario, against: ConformanceBackends.shared(over: .inotify))
+    }
+
+    @Test("shared watcher subscription (polling)", arguments: scenarios)
+    func sharedWatcherPolling(_ scenario: ConformanceScenario) async throws {
+        try await run(scenario, against: ConformanceBackends.shared(over: .polling))
+    }
+
+    @Test("shared watcher subscription (inotifytools)", .enabled(if: FileSystemEventBackend.inotifytools.availability.isAvailable),
+          arguments: scenarios)
+    func sharedWatcherInotifyTools(_ scenario: ConformanceScenario) async throws {
+        try await run(scenario, against: ConformanceBackends.shared(over: .inotifytools))
     }
 
     /// Runs when the package is built with the InotifyTools trait (scripts/test.sh does so

@@ -100,7 +100,9 @@ final class SharedWatch: Sendable {
         state.withLock { state in
             guard let trees = state.trees else { return [] }
             return subscription.inbox.withLock { inbox -> [FileSystemEvent] in
-                guard let stalled = inbox.stalledAt else { return [] }
+                // What it was told before it fell behind goes first: the difference starts
+                // where those events end, and delivered after it they would undo it.
+                guard let stalled = inbox.stalledAt, inbox.events.isEmpty else { return [] }
                 inbox.stalledAt = nil
                 var events: [FileSystemEvent] = []
                 for (index, root) in inbox.scope.roots.enumerated() where !root.isRemoved {
@@ -254,8 +256,12 @@ final class SharedWatch: Sendable {
             let subscriptions = Array(state.subscriptions.values)
             // A subscriber at its buffer limit stops receiving: it keeps what it was told so
             // far, and is reconciled (`overflow`, then the difference) once it has caught up.
-            // The limit is checked before every event, not once per batch, so one large batch
-            // cannot carry a subscription far past it.
+            // The limit is checked once per batch, before it: a batch is never cut. A polling
+            // scan's batch is one consistent look at the tree, ordered by path, not by time;
+            // cut at the limit, its first part described no tree that ever was, and a
+            // subscriber that saw its own marker file in it took the rest for already told.
+            // An inbox so holds at most the limit plus one batch of the source, whose batches
+            // are bounded by its own buffer limit.
             var skipped: [Bool] = []
             var queued: [Int] = []
             for subscription in subscriptions {
@@ -266,17 +272,19 @@ final class SharedWatch: Sendable {
                 queued.append(count)
             }
             var stalledNow = [Bool](repeating: false, count: subscriptions.count)
+            var stalledViews = [WatchSubscription.StalledState?](repeating: nil, count: subscriptions.count)
             var outputs = [[FileSystemEvent]](repeating: [], count: subscriptions.count)
             var scopes = subscriptions.map { subscription in subscription.inbox.withLock { $0.scope } }
+            for index in subscriptions.indices where !skipped[index] && queued[index] >= subscriptions[index].bufferLimit {
+                // What it has been told is the tree as it stands before this batch.
+                let scope = scopes[index]
+                let views = scope.roots.indices.map { scope.view(of: trees[scope.roots[$0].watcherRoot], root: $0) }
+                // Marked stalled below, under the inbox's lock, in one step with its events.
+                stalledViews[index] = WatchSubscription.StalledState(views: views)
+                skipped[index] = true
+                stalledNow[index] = true
+            }
             for event in events {
-                for index in subscriptions.indices where !skipped[index] && queued[index] + outputs[index].count >= subscriptions[index].bufferLimit {
-                    // What it has been told is the tree as it stands before this event.
-                    let scope = scopes[index]
-                    let views = scope.roots.indices.map { scope.view(of: trees[scope.roots[$0].watcherRoot], root: $0) }
-                    subscriptions[index].inbox.withLock { $0.stalledAt = WatchSubscription.StalledState(views: views) }
-                    skipped[index] = true
-                    stalledNow[index] = true
-                }
                 let (rootIndex, relative) = locate(event.path)
                 let previous = event.previousPath.flatMap { path in rootIndex.flatMap { rootPaths[$0].relative(path) } }
                 if let rootIndex { trees[rootIndex].apply(event, relative: relative, previous: previous) }
@@ -296,9 +304,11 @@ final class SharedWatch: Sendable {
             for (index, subscription) in subscriptions.enumerated() where !skipped[index] || stalledNow[index] {
                 let scope = scopes[index]
                 let output = outputs[index]
+                let stalled = stalledViews[index]
                 subscription.inbox.withLock { inbox in
                     inbox.scope = scope
                     inbox.events += output
+                    if let stalled { inbox.stalledAt = stalled }
                     if scope.isEnded { inbox.isEnded = true }
                 }
                 if !output.isEmpty || scope.isEnded || stalledNow[index] { woken.append(subscription) }
