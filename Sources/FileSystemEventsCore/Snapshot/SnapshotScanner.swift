@@ -102,7 +102,9 @@ package struct SnapshotScanner: Sendable {
                     case .success(let target) = Syscalls.status(namePointer, relativeTo: directoryDescriptor, followSymlinks: true)
                 {
                     if target.itemType == .directory {
-                        status = target
+                        // A link back to a directory on the way down (`ln -s . loop`) is a loop:
+                        // it stays the symlink it is and is never entered, as on every backend.
+                        if !ancestors.contains(target.identity) { status = target }
                     } else if target.itemType == .file {
                         status = target.followed(through: status)
                     }
