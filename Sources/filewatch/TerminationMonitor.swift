@@ -6,6 +6,10 @@ import PlatformLibc
 /// second one exits at once, and a closed stdout (the reader went away: `filewatch | head`)
 /// stops the watch, since nothing can be printed any more.
 ///
+/// A graceful stop has ``gracePeriod`` to finish. A watch that cannot (its thread blocked in
+/// `write(2)` to a reader that stopped reading, or stuck in any way) must still not outlive the
+/// signal: the process then exits as the signal would have ended it, with one line on stderr.
+///
 /// Why not `DispatchSource.makeSignalSource`: it arms itself asynchronously, on a dispatch
 /// queue, after the signal's disposition was set to ignore, so a signal sent right after the
 /// `ready` line could land in between and be lost. Here `sigaction` installs a handler before
@@ -15,6 +19,9 @@ import PlatformLibc
 /// even with no events requested, so a closed stdout is noticed at once, not at the next event.
 final class TerminationMonitor: Sendable {
     private let pipe: (read: CInt, write: CInt)
+
+    /// How long a graceful stop may take after the first signal (milliseconds).
+    static let gracePeriodMilliseconds: CInt = 2_000
 
     /// Installs the handlers and starts watching; both are in place when this returns.
     ///
@@ -57,8 +64,20 @@ final class TerminationMonitor: Sendable {
                            pollfd(fd: 1, events: 0, revents: 0)]
         var received = 0
         var buffer = [UInt8](repeating: 0, count: 16)
+        // After the first signal: when the graceful stop's time is up, and the signal.
+        var deadline: (at: UInt64, signal: CInt)?
         while true {
-            let ready = descriptors.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), -1) }
+            var timeout: CInt = -1
+            if let deadline {
+                let now = MonotonicClock.nanoseconds()
+                guard now < deadline.at else {
+                    let line = "filewatch: the watch did not stop within \(gracePeriodMilliseconds / 1000) s of signal \(deadline.signal); exiting\n"
+                    _ = line.withCString { write(2, $0, strlen($0)) }
+                    exit(128 + deadline.signal)
+                }
+                timeout = CInt(clamping: (deadline.at - now + 999_999) / 1_000_000)
+            }
+            let ready = descriptors.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), timeout) }
             if ready < 0 {
                 if errno == EINTR { continue }
                 return
@@ -76,6 +95,7 @@ final class TerminationMonitor: Sendable {
                 for number in buffer[..<count] {
                     received += 1
                     if received == 1 {
+                        deadline = (MonotonicClock.nanoseconds() + UInt64(gracePeriodMilliseconds) * 1_000_000, CInt(number))
                         onFirstSignal()
                     } else {
                         exit(128 + CInt(number))

@@ -52,6 +52,30 @@ struct FilewatchRobustnessTests {
         }
     }
 
+    /// The watch's thread blocks in `write(2)` once a reader that stopped reading has let the
+    /// pipe fill: the graceful stop the first signal asks for cannot finish. The process must
+    /// end anyway, within the grace period, as the signal would have ended it.
+    @Test("SIGTERM ends the process even when the watch is stuck writing to a reader that stopped reading")
+    func signalWhileOutputIsBlocked() async throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectory("burst")
+        let watch = try FilewatchProcess(["watch", "--backend", "inotify", "--format", "json", tree.root.string], readsOutput: false)
+        _ = try watch.readOutput(until: { $0.contains(#""kind":"ready""#) })
+        // Far more than a pipe holds (64 KiB): the watch's writes block, and nothing reads.
+        for index in 0..<4_000 { try tree.write(RelativePath("burst/a-file-name-long-enough-to-fill-a-pipe-\(index)")) }
+        watch.signal(SIGTERM)
+        let status: Int32
+        do {
+            status = try await watch.waitForExit(timeout: .seconds(30))
+        } catch {
+            Issue.record("SIGTERM did not end a watch blocked on its output: \(error)")
+            watch.signal(SIGKILL)
+            return
+        }
+        // Some 600 KB of lines cannot fit in the pipe: the graceful stop cannot have finished.
+        #expect(status == 128 + SIGTERM, "exit status \(status)")
+    }
+
     @Test("a closed stdout is noticed at once, without waiting for an event", arguments: ["inotify", "polling"])
     func closedOutput(backend: String) async throws {
         let tree = try ScratchTree()
