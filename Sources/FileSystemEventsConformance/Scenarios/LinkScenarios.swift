@@ -1,4 +1,6 @@
 import FileSystemEventsCore
+import PlatformLibc
+import SystemPackage
 
 extension ConformanceSuite {
     static let linkScenarios: [ConformanceScenario] = [
@@ -23,8 +25,16 @@ extension ConformanceSuite {
             // Following links, a loop still terminates: the watch becomes ready and reports.
             let following = try await context.watch { $0.followsSymlinks = true }
             try context.tree.write("after-follow.txt", "y")
+            // A loop made while watched is the symlink it is, on every backend, and not entered.
+            try context.tree.symlink("loop-later", pointingTo: ".")
+            try context.tree.symlink("target/inner/up-later", pointingTo: "../..")
             try await following.sync()
             try following.expect(.created, "after-follow.txt")
+            try following.expect(.created, "loop-later", type: .symlink)
+            try following.expect(.created, "target/inner/up-later", type: .symlink)
+            let loop = context.tree.path("loop-later")
+            let inside = following.events.filter { $0.path != loop && $0.path.starts(with: loop) }
+            try check(inside.isEmpty, "a loop was entered: \(inside.prefix(3))")
         },
         ConformanceScenario(20, "a hard link") { context in
             try context.tree.write("original.txt", "shared content")
@@ -37,6 +47,45 @@ extension ConformanceSuite {
             try context.tree.append("alias.txt", " edited through the alias")
             try await watch.sync()
             try watch.expect(.modified, "alias.txt", since: index)
+            try watch.assertReplayMatchesDisk()
+        },
+        ConformanceScenario(91, "hard links are one item by device and inode: a file elsewhere with the same inode number is not one of them") { context in
+            // Two fresh tmpfs number their inodes alike, so the first file of each has the same
+            // inode number on two devices. Only device and inode together name an item.
+            var mounted: [[UInt8]] = []
+            defer { for point in mounted { _ = withC(point) { umount2($0, 2) } } }
+            for name in ["m1", "m2"] {
+                try context.tree.makeDirectory(RelativePath(name))
+                let point = context.tree.absolute(RelativePath(name), in: .root)
+                guard withC(point, { mount("tmpfs", $0, "tmpfs", 0, nil) }) == 0 else {
+                    throw ConformanceSkip("mounting a tmpfs needs CAP_SYS_ADMIN (\(Errno(rawValue: errno))); the kernel allows no unprivileged mount here")
+                }
+                mounted.append(point)
+            }
+            try context.tree.write("m1/linked.txt", "one")
+            try context.tree.hardLink("m1/alias.txt", to: "m1/linked.txt")
+            try context.tree.write("m2/other.txt", "two")
+            let inode = { (path: RelativePath) -> UInt64 in
+                var info = stat()
+                _ = withC(context.tree.absolute(path, in: .root)) { lstat($0, &info) }
+                return UInt64(info.st_ino)
+            }
+            guard inode("m1/linked.txt") == inode("m2/other.txt") else {
+                throw ConformanceSkip("test setup: the two tmpfs gave their first files different inode numbers (\(inode("m1/linked.txt")), \(inode("m2/other.txt")))")
+            }
+            let watch = try await context.watch()
+            var index = watch.eventCount
+            try context.tree.append("m2/other.txt", " more")
+            try await watch.sync(in: "m2")
+            try watch.expect(.modified, "m2/other.txt", since: index)
+            try watch.expectNo(.modified, "m1/linked.txt", since: index)
+            try watch.expectNo(.modified, "m1/alias.txt", since: index)
+
+            index = watch.eventCount
+            try context.tree.append("m1/linked.txt", " more")
+            try await watch.sync(in: "m1")
+            try watch.expect(.modified, "m1/alias.txt", since: index)
+            try watch.expectNo(.modified, "m2/other.txt", since: index)
             try watch.assertReplayMatchesDisk()
         },
     ]
