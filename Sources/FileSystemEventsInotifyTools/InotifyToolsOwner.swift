@@ -321,7 +321,8 @@ final class InotifyToolsOwner: Sendable {
         } else {
             switch Self.makeSentinelFile() {
             case .success(let (descriptor, path)):
-                let watched = withCString(path) { inotifytools_watch_file($0, Int32(bitPattern: Inotify.Mask.attrib.rawValue)) }
+                let sentinelMask: Inotify.Mask = [.attrib, .modify]
+                let watched = withCString(path) { inotifytools_watch_file($0, Int32(bitPattern: sentinelMask.rawValue)) }
                 let watchError = Errno(rawValue: inotifytools_error())
                 sentinelWatch = withCString(path) { inotifytools_wd_from_filename($0) }
                 // The name goes at once: the watch follows the inode, which the descriptor
@@ -339,6 +340,7 @@ final class InotifyToolsOwner: Sendable {
                 state.withLock { $0.initializationError = .systemCallFailed(call: "mkstemp", path: nil, errno: errno) }
             }
         }
+        if let sentinel { Self.discardPreviousInstancesEvents(sentinel: sentinel, watch: sentinelWatch) }
         let initialized = sentinel != nil
         state.withLock { $0.sentinel = sentinel }
         ready.signal()
@@ -501,6 +503,23 @@ final class InotifyToolsOwner: Sendable {
         state.withLock { state in
             guard let sentinel = state.sentinel else { return }
             _ = futimens(sentinel, nil)
+        }
+    }
+
+    /// Reads and drops what the library still holds from the previous instance.
+    ///
+    /// `inotifytools_next_event` reads ahead into a static buffer that `inotifytools_cleanup`
+    /// does not empty: events the last owner had not handed out when its last source left
+    /// would be this instance's first, under watch numbers this instance hands out again from
+    /// 1, and be routed to whichever new source holds the same number. The sentinel is this
+    /// instance's only watch so far; writing to it queues an `IN_MODIFY` that no earlier
+    /// owner ever caused (they only touched it), so everything read before that marker is old.
+    private static func discardPreviousInstancesEvents(sentinel: CInt, watch: CInt) {
+        let byte: UInt8 = 0
+        guard case .success = withUnsafeBytes(of: byte, { Syscalls.write(sentinel, $0) }) else { return }
+        while let pointer = inotifytools_next_event(-1) {
+            let event = Inotify.event(at: UnsafeRawPointer(pointer))
+            if event.watch == watch && event.mask.contains(.modify) { return }
         }
     }
 
