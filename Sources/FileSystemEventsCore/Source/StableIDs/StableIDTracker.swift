@@ -148,6 +148,7 @@ struct StableIDTracker {
                         continue
                     }
                 }
+                if let node = node(at: path) { reread(node, at: path, for: &event) }
                 event.stableID = node(at: path)?.id
             case .settled:
                 event.stableID = node(at: path)?.id
@@ -162,6 +163,28 @@ struct StableIDTracker {
             result.append(event)
         }
         return result
+    }
+
+    /// Takes up an ID someone else wrote to the item since it was identified.
+    ///
+    /// A copier that keeps attributes (`cp -a`, `rsync -X`) creates the file, writes it, and
+    /// only then copies its attributes: the `created` may be handled in between, find no ID
+    /// (and stamp one), and the copy's own ID arrives with a later change. If that ID is a live
+    /// item's, this is a duplicate after all: the event says so (``FileSystemEvent/duplicateOf``)
+    /// and the copy gets a fresh ID of its own, as if the ID had been there at its creation.
+    private mutating func reread(_ node: Node, at path: [UInt8], for event: inout FileSystemEvent) {
+        guard event.itemType == .file || event.itemType == .directory,
+              case .success(let value?) = Syscalls.extendedAttribute(FileStableID.extendedAttributeName, of: path),
+              let onDisk = FileStableID(bytes: value), onDisk != node.id
+        else { return }
+        if let original = byID[onDisk], original !== node, original.isAttached(to: roots), !Self.sameItem(original, node),
+           let originalPath = self.path(of: original)
+        {
+            event.duplicateOf = FilePath(bytes: originalPath)
+            assign(restamp(path), to: node)
+        } else {
+            assign(onDisk, to: node)
+        }
     }
 
     // MARK: IDs on disk
