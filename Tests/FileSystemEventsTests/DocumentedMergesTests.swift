@@ -57,10 +57,15 @@ import Glibc
     /// listed, gone by its `stat`; the new one seen by the same scan or the next): the item is
     /// `removed` at the old path and `created` at the new one, in either order, and the
     /// `modified` that follows a polling `renamed` goes with it.
+    ///
+    /// And the rename's own change of the item's ctime, which the kernel makes before it moves
+    /// the name: a scan in that instant reads the old name `modified`, the next one the rename.
     static func withScanRaces(_ sequences: Set<[String]>) -> Set<[String]> {
         withRenameVariants(sequences) { from, to, rest in
+            let whole = ["renamed \(from)->\(to)"] + rest
             let rest = rest.first == "modified \(to)" ? Array(rest.dropFirst()) : rest
-            return [["removed \(from)", "created \(to)"] + rest, ["created \(to)", "removed \(from)"] + rest]
+            return [["removed \(from)", "created \(to)"] + rest, ["created \(to)", "removed \(from)"] + rest,
+                    ["modified \(from)"] + whole]
         }
     }
 
