@@ -1,0 +1,180 @@
+import FileSystemEvents
+import FileSystemEventsConformance
+import Foundation
+import Synchronization
+import Testing
+
+/// Subscriptions of one shared watcher while the tree is busy: one made in the middle of a
+/// burst must start from a state that its own events carry to the disk, and one whose consumer
+/// stops reading must hold up nobody else, then catch up exactly.
+@Suite(.serialized) struct SubscriptionUnderLoadTests {
+    @Test("a subscription made in the middle of a burst: its initial state plus its events replay to the disk", arguments: availableBackends)
+    func subscribedDuringABurst(backend: FileSystemEventBackend) async throws {
+        let tree = try ScratchTree()
+        for index in 0..<8 { try tree.makeDirectory(RelativePath("d\(index)")) }
+        let watcher = FileSystemWatcherTests.watcher(backend, root: tree.root)
+        // A first subscription keeps the shared watch running through the burst.
+        let first = watcher.subscribe()
+        try await waitForReady(first)
+
+        let progress = BurstProgress()
+        let burst = Task.detached {
+            try Self.burst(in: tree, operations: 3_000, progress: progress)
+        }
+        while progress.done.load(ordering: .acquiring) < 1_000 { await Task.yield() }
+        let late = watcher.subscribe(capturesInitialState: true)
+        let initial = try await Self.initialState(of: late, in: tree)
+        try await burst.value
+        try tree.write("marker", "")
+        let events = try await Self.events(of: late, until: tree.path("marker"))
+        #expect(events != nil, "\(backend): the late subscription never saw the marker")
+        let replayed = Self.replay(try #require(initial, "\(backend): no initial state at ready"), events ?? [], in: tree)
+        let disk = Self.walk(tree)
+        #expect(replayed == disk, "\(backend): replay differs: missing \(Set(disk.keys).subtracting(replayed.keys).sorted().prefix(5)), extra \(Set(replayed.keys).subtracting(disk.keys).sorted().prefix(5))")
+        await late.stop()
+        await first.stop()
+    }
+
+    @Test("a subscriber that stops reading holds up nobody, and catches up exactly once it reads again", arguments: availableBackends)
+    func stalledSubscriber(backend: FileSystemEventBackend) async throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectory("flood")
+        let watcher = FileSystemWatcherTests.watcher(backend, root: tree.root)
+        let stalled = watcher.subscribe(bufferLimit: 64, capturesInitialState: true)
+        let moving = watcher.subscribe(capturesInitialState: true)
+        let initial = try #require(try await Self.initialState(of: stalled, in: tree), "\(backend): no initial state at ready")
+        let movingInitial = try #require(try await Self.initialState(of: moving, in: tree), "\(backend): no initial state at ready")
+        // The stalled subscriber reads nothing from here on, far past its buffer limit.
+        for index in 0..<3_000 { try tree.write(RelativePath("flood/f\(index)")) }
+        try tree.rename("flood", to: "flooded")
+        try tree.write("marker", "")
+        let marker = tree.path("marker")
+        // The other one gets everything meanwhile.
+        let movingEvents = try #require(try await Self.events(of: moving, until: marker), "\(backend): the reading subscriber never saw the marker while the other was stalled")
+        #expect(!movingEvents.contains { $0.kind == .overflow }, "\(backend): the reading subscriber was held back with the stalled one")
+        #expect(Self.replay(movingInitial, movingEvents, in: tree) == Self.walk(tree), "\(backend): the reading subscriber's replay differs from the disk")
+        // Now the stalled one reads: overflow, then what turns what it was told into the tree.
+        let events = try #require(try await Self.events(of: stalled, until: marker), "\(backend): the stalled subscriber never caught up")
+        #expect(events.contains { $0.kind == .overflow }, "\(backend): 3,000 events past a limit of 64 should have been an overflow")
+        let replayed = Self.replay(initial, events, in: tree)
+        #expect(replayed == Self.walk(tree), "\(backend): the stalled subscriber's replay differs from the disk")
+        await stalled.stop()
+        await moving.stop()
+    }
+
+    // MARK: Helpers
+
+    private func waitForReady(_ stream: FileSystemEventStream) async throws {
+        let ready = try await untilDeadline(.seconds(60)) {
+            for try await update in stream {
+                if case .ready = update { return true }
+            }
+            return false
+        }
+        try #require(ready == true, "the subscription never became ready")
+    }
+
+    /// The subscription's starting state at its `ready`, as relative paths and types.
+    private static func initialState(of stream: FileSystemEventStream, in tree: ScratchTree) async throws -> [String: FileItemType]? {
+        let found = try await untilDeadline(.seconds(60)) { () -> [String: FileItemType]? in
+            for try await update in stream {
+                guard case .ready = update else { continue }
+                guard let snapshot = stream.initialState?.first else { return nil }
+                return Dictionary(uniqueKeysWithValues: snapshot.items.map { (relative($0.path, in: tree), $0.itemType) })
+            }
+            return nil
+        }
+        return found ?? nil
+    }
+
+    /// Every event of `stream` up to the batch that holds `marker` (`nil` if it never came).
+    private static func events(of stream: FileSystemEventStream, until marker: FilePath) async throws -> [FileSystemEvent]? {
+        let found = try await untilDeadline(.seconds(60)) { () -> [FileSystemEvent]? in
+            var events: [FileSystemEvent] = []
+            for try await update in stream {
+                guard case .events(let batch) = update else { continue }
+                events += batch
+                if batch.contains(where: { $0.path == marker }) { return events }
+            }
+            return nil
+        }
+        return found ?? nil
+    }
+
+    /// Creates, renames and removes files and directories without a pause.
+    private static func burst(in tree: ScratchTree, operations: Int, progress: BurstProgress) throws {
+        for index in 0..<operations {
+            let directory = "d\(index % 8)"
+            switch index % 10 {
+            case 7:
+                try tree.rename(RelativePath("d\((index - 1) % 8)/f\(index - 1)"), to: RelativePath("\(directory)/moved-\(index)"))
+            case 5:
+                try tree.remove(RelativePath("d\((index - 4) % 8)/f\(index - 4)"))
+            case 9:
+                try tree.makeDirectories(RelativePath("\(directory)/sub\(index)/inner"))
+                try tree.write(RelativePath("\(directory)/sub\(index)/inner/g"), "")
+            case 3 where index >= 20:
+                try tree.rename(RelativePath("d\((index - 14) % 8)/sub\(index - 14)"), to: RelativePath("\(directory)/sub-moved-\(index)"))
+            default:
+                try tree.write(RelativePath("\(directory)/f\(index)"), "")
+            }
+            progress.done.store(index + 1, ordering: .releasing)
+        }
+    }
+
+    private static func relative(_ path: FilePath, in tree: ScratchTree) -> String {
+        String(path.string.dropFirst(tree.root.string.count + 1))
+    }
+
+    /// Paths and types after applying `events` to `initial` (structure only).
+    private static func replay(_ initial: [String: FileItemType], _ events: [FileSystemEvent], in tree: ScratchTree) -> [String: FileItemType] {
+        var items = initial
+        func subtree(_ path: String) -> [String] {
+            items.keys.filter { $0 == path || $0.hasPrefix(path + "/") }
+        }
+        for event in events {
+            let path = relative(event.path, in: tree)
+            switch event.kind {
+            case .created:
+                items[path] = event.itemType
+            case .removed:
+                for key in subtree(path) { items[key] = nil }
+            case .renamed:
+                guard let previous = event.previousPath.map({ relative($0, in: tree) }) else { continue }
+                for key in subtree(path) { items[key] = nil }
+                for key in subtree(previous) {
+                    let type = items.removeValue(forKey: key)
+                    items[path + key.dropFirst(previous.count)] = type
+                }
+            case .exchanged:
+                guard let previous = event.previousPath.map({ relative($0, in: tree) }) else { continue }
+                let first = subtree(previous).map { ($0, items[$0]) }
+                let second = subtree(path).map { ($0, items[$0]) }
+                for (key, _) in first + second { items[key] = nil }
+                for (key, type) in first { items[path + key.dropFirst(previous.count)] = type }
+                for (key, type) in second { items[previous + key.dropFirst(path.count)] = type }
+            default:
+                break
+            }
+        }
+        return items
+    }
+
+    /// The tree on disk: relative paths and types.
+    private static func walk(_ tree: ScratchTree) -> [String: FileItemType] {
+        var items: [String: FileItemType] = [:]
+        let root = URL(fileURLWithPath: tree.root.string)
+        guard let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isDirectoryKey, .isSymbolicLinkKey]) else { return items }
+        for case let url as URL in enumerator {
+            let values = try? url.resourceValues(forKeys: [.isDirectoryKey, .isSymbolicLinkKey])
+            let type: FileItemType = values?.isSymbolicLink == true ? .symlink : (values?.isDirectory == true ? .directory : .file)
+            items[String(url.path.dropFirst(root.path.count + 1))] = type
+        }
+        return items
+    }
+}
+
+/// How many operations a burst has made so far.
+final class BurstProgress: Sendable {
+    let done = Atomic<Int>(0)
+}
