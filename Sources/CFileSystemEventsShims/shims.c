@@ -45,7 +45,12 @@ int cfse_status_at(int directory_fd, const char *name, int follow, cfse_status *
     return 0;
 #else
     struct stat s;
-    if (fstatat(directory_fd, name, &s, follow ? 0 : AT_SYMLINK_NOFOLLOW) != 0) {
+    // The status of the descriptor itself: POSIX has no AT_EMPTY_PATH (fstatat with an empty
+    // name fails with ENOENT there), so the portable call is fstat.
+    int failed = name[0] == '\0'
+        ? fstat(directory_fd, &s)
+        : fstatat(directory_fd, name, &s, follow ? 0 : AT_SYMLINK_NOFOLLOW);
+    if (failed != 0) {
         return -1;
     }
     out->device = (uint64_t)s.st_dev;

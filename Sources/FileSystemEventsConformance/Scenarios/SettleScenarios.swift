@@ -252,17 +252,15 @@ final class OpenFile {
     func write(bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw ConformanceFailure("write: \(Errno(rawValue: errno))")
+            switch bytes[offset...].withUnsafeBytes({ Syscalls.write(descriptor, $0) }) {
+            case .success(let written): offset += written
+            case .failure(let errno): throw ConformanceFailure("write: \(errno)")
             }
-            offset += written
         }
     }
 
     func close() {
-        if descriptor >= 0 { _ = Glibc.close(descriptor) }
+        if descriptor >= 0 { Syscalls.close(descriptor) }
         descriptor = -1
     }
 

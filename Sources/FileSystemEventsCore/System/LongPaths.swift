@@ -9,9 +9,9 @@ import CFileSystemEventsShims
 // each step relative to a descriptor of the one before.
 
 extension Syscalls {
-    /// The longest path handed to the kernel in one call; well below `PATH_MAX` so a step
-    /// plus its terminating NUL always fits.
-    package static let longPathStep = 3_072
+    /// The longest path handed to the kernel in one call; well below `PATH_MAX` (4096 on
+    /// Linux, 1024 on Darwin) so a step plus its terminating NUL always fits.
+    package static let longPathStep = Int(PATH_MAX) * 3 / 4
 
     /// `O_PATH` (Linux): a descriptor that only anchors a path walk, needing no read permission
     /// on the directories passed through. Glibc hides it behind `_GNU_SOURCE`.
