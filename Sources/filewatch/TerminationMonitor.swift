@@ -6,7 +6,7 @@ import PlatformLibc
 /// second one exits at once, and a closed stdout (the reader went away: `filewatch | head`)
 /// stops the watch, since nothing can be printed any more.
 ///
-/// A graceful stop has ``gracePeriod`` to finish. A watch that cannot (its thread blocked in
+/// A graceful stop has ``gracePeriodMilliseconds`` to finish. A watch that cannot (its thread blocked in
 /// `write(2)` to a reader that stopped reading, or stuck in any way) must still not outlive the
 /// signal: the process then exits as the signal would have ended it, with one line on stderr.
 ///
@@ -75,7 +75,7 @@ final class TerminationMonitor: Sendable {
                     _ = line.withCString { write(2, $0, strlen($0)) }
                     exit(128 + deadline.signal)
                 }
-                timeout = CInt(clamping: (deadline.at - now + 999_999) / 1_000_000)
+                timeout = MonotonicClock.pollTimeout(from: now, until: deadline.at)
             }
             let ready = descriptors.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), timeout) }
             if ready < 0 {

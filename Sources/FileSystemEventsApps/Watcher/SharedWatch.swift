@@ -271,7 +271,6 @@ final class SharedWatch: Sendable {
                 skipped.append(isSkipped)
                 queued.append(count)
             }
-            var stalledNow = [Bool](repeating: false, count: subscriptions.count)
             var stalledViews = [WatchSubscription.StalledState?](repeating: nil, count: subscriptions.count)
             var outputs = [[FileSystemEvent]](repeating: [], count: subscriptions.count)
             var scopes = subscriptions.map { subscription in subscription.inbox.withLock { $0.scope } }
@@ -282,7 +281,6 @@ final class SharedWatch: Sendable {
                 // Marked stalled below, under the inbox's lock, in one step with its events.
                 stalledViews[index] = WatchSubscription.StalledState(views: views)
                 skipped[index] = true
-                stalledNow[index] = true
             }
             for event in events {
                 let (rootIndex, relative) = locate(event.path)
@@ -301,7 +299,7 @@ final class SharedWatch: Sendable {
             }
             state.trees = trees
             var woken: [WatchSubscription] = []
-            for (index, subscription) in subscriptions.enumerated() where !skipped[index] || stalledNow[index] {
+            for (index, subscription) in subscriptions.enumerated() where !skipped[index] || stalledViews[index] != nil {
                 let scope = scopes[index]
                 let output = outputs[index]
                 let stalled = stalledViews[index]
@@ -311,7 +309,7 @@ final class SharedWatch: Sendable {
                     if let stalled { inbox.stalledAt = stalled }
                     if scope.isEnded { inbox.isEnded = true }
                 }
-                if !output.isEmpty || scope.isEnded || stalledNow[index] { woken.append(subscription) }
+                if !output.isEmpty || scope.isEnded || stalled != nil { woken.append(subscription) }
             }
             return woken
         }

@@ -74,7 +74,7 @@ struct StableIDTracker {
                 guard let node = insert(item.path.bytes) else { continue }
                 node.identity = item.identity
                 var id = identify(item.path.bytes, type: item.itemType)
-                if let found = id, let other = byID[found], other !== node, other.isAttached(to: roots), !Self.sameItem(other, node) {
+                if liveItem(holding: id, otherThan: node) != nil {
                     id = restamp(item.path.bytes)
                 }
                 assign(id, to: node)
@@ -96,9 +96,7 @@ struct StableIDTracker {
                 guard let node = insert(path) else { break }
                 node.identity = event.identity
                 var id = identify(path, type: event.itemType)
-                if let found = id, let original = byID[found], original !== node, original.isAttached(to: roots),
-                   !Self.sameItem(original, node), let originalPath = self.path(of: original)
-                {
+                if let original = liveItem(holding: id, otherThan: node), let originalPath = self.path(of: original) {
                     event.duplicateOf = FilePath(bytes: originalPath)
                     id = restamp(path)
                 }
@@ -148,8 +146,9 @@ struct StableIDTracker {
                         continue
                     }
                 }
-                if let node = node(at: path) { reread(node, at: path, for: &event) }
-                event.stableID = node(at: path)?.id
+                let node = node(at: path)
+                if let node { reread(node, at: path, for: &event) }
+                event.stableID = node?.id
             case .settled:
                 event.stableID = node(at: path)?.id
             case .rootRemoved:
@@ -177,14 +176,19 @@ struct StableIDTracker {
               case .success(let value?) = Syscalls.extendedAttribute(FileStableID.extendedAttributeName, of: path),
               let onDisk = FileStableID(bytes: value), onDisk != node.id
         else { return }
-        if let original = byID[onDisk], original !== node, original.isAttached(to: roots), !Self.sameItem(original, node),
-           let originalPath = self.path(of: original)
-        {
+        if let original = liveItem(holding: onDisk, otherThan: node), let originalPath = self.path(of: original) {
             event.duplicateOf = FilePath(bytes: originalPath)
             assign(restamp(path), to: node)
         } else {
             assign(onDisk, to: node)
         }
+    }
+
+    /// The item in the tree that holds `id`, if it is another one than `node`: `node` then
+    /// carries a copy of its ID (a duplicate).
+    private func liveItem(holding id: FileStableID?, otherThan node: Node) -> Node? {
+        guard let id, let other = byID[id], other !== node, other.isAttached(to: roots), !Self.sameItem(other, node) else { return nil }
+        return other
     }
 
     // MARK: IDs on disk
