@@ -134,7 +134,11 @@ struct StableIDTracker {
                 if let second { attach(second, at: path) }
                 event.stableID = second?.id
             case .modified, .attributesChanged:
-                if let stamp = stamped.removeValue(forKey: path) {
+                // Read first: the kernel merges cp's own attribute write into our stamp's echo,
+                // and dropped as an echo, that event would hide the copy's ID.
+                let node = node(at: path)
+                let rewritten = node.map { reread($0, at: path, for: &event) } ?? false
+                if !rewritten, let stamp = stamped.removeValue(forKey: path) {
                     // An attribute change carries nothing a consumer must act on: the stamp's
                     // echo is dropped whatever else changed with it. A content change is
                     // dropped only if the item still has its size and time from just after the
@@ -146,8 +150,6 @@ struct StableIDTracker {
                         continue
                     }
                 }
-                let node = node(at: path)
-                if let node { reread(node, at: path, for: &event) }
                 event.stableID = node?.id
             case .settled:
                 event.stableID = node(at: path)?.id
@@ -171,17 +173,22 @@ struct StableIDTracker {
     /// (and stamp one), and the copy's own ID arrives with a later change. If that ID is a live
     /// item's, this is a duplicate after all: the event says so (``FileSystemEvent/duplicateOf``)
     /// and the copy gets a fresh ID of its own, as if the ID had been there at its creation.
-    private mutating func reread(_ node: Node, at path: [UInt8], for event: inout FileSystemEvent) {
+    ///
+    /// - Returns: whether someone else's ID was found: the change is then reported, not
+    ///   taken for the echo of a stamp of ours (which it overwrote).
+    private mutating func reread(_ node: Node, at path: [UInt8], for event: inout FileSystemEvent) -> Bool {
         guard event.itemType == .file || event.itemType == .directory,
               case .success(let value?) = Syscalls.extendedAttribute(FileStableID.extendedAttributeName, of: path),
               let onDisk = FileStableID(bytes: value), onDisk != node.id
-        else { return }
+        else { return false }
+        stamped[path] = nil
         if let original = liveItem(holding: onDisk, otherThan: node), let originalPath = self.path(of: original) {
             event.duplicateOf = FilePath(bytes: originalPath)
             assign(restamp(path), to: node)
         } else {
             assign(onDisk, to: node)
         }
+        return true
     }
 
     /// The item in the tree that holds `id`, if it is another one than `node`: `node` then
