@@ -28,6 +28,9 @@ final class SharedWatch: Sendable {
     private let rootPaths: [PathBuilder]
     /// The source reports `settled` (``WatchOptions/settleQuietPeriod``).
     private let settles: Bool
+    /// The source's batches are in the order things happened (an event-driven source), so a
+    /// subscription may be cut off in the middle of one; see ``apply(_:)``.
+    private let batchesAreTimeOrdered: Bool
     private let state = Mutex(State())
     private let stream: FileSystemEventStream
     private let dispatcherDone = DispatchSemaphore(value: 0)
@@ -38,6 +41,7 @@ final class SharedWatch: Sendable {
         self.roots = source.options.roots
         self.rootPaths = source.options.roots.map(PathBuilder.init(root:))
         self.settles = source.options.settleQuietPeriod != nil
+        self.batchesAreTimeOrdered = source.capabilities.isEventDriven
         self.onIdle = onIdle
         self.stream = source.updates()
         let started = ProducerThread.start { [self] in
@@ -256,12 +260,16 @@ final class SharedWatch: Sendable {
             let subscriptions = Array(state.subscriptions.values)
             // A subscriber at its buffer limit stops receiving: it keeps what it was told so
             // far, and is reconciled (`overflow`, then the difference) once it has caught up.
-            // The limit is checked once per batch, before it: a batch is never cut. A polling
-            // scan's batch is one consistent look at the tree, ordered by path, not by time;
-            // cut at the limit, its first part described no tree that ever was, and a
-            // subscriber that saw its own marker file in it took the rest for already told.
-            // An inbox so holds at most the limit plus one batch of the source, whose batches
-            // are bounded by its own buffer limit.
+            // The limit is checked before each batch and, where the batch is in the order
+            // things happened, before each event of it. A scan's batch (polling, or the
+            // reconciliation after an overflow) is one consistent look at the tree, ordered by
+            // path, not by time: cut at the limit, its first part described no tree that ever
+            // was, and a subscriber that saw its own marker file in it took the rest for
+            // already told. Such a batch is never cut, and an inbox then holds at most the
+            // limit plus one batch of the source. An event-driven source's batch can hold its
+            // whole buffer limit (a burst read while the kernel had more), so it is cut at the
+            // subscriber's limit: a stalled subscriber holds no more than it asked for.
+            let cutsWithinBatch = batchesAreTimeOrdered && !events.contains { $0.kind == .overflow }
             var skipped: [Bool] = []
             var queued: [Int] = []
             for subscription in subscriptions {
@@ -283,6 +291,16 @@ final class SharedWatch: Sendable {
                 skipped[index] = true
             }
             for event in events {
+                if cutsWithinBatch {
+                    for index in subscriptions.indices where !skipped[index] && !scopes[index].isEnded
+                        && queued[index] + outputs[index].count >= subscriptions[index].bufferLimit {
+                        // What it has been told is the tree as it stands before this event.
+                        let scope = scopes[index]
+                        let views = scope.roots.indices.map { scope.view(of: trees[scope.roots[$0].watcherRoot], root: $0) }
+                        stalledViews[index] = WatchSubscription.StalledState(views: views)
+                        skipped[index] = true
+                    }
+                }
                 let (rootIndex, relative) = locate(event.path)
                 let previous = event.previousPath.flatMap { path in rootIndex.flatMap { rootPaths[$0].relative(path) } }
                 if let rootIndex { trees[rootIndex].apply(event, relative: relative, previous: previous) }
