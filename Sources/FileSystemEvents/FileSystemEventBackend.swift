@@ -104,8 +104,9 @@ public enum FileSystemEventBackend: String, Sendable, Hashable, CaseIterable, Cu
     }
 
     /// The layers this package puts around any backend's source, built-in or registered:
-    /// stable IDs (outermost), then waiting for missing roots. `base` makes the backend's own
-    /// source, for options that ask for neither.
+    /// stable IDs (outermost), then waiting for missing roots, then one watch for roots that
+    /// nest (``NestedRootsSource``). `base` makes the backend's own source, for options that
+    /// ask for none of them.
     static func layered(
         _ options: WatchOptions,
         backendName: String,
@@ -126,10 +127,10 @@ public enum FileSystemEventBackend: String, Sendable, Hashable, CaseIterable, Cu
                 var options = options
                 options.waitsForMissingRoots = false
                 try options.validate()
-                return try base(options)
+                return try NestedRootsSource.sharingNestedRoots(backendName: backendName, capabilities: capabilities, base: base)(options)
             }
         }
-        return try base(options)
+        return try NestedRootsSource.sharingNestedRoots(backendName: backendName, capabilities: capabilities, base: base)(options)
     }
 }
 

@@ -180,6 +180,29 @@ struct FilewatchCLITests {
         #expect(error.contains("--settle"))
     }
 
+    @Test("nested roots are one watch: each change is printed once, and ready names every root", arguments: ["polling", "inotify"])
+    func nestedRoots(backend: String) async throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectory("inner")
+        let inner = tree.path("inner")
+        let watch = try FilewatchProcess(["watch", tree.root.string, inner.string, inner.string + "/", "--format", "json",
+                                          "--backend", backend, "--poll-interval", "0.05"])
+        let ready = try object(try await watch.waitForLine("the ready line") { $0.contains(#""kind":"ready""#) })
+        #expect(ready["backend"] as? String == backend)
+        #expect((ready["roots"] as? [String])?.count == 3)
+        try tree.write("inner/file.txt", "x")
+        try tree.write("outer.txt", "y")
+        try tree.write("inner/marker", "")
+        try await watch.waitForLine("the outer file") { $0.contains("outer.txt") }
+        try await watch.waitForLine("the marker") { $0.contains("inner/marker") }
+        watch.signal(SIGINT)
+        #expect(try await watch.waitForExit() == 0)
+        let records = try watch.outputLines.map(object)
+        let created = records.filter { $0["kind"] as? String == "created" }.compactMap { $0["path"] as? String }
+        #expect(created.sorted() == [tree.path("inner/file.txt").string, tree.path("inner/marker").string, tree.path("outer.txt").string],
+                "\(backend): \(created)")
+    }
+
     @Test("SIGTERM flushes what is pending before exiting 0")
     func sigtermFlushes() async throws {
         let tree = try ScratchTree()

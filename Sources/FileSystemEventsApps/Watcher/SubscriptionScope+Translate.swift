@@ -29,6 +29,9 @@ extension SubscriptionScope {
         }
         guard let relative else { return }
         if updateRoots(for: event, relative: relative, previous: previous, watcherRoot: watcherRoot, tree: tree, into: &output) {
+            // Roots of one subscription may nest (`filewatch watch /srv /srv/www`): a root that
+            // contains the one this event removed, moved or replaced sees it as any change.
+            appendSeenFromContainingRoots(event, relative: relative, previous: previous, watcherRoot: watcherRoot, tree: tree, into: &output)
             return
         }
         let isDirectory = event.itemType == .directory
@@ -60,6 +63,52 @@ extension SubscriptionScope {
         case .overflow, .rootRemoved:
             break
         }
+    }
+
+    private func appendSeenFromContainingRoots(
+        _ event: FileSystemEvent, relative: [UInt8], previous: [UInt8]?, watcherRoot: Int,
+        tree: LiveTree, into output: inout [FileSystemEvent]
+    ) {
+        let isDirectory = event.itemType == .directory
+        switch event.kind {
+        case .removed:
+            if isVisibleFromAbove(relative, in: watcherRoot, isDirectory: isDirectory) { output.append(event) }
+        case .renamed:
+            let from = isVisibleFromAbove(previous, in: watcherRoot, isDirectory: isDirectory)
+            let to = isVisibleFromAbove(relative, in: watcherRoot, isDirectory: isDirectory)
+            if from && to {
+                output.append(event)
+            } else if from, let previousPath = event.previousPath {
+                output.append(FileSystemEvent(kind: .removed, path: previousPath, itemType: event.itemType, isSynthetic: false,
+                                              identity: event.identity, timestamp: event.timestamp))
+            } else if to {
+                appendArrival(at: relative, path: event.path, watcherRoot: watcherRoot, tree: tree, timestamp: event.timestamp, into: &output)
+            }
+        case .exchanged:
+            guard let previous, let previousPath = event.previousPath else { return }
+            let first = isVisibleFromAbove(previous, in: watcherRoot, isDirectory: true)
+            let second = isVisibleFromAbove(relative, in: watcherRoot, isDirectory: true)
+            if first && second {
+                output.append(event)
+            } else if first {
+                appendArrival(at: previous, path: previousPath, watcherRoot: watcherRoot, tree: tree, timestamp: event.timestamp, into: &output)
+            } else if second {
+                appendArrival(at: relative, path: event.path, watcherRoot: watcherRoot, tree: tree, timestamp: event.timestamp, into: &output)
+            }
+        default:
+            break  // a file root's own creation is reported already
+        }
+    }
+
+    /// Whether a live directory root that strictly contains `relative` reports it.
+    private func isVisibleFromAbove(_ relative: [UInt8]?, in watcherRoot: Int, isDirectory: Bool) -> Bool {
+        guard let relative else { return false }
+        for root in roots where root.watcherRoot == watcherRoot && !root.isRemoved && !root.isFile
+            && root.relative != relative && Self.isWithin(relative, root.relative) {
+            let inner = root.relative.isEmpty ? relative : Array(relative[(root.relative.count + 1)...])
+            if admits(inner: inner, isDirectory: isDirectory) { return true }
+        }
+        return false
     }
 
     private func isRoot(_ relative: [UInt8]?, _ watcherRoot: Int) -> Bool {

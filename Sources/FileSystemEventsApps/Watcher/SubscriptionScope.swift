@@ -52,9 +52,22 @@ struct SubscriptionScope: Sendable {
         return filter.isEmpty || filter.admits(relativePath: inner, name: inner[start...], isDirectory: isDirectory)
     }
 
+    /// Whether some live root reports the item at `relative`: roots of one subscription may
+    /// nest, and each applies the filter from where it stands.
     func isVisible(_ relative: [UInt8]?, in watcherRoot: Int, isDirectory: Bool) -> Bool {
-        guard let relative, let (_, inner) = locate(relative, in: watcherRoot) else { return false }
-        return admits(inner: inner, isDirectory: isDirectory)
+        guard let relative else { return false }
+        for root in roots where root.watcherRoot == watcherRoot && !root.isRemoved {
+            if root.relative.isEmpty {
+                if admits(inner: relative, isDirectory: isDirectory) { return true }
+            } else if relative == root.relative {
+                return true
+            } else if relative.count > root.relative.count, relative[root.relative.count] == UInt8(ascii: "/"),
+                      relative.starts(with: root.relative),
+                      admits(inner: Array(relative[(root.relative.count + 1)...]), isDirectory: isDirectory) {
+                return true
+            }
+        }
+        return false
     }
 
     /// A copy of the subtree of root `index` as this subscriber sees it (filtered).
