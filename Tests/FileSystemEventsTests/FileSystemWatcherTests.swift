@@ -111,7 +111,7 @@ final class ReadyCounter: Sendable {
 }
 
 /// The app features on one shared watch: a listing, a follower and a plain subscription of
-/// one tree, all made through `watcher.source(for:)`, are three subscriptions of one source.
+/// one tree, made with their `watcher:` initialisers, are three subscriptions of one source.
 @Suite(.serialized) struct SharedWatcherFeatureTests {
     @Test("a listing, a follower and a subscription on one watcher: one source, each gets what it watches", arguments: availableBackends)
     func featuresShareOneWatch(backend: FileSystemEventBackend) async throws {
@@ -121,16 +121,13 @@ final class ReadyCounter: Sendable {
         try tree.write("docs/b.txt", "b")
         try tree.write("logs/app.log", "old line\n")
         let watcher = FileSystemWatcherTests.watcher(backend, root: tree.root)
-        let shared: @Sendable (WatchOptions) throws(FileSystemEventsError) -> any FileSystemEventSource = { options in
-            watcher.source(for: options)
-        }
         let plain = watcher.subscribe()
-        let listing = DirectoryListing(directory: tree.path("docs"), makeSource: shared)
+        let listing = DirectoryListing(directory: tree.path("docs"), watcher: watcher)
         // A follower watches only once it has read what is there and must wait for more.
         let followerWatching = ReadyCounter()
         var followerOptions = FileFollower.Options(startPosition: .start)
         followerOptions.didStartWatching = { _ in _ = followerWatching.increment() }
-        let follower = FileFollower(path: tree.path("logs/app.log"), options: followerOptions, makeSource: shared)
+        let follower = FileFollower(path: tree.path("logs/app.log"), options: followerOptions, watcher: watcher)
 
         let outcome = try await untilDeadline(.seconds(60)) { () async throws -> (names: [String], bytes: [UInt8], subscriptions: Int) in
             var plainIterator = plain.makeAsyncIterator()
@@ -164,5 +161,32 @@ final class ReadyCounter: Sendable {
         #expect(result.names == ["a.txt", "b.txt"])
         #expect(String(decoding: result.bytes, as: UTF8.self) == "old line\nnew line\n")
         await plain.stop()
+    }
+
+    @Test("settled files of a subtree on a watcher with a quiet period: each file once, after its writer closed it; nothing from outside the subtree", arguments: availableBackends)
+    func settledFilesShareTheWatch(backend: FileSystemEventBackend) async throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectory("uploads")
+        try tree.makeDirectory("other")
+        try tree.write("uploads/present.txt", "already here")
+        var options = WatchOptions(roots: [tree.root], pollInterval: .milliseconds(20))
+        options.settleQuietPeriod = .milliseconds(100)
+        let watcher = FileSystemWatcher(options: options) { options throws(FileSystemEventsError) in try backend.makeSource(options: options) }
+        let settled = SettledFiles(watching: [tree.path("uploads")], watcher: watcher)
+        let outcome = try await untilDeadline(.seconds(60)) { () async throws -> [String] in
+            var names: [String] = []
+            for try await file in settled {
+                names.append(String(file.path.string.dropFirst(tree.root.string.count + 1)))
+                if names == ["uploads/present.txt"] {
+                    try tree.write("other/elsewhere.txt", "not watched by this subscription")
+                    try tree.write("uploads/new.txt", "a")
+                    try tree.append("uploads/new.txt", "b")
+                }
+                if names.contains("uploads/new.txt") { return names }
+            }
+            return names
+        }
+        let names = try #require(outcome, "\(backend): the new upload was not settled in time")
+        #expect(names == ["uploads/present.txt", "uploads/new.txt"], "\(backend): \(names)")
     }
 }
