@@ -31,15 +31,11 @@ struct ChangesCommand: ParsableCommand {
 
     func run() throws {
         let root = WatchOptions.absolute(FilePath(path))
-        var snapshot: FileTreeSnapshot
-        do {
-            snapshot = try FileTreeSnapshot.load(from: FilePath(since), root: root)
-        } catch {
-            throw CommandFailure.badInput(error.description)
-        }
         let events: [FileSystemEvent]
+        let snapshot: FileTreeSnapshot
         do {
-            events = try snapshot.update()
+            // The file is decoded while the tree is rescanned: about one scan in all.
+            (events, snapshot) = try FileTreeSnapshot.changes(sinceSnapshotAt: FilePath(since), root: root)
         } catch {
             throw CommandFailure.badInput(error.description)
         }

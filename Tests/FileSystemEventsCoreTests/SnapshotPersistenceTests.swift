@@ -41,11 +41,47 @@ import Musl
 
         let updated = try loaded.update()
         try expectReplay(updated, from: before, to: after, tree.root, "load + update(), seed \(seed)", operations.log)
+        // Loaded and rescanned side by side, the same events and the same tree.
+        let (sideBySide, rescanned) = try FileTreeSnapshot.changes(sinceSnapshotAt: file, root: tree.root)
+        #expect(Self.shape(sideBySide) == Self.shape(updated), "seed \(seed)")
+        #expect(rescanned.entryCount == loaded.entryCount && rescanned.isRecursive == saved.isRecursive)
         // Saved again and reloaded, nothing has changed.
         try loaded.save(to: file)
         var reloaded = try FileTreeSnapshot.load(from: file, root: tree.root)
         let none = try reloaded.update()
         #expect(none.filter { $0.itemType != .directory }.isEmpty, "after --update: \(none)")
+    }
+
+    @Test("changes(sinceSnapshotAt:) reports a bad file as the file's error and a missing tree as the scan's")
+    func changesErrors() throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectory("watched")
+        try tree.write("watched/a", "a")
+        let file = tree.path("state.fwsnap", in: .outside)
+        let filtered = try FileTreeSnapshot.scan(tree.path("watched"), filter: PathFilter(include: [PathGlob("*.txt")]))
+        try filtered.save(to: file)
+        // The options come from the file: the rescan keeps its filter.
+        try tree.write("watched/b.txt", "b")
+        let (events, _) = try FileTreeSnapshot.changes(sinceSnapshotAt: file, root: tree.path("watched"))
+        #expect(events.map(\.path) == [tree.path("watched/b.txt")], "\(events)")
+        #expect(throws: FileTreeSnapshot.ChangesError.snapshotFile(.notFound(tree.path("none", in: .outside)))) {
+            _ = try FileTreeSnapshot.changes(sinceSnapshotAt: tree.path("none", in: .outside), root: tree.path("watched"))
+        }
+        #expect(throws: FileTreeSnapshot.ChangesError.snapshotFile(.differentRoot(file, recorded: tree.path("watched"), requested: tree.root))) {
+            _ = try FileTreeSnapshot.changes(sinceSnapshotAt: file, root: tree.root)
+        }
+        try tree.append("state.fwsnap", "trailing bytes", in: .outside)
+        do {
+            _ = try FileTreeSnapshot.changes(sinceSnapshotAt: file, root: tree.path("watched"))
+            Issue.record("a corrupted file was accepted")
+        } catch {
+            guard case .snapshotFile(.corrupted) = error else { Issue.record("\(error)"); return }
+        }
+        try filtered.save(to: file)
+        try tree.removeTree("watched")
+        #expect(throws: FileTreeSnapshot.ChangesError.scan(.rootNotFound(tree.path("watched")))) {
+            _ = try FileTreeSnapshot.changes(sinceSnapshotAt: file, root: tree.path("watched"))
+        }
     }
 
     @Test("inodes reused between snapshots are never taken for moves", arguments: [true, false])

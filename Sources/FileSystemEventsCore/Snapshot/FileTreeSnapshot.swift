@@ -76,7 +76,7 @@ public struct FileTreeSnapshot: Sendable {
 
     /// The diff consumes the old tree and re-links the new one's unreadable listings, so a
     /// tree someone else still holds is copied first.
-    private static func events(
+    static func events(
         from older: RootSnapshot,
         to newer: RootSnapshot,
         root: FilePath,

@@ -201,7 +201,20 @@ package enum SnapshotArchive {
         }
     }
 
-    private static func decodeBody(_ reader: inout SnapshotByteReader, flags: HeaderFlags, entryCount: Int) throws(SnapshotFormatFault) -> Contents {
+    /// The scan options a snapshot file records, read from its header alone (no checksum,
+    /// no entries), so that a rescan can start while the entries are decoded; `nil` where
+    /// the header does not read. ``decode(_:file:)`` still checks the whole file.
+    package static func scanner(in bytes: [UInt8]) -> SnapshotScanner? {
+        guard bytes.count >= headerSize, bytes[0..<magic.count].elementsEqual(magic),
+              readFixed(bytes, at: versionOffset) as UInt32 == version else { return nil }
+        let flags = HeaderFlags(rawValue: readFixed(bytes, at: flagsOffset))
+        return bytes.withUnsafeBufferPointer { buffer -> SnapshotScanner? in
+            var reader = SnapshotByteReader(buffer, offset: headerSize)
+            return try? decodeRootAndScanner(&reader, flags: flags).scanner
+        }
+    }
+
+    private static func decodeRootAndScanner(_ reader: inout SnapshotByteReader, flags: HeaderFlags) throws(SnapshotFormatFault) -> (root: [UInt8], scanner: SnapshotScanner) {
         let root = try reader.data()
         guard root.first == UInt8(ascii: "/"), !root.contains(0) else { throw SnapshotFormatFault("the root is not an absolute path") }
         var include: [PathGlob] = []
@@ -217,6 +230,11 @@ package enum SnapshotArchive {
             followsSymlinks: flags.contains(.followsSymlinks),
             filter: PathFilter(include: include, exclude: exclude)
         )
+        return (root, scanner)
+    }
+
+    private static func decodeBody(_ reader: inout SnapshotByteReader, flags: HeaderFlags, entryCount: Int) throws(SnapshotFormatFault) -> Contents {
+        let (root, scanner) = try decodeRootAndScanner(&reader, flags: flags)
         let rootStatus = FileStatus(
             device: try reader.varint(),
             inode: try reader.varint(),
