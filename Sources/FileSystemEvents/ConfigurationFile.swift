@@ -53,13 +53,26 @@ public enum ConfigurationFile {
             throw .unreadableConfigurationFile(path, reason: "its top level is not a JSON object; expected an object such as \(example)")
         }
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
-        guard let scope = members.last(where: { $0.key == "filewatch" })?.value else { return values }
+        guard let scope = members.last(where: { $0.key == "filewatch" })?.value else {
+            // Settings at the top level would be ignored, and a watch run as the file did not say.
+            if let misplaced = members.first(where: { WatchConfiguration.Key(rawValue: $0.key) != nil }) {
+                throw .unreadableConfigurationFile(
+                    path, reason: "\"\(misplaced.key)\" is at the top level; settings go inside a \"filewatch\" member, as in \(example)")
+            }
+            return values
+        }
         guard case .object(let settings) = scope else {
             if case .null = scope { return values }
             throw .unreadableConfigurationFile(path, reason: "its \"filewatch\" member is not an object; expected an object such as \(example)")
         }
         for (name, value) in settings {
-            let key = WatchConfiguration.Key(rawValue: name)?.displayName ?? "filewatch.\(name)"
+            // A misspelt key would be a setting silently not applied.
+            guard let known = WatchConfiguration.Key(rawValue: name) else {
+                throw .invalidConfiguration(
+                    key: "filewatch.\(name)", value: value.description,
+                    expected: "a known key: \(WatchConfiguration.Key.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            let key = known.displayName
             guard let content = try content(of: value, key: key) else { continue }
             values[AbsoluteConfigKey(["filewatch", name])] = ConfigValue(content, isSecret: false)
         }

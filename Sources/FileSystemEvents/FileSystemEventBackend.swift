@@ -86,21 +86,46 @@ public enum FileSystemEventBackend: String, Sendable, Hashable, CaseIterable, Cu
         }
     }
 
+    /// The name of the backend `auto` uses for `roots`: the first available one in
+    /// ``FileSystemEventBackendRegistry/autoPreference`` when that is set, otherwise
+    /// ``resolved(for:)``'s choice. `filewatch backends` shows it.
+    public static func autoChoice(for roots: [FilePath]) -> String {
+        switch preferredBackend(for: roots) {
+        case .builtIn(let backend): return backend.rawValue
+        case .registered(let backend): return backend.name
+        case nil: return FileSystemEventBackend.auto.resolved(for: roots).rawValue
+        }
+    }
+
+    private enum PreferredBackend {
+        case builtIn(FileSystemEventBackend)
+        case registered(RegisteredBackend)
+    }
+
     /// `auto` with ``FileSystemEventBackendRegistry/autoPreference`` set: the first available
-    /// backend in that order (`nil` to fall back to the usual choice).
-    private static func preferredSource(for options: WatchOptions) throws(FileSystemEventsError) -> (any FileSystemEventSource)? {
+    /// backend in that order (`nil` to fall back to the usual choice). Only polling sees other
+    /// hosts' changes on a network or FUSE file system, so nothing else is taken for one.
+    private static func preferredBackend(for roots: [FilePath]) -> PreferredBackend? {
         guard let order = FileSystemEventBackendRegistry.shared.autoPreference else { return nil }
-        let remote = options.roots.contains { FileSystemKind.of($0).isRemoteOrUserSpace }
+        let remote = roots.contains { FileSystemKind.of($0).isRemoteOrUserSpace }
         for name in order {
             if let builtIn = FileSystemEventBackend(rawValue: name), builtIn != .auto {
                 guard builtIn.availability.isAvailable, !(remote && builtIn != .polling) else { continue }
-                return try builtIn.makeSource(options: options)
+                return .builtIn(builtIn)
             }
             if let registered = FileSystemEventBackendRegistry.shared.backend(named: name), registered.availability().isAvailable {
-                return try registered.makeSource(options: options)
+                return .registered(registered)
             }
         }
         return nil
+    }
+
+    private static func preferredSource(for options: WatchOptions) throws(FileSystemEventsError) -> (any FileSystemEventSource)? {
+        switch preferredBackend(for: options.roots) {
+        case .builtIn(let backend): return try backend.makeSource(options: options)
+        case .registered(let backend): return try backend.makeSource(options: options)
+        case nil: return nil
+        }
     }
 
     /// The layers this package puts around any backend's source, built-in or registered:

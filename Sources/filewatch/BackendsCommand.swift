@@ -23,10 +23,11 @@ struct BackendsCommand: AsyncParsableCommand {
 
     func run() async throws {
         let here = WatchOptions.absolute(FilePath("."))
-        let autoChoice = FileSystemEventBackend.auto.resolved(for: [here])
+        // The registry's preference order, when a host set one, decides what `auto` picks.
+        let autoChoice = FileSystemEventBackend.autoChoice(for: [here])
         var rows = FileSystemEventBackend.allCases.map { backend in
             Row(name: backend.rawValue, availability: backend.availability, capabilities: backend.capabilities,
-                resolvesTo: backend == .auto ? autoChoice.rawValue : nil)
+                resolvesTo: backend == .auto ? autoChoice : nil)
         }
         rows += FileSystemEventBackendRegistry.shared.backends.map { backend in
             Row(name: backend.name, availability: backend.availability(), capabilities: backend.capabilities, summary: backend.summary)

@@ -28,6 +28,25 @@ struct ConformanceTests {
     /// (an exchange whose two move pairs a read finds apart) came back into the default run
     /// once the first pair waited for its mirror while the disk shows the exchange.
     static let openDefects: Set<Int> = []
+
+    /// What the layers above a backend (handler delivery, a shared watcher's subscription) run
+    /// by default. Every backend runs the whole suite; a layer runs it too, less what only
+    /// times the source's own work and reaches the layer as events like any other: for
+    /// handler delivery the `settled` scenarios (72–83) and the waited-for roots (86–89); for
+    /// subscriptions the two five-second writers (77, 78), whose `settled` the other settle
+    /// scenarios carry through the subscription too. FILEWATCH_CONFORMANCE_FULL=1 runs the
+    /// whole suite on every layer (about two minutes more).
+    static let deliveryScenarios = layerScenarios(excluding: Set(72...83).union(86...89))
+    static let subscriptionScenarios = layerScenarios(excluding: [77, 78])
+    static let runsFullSuiteOnLayers = ProcessInfo.processInfo.environment["FILEWATCH_CONFORMANCE_FULL"] == "1"
+
+    private static func layerScenarios(excluding excluded: Set<Int>) -> [ConformanceScenario] {
+        // Scenarios named in FILEWATCH_CONFORMANCE_ONLY run wherever they apply.
+        guard !runsFullSuiteOnLayers, ProcessInfo.processInfo.environment["FILEWATCH_CONFORMANCE_ONLY"].map({ $0 == "unprivileged" }) ?? true else {
+            return scenarios
+        }
+        return scenarios.filter { !excluded.contains($0.number) }
+    }
     static let isUnprivilegedRerun = ProcessInfo.processInfo.environment["FILEWATCH_CONFORMANCE_ONLY"] == "unprivileged"
     static let includesOpenDefects = ProcessInfo.processInfo.environment["FILEWATCH_CONFORMANCE_OPEN"] == "1"
 
@@ -41,29 +60,31 @@ struct ConformanceTests {
         try await run(scenario, against: ConformanceBackends.named(.inotify))
     }
 
-    /// The same watch delivered to a handler on its own thread, as the CLI consumes it.
-    @Test("inotify backend, handler delivery", .enabled(if: FileSystemEventBackend.inotify.availability.isAvailable), arguments: scenarios)
+    /// The same watch delivered to a handler on its own thread, as the CLI consumes it. Not in
+    /// the unprivileged rerun: how updates are handed over does not depend on who reads.
+    @Test("inotify backend, handler delivery", .enabled(if: FileSystemEventBackend.inotify.availability.isAvailable && !isUnprivilegedRerun),
+          arguments: deliveryScenarios)
     func inotifyHandlerDelivery(_ scenario: ConformanceScenario) async throws {
         try await run(scenario, against: ConformanceBackends.handlerDelivered(.inotify))
     }
 
-    /// A subscription of a shared watcher must pass exactly as a source does: the whole suite,
-    /// through a `FileSystemWatcher` of each backend. Not in the unprivileged rerun: what the
+    /// A subscription of a shared watcher must pass exactly as a source does: the suite
+    /// (``subscriptionScenarios``), through a `FileSystemWatcher` of each backend. Not in the unprivileged rerun: what the
     /// process may read is the backend's business, which that rerun checks on its own, and the
     /// three subscription runs would add four minutes to it.
     @Test("shared watcher subscription (inotify)", .enabled(if: FileSystemEventBackend.inotify.availability.isAvailable && !isUnprivilegedRerun),
-          arguments: scenarios)
+          arguments: subscriptionScenarios)
     func sharedWatcher(_ scenario: ConformanceScenario) async throws {
         try await run(scenario, against: ConformanceBackends.shared(over: .inotify))
     }
 
-    @Test("shared watcher subscription (polling)", .enabled(if: !isUnprivilegedRerun), arguments: scenarios)
+    @Test("shared watcher subscription (polling)", .enabled(if: !isUnprivilegedRerun), arguments: subscriptionScenarios)
     func sharedWatcherPolling(_ scenario: ConformanceScenario) async throws {
         try await run(scenario, against: ConformanceBackends.shared(over: .polling))
     }
 
     @Test("shared watcher subscription (inotifytools)", .enabled(if: FileSystemEventBackend.inotifytools.availability.isAvailable && !isUnprivilegedRerun),
-          arguments: scenarios)
+          arguments: subscriptionScenarios)
     func sharedWatcherInotifyTools(_ scenario: ConformanceScenario) async throws {
         try await run(scenario, against: ConformanceBackends.shared(over: .inotifytools))
     }

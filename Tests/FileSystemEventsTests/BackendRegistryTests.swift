@@ -80,6 +80,32 @@ import Testing
         })
     }
 
+    @Test("a registered backend is chosen by the JSON configuration file and by an override (a host's --backend), in any case")
+    func selectedByFileAndOverride() async throws {
+        let registry = FileSystemEventBackendRegistry.shared
+        try registry.register(Self.example)
+        defer { registry.unregister(name: "snapshot-poll") }
+        let tree = try ScratchTree()
+        try tree.write("config.json", #"{"filewatch": {"backend": "snapshot-poll", "pollInterval": 0.02}}"#, in: .outside)
+        let fromFile = try await WatchConfiguration.load(roots: [tree.root], configFile: tree.path("config.json", in: .outside), environment: [:])
+        #expect(fromFile.backendName == "snapshot-poll")
+        let source = try fromFile.makeSource()
+        #expect(source.backendName == "snapshot-poll")
+        _ = try await observe(source.updates(), onReady: { try tree.write("from-file.txt", "x") }, until: { observed in
+            observed.events.contains { $0.path.lastComponent?.string == "from-file.txt" }
+        })
+        var overrides = WatchConfiguration.Overrides()
+        overrides.backend = "SNAPSHOT-poll"
+        // The override wins over the environment, which wins over the file.
+        let overridden = try await WatchConfiguration.load(roots: [tree.root], overrides: overrides,
+                                                           configFile: tree.path("config.json", in: .outside),
+                                                           environment: ["FILEWATCH_BACKEND": "polling"])
+        #expect(overridden.backendName == "snapshot-poll")
+        let fromEnvironment = try await WatchConfiguration.load(roots: [tree.root], configFile: tree.path("config.json", in: .outside),
+                                                                environment: ["FILEWATCH_BACKEND": "polling"])
+        #expect(fromEnvironment.backendName == "polling")
+    }
+
     @Test("a clashing name is a typed error; an unknown name lists built-in and registered names")
     func namesAreChecked() async throws {
         let registry = FileSystemEventBackendRegistry.shared
@@ -115,9 +141,11 @@ import Testing
         let tree = try ScratchTree()
         registry.autoPreference = ["never-here", "snapshot-poll", "inotify"]
         #expect(try FileSystemEventBackend.auto.makeSource(options: WatchOptions(roots: [tree.root])).backendName == "snapshot-poll")
+        #expect(FileSystemEventBackend.autoChoice(for: [tree.root]) == "snapshot-poll", "what `filewatch backends` shows for auto")
         registry.autoPreference = ["polling"]
         #expect(try FileSystemEventBackend.auto.makeSource(options: WatchOptions(roots: [tree.root])).backendName == "polling")
         registry.autoPreference = nil
         #expect(try FileSystemEventBackend.auto.makeSource(options: WatchOptions(roots: [tree.root])).backendName != "snapshot-poll")
+        #expect(FileSystemEventBackend.autoChoice(for: [tree.root]) == FileSystemEventBackend.auto.resolved(for: [tree.root]).rawValue)
     }
 }

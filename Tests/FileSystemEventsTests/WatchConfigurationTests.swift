@@ -66,12 +66,24 @@ import Testing
         #expect(error?.description.contains("filewatch.pollInterval") == true)
     }
 
+    @Test("a misspelt key in the configuration file names the key and the known ones")
+    func unknownKeyInFile() async throws {
+        let tree = try ScratchTree()
+        try tree.write("config.json", #"{"filewatch": {"bakend": "polling"}}"#, in: .outside)
+        let error = await #expect(throws: FileSystemEventsError.self) {
+            _ = try await WatchConfiguration.load(roots: roots, configFile: tree.path("config.json", in: .outside), environment: [:])
+        }
+        let message = error?.description ?? ""
+        #expect(message.contains("filewatch.bakend") && message.contains("backend, latency"), "\(message)")
+    }
+
     @Test("a bad configuration file is one plain sentence naming the file and the problem", arguments: [
         ("directory", "is a directory"),
         ("missing", "does not exist"),
         ("malformed", "not valid JSON"),
         ("array", "not a JSON object"),
         ("scalarScope", "\"filewatch\" member is not an object"),
+        ("topLevel", "settings go inside a \"filewatch\" member"),
     ])
     func badFile(kind: String, problem: String) async throws {
         let tree = try ScratchTree()
@@ -87,6 +99,9 @@ import Testing
             file = tree.path("config.json", in: .outside)
         case "array":
             try tree.write("config.json", "[1, 2]", in: .outside)
+            file = tree.path("config.json", in: .outside)
+        case "topLevel":
+            try tree.write("config.json", #"{"backend": "polling"}"#, in: .outside)
             file = tree.path("config.json", in: .outside)
         default:
             try tree.write("config.json", #"{"filewatch": 5}"#, in: .outside)
