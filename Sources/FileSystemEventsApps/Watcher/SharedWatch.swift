@@ -126,6 +126,20 @@ final class SharedWatch: Sendable {
                         break
                     }
                 }
+                // Then the files that settled while it was behind and are settled still, where
+                // they were (each once, in the order they settled).
+                var told = Set<[UInt8]>()
+                var settled: [FileSystemEvent] = []
+                for record in inbox.settledWhileStalled.reversed() where !told.contains(record.relative) {
+                    told.insert(record.relative)
+                    guard record.watcherRoot < trees.count, let entry = trees[record.watcherRoot].entry(at: record.relative),
+                          entry.status.itemType == .file, !state.unsettled.contains(entry.status.identity),
+                          record.event.identity.map({ $0 == entry.status.identity }) ?? true,
+                          inbox.scope.isVisible(record.relative, in: record.watcherRoot, isDirectory: false) else { continue }
+                    settled.append(record.event)
+                }
+                inbox.settledWhileStalled = []
+                events += settled.reversed()
                 if inbox.scope.isEnded { inbox.isEnded = true }
                 return events
             }
@@ -271,14 +285,18 @@ final class SharedWatch: Sendable {
             // subscriber's limit: a stalled subscriber holds no more than it asked for.
             let cutsWithinBatch = batchesAreTimeOrdered && !events.contains { $0.kind == .overflow }
             var skipped: [Bool] = []
+            var wasStalled: [Bool] = []
             var queued: [Int] = []
             for subscription in subscriptions {
-                let (isSkipped, count) = subscription.inbox.withLock { inbox -> (Bool, Int) in
-                    (inbox.stalledAt != nil || inbox.isEnded || inbox.isClosed, inbox.events.count)
+                let (isSkipped, isStalled, count) = subscription.inbox.withLock { inbox -> (Bool, Bool, Int) in
+                    let isStalled = inbox.stalledAt != nil && !inbox.isEnded && !inbox.isClosed
+                    return (inbox.stalledAt != nil || inbox.isEnded || inbox.isClosed, isStalled, inbox.events.count)
                 }
                 skipped.append(isSkipped)
+                wasStalled.append(isStalled)
                 queued.append(count)
             }
+            var settledWhileStalled = [[WatchSubscription.SettledWhileStalled]](repeating: [], count: subscriptions.count)
             var stalledViews = [WatchSubscription.StalledState?](repeating: nil, count: subscriptions.count)
             var outputs = [[FileSystemEvent]](repeating: [], count: subscriptions.count)
             var scopes = subscriptions.map { subscription in subscription.inbox.withLock { $0.scope } }
@@ -314,6 +332,12 @@ final class SharedWatch: Sendable {
                         }
                     }
                 }
+                if event.kind == .settled, let rootIndex, let relative {
+                    for index in subscriptions.indices where (wasStalled[index] || stalledViews[index] != nil)
+                        && scopes[index].isVisible(relative, in: rootIndex, isDirectory: false) {
+                        settledWhileStalled[index].append(WatchSubscription.SettledWhileStalled(event: event, watcherRoot: rootIndex, relative: relative))
+                    }
+                }
             }
             state.trees = trees
             var woken: [WatchSubscription] = []
@@ -328,6 +352,10 @@ final class SharedWatch: Sendable {
                     if scope.isEnded { inbox.isEnded = true }
                 }
                 if !output.isEmpty || scope.isEnded || stalled != nil { woken.append(subscription) }
+            }
+            for (index, subscription) in subscriptions.enumerated() where !settledWhileStalled[index].isEmpty {
+                let settled = settledWhileStalled[index]
+                subscription.inbox.withLock { $0.settledWhileStalled += settled }
             }
             return woken
         }
