@@ -73,6 +73,47 @@ extension ConformanceSuite {
             try watch.expect(.created, "U/Q/after.txt", since: index)
             try watch.assertReplayMatchesDisk("files created in the moved directories afterwards")
         },
+        ConformanceScenario(92, "a name created, renamed away and taken by another item's rename, read one event at a time behind queued events") { context in
+            // A one-event buffer makes the watcher look at each creation as soon as it reads it,
+            // with the rest of the queue unread: the name then holds the item renamed onto it
+            // later, which the watcher must not report a second time under that name.
+            try context.tree.write("F", "a file")
+            try context.tree.makeDirectories("D/inside")
+            try context.tree.write("D/inside/d.txt", "d")
+            try context.tree.makeDirectory("sub")
+            try context.tree.write("sub/G", "another file")
+            let watch = try await context.watch { $0.bufferLimit = 1 }
+            try await watch.hold(queuing: 300)
+            try context.tree.symlink("L", pointingTo: "x")
+            try context.tree.rename("L", to: "S")
+            try context.tree.rename("F", to: "L")
+            try context.tree.makeDirectory("X")
+            try context.tree.rename("X", to: "Y")
+            try context.tree.rename("D", to: "X")
+            try context.tree.write("sub/N", "new")
+            try context.tree.rename("sub/N", to: "sub/M")
+            try context.tree.rename("sub/G", to: "sub/N")
+            // A hard link is a second name of a live item, not a move: it stays reported.
+            try context.tree.hardLink("sub/H", to: "sub/N")
+            watch.resume()
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("ln -s x L; mv L S; mv F L; mkdir X; mv X Y; mv D X; echo > sub/N; mv sub/N sub/M; mv sub/G sub/N; ln sub/N sub/H")
+            // Nor is an item reported created at a name it took only later: L was a symlink when
+            // it was made, and F, which holds the name now, arrived there by a rename; so did D
+            // at X. (A scan may add `modified`: the rename changed the inode's ctime.)
+            for (name, previous) in [("L", "F"), ("X", "D")] {
+                let path = context.tree.path(RelativePath(name))
+                let naming = watch.scenarioEvents().filter { $0.path == path || $0.path.starts(with: path) }
+                let first = naming.first
+                try check(first?.kind == .renamed && first?.previousPath == context.tree.path(RelativePath(previous))
+                              && !naming.contains { $0.kind == .created || $0.kind == .removed },
+                          "\(name) was reported as \(naming.map { "\($0.kind) \($0.path)" }), not as the rename of \(previous)")
+            }
+            try context.tree.write("X/inside/after.txt", "after")
+            try await watch.sync()
+            try watch.expect(.created, "X/inside/after.txt")
+            try watch.assertReplayMatchesDisk("a file created in the directory renamed onto X")
+        },
         ConformanceScenario(70, "renames in a chain and a directory swap beneath queued events", runsUnprivileged: true) { context in
             try context.tree.makeDirectories("p/q")
             try context.tree.write("p/q/deep.txt", "deep")
