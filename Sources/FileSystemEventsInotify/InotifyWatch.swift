@@ -243,7 +243,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     private mutating func deliver(all: Bool) {
         if settle != nil {
             let now = MonotonicClock.nanoseconds()
-            produced += settle!.observe(produced, now: now)
+            produced = settle!.observe(produced, now: now)
             produced += settle!.due(now: now)
         }
         if !produced.isEmpty {

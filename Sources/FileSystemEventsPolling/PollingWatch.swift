@@ -45,10 +45,12 @@ struct PollingWatch {
 
     /// Hands a scan's events to the batcher, and to the settle tracker.
     private mutating func add(_ events: [FileSystemEvent], now: UInt64) {
-        batcher.add(events, now: now)
-        guard settle != nil else { return }
-        let renamedIntoPlace = settle!.observe(events, now: now)
-        if !renamedIntoPlace.isEmpty { batcher.add(renamedIntoPlace, now: now) }
+        guard settle != nil else {
+            batcher.add(events, now: now)
+            return
+        }
+        // With the files renamed into place settled right after their renames.
+        batcher.add(settle!.observe(events, now: now), now: now)
     }
 
     /// Hands the regular files of the initial scan to the settle tracker: the finished ones

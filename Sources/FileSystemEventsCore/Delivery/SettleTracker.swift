@@ -56,9 +56,16 @@ package struct SettleTracker {
     /// Follows what the events say: writes start or extend a session; removals end it without
     /// a `settled`; renames carry it to the new path (and settle a closed file at once under
     /// its final name, the way a download is renamed into place).
+    ///
+    /// Returns `events` with the `settled` events they cause, each right after its cause: a
+    /// file renamed into place and written again in the same batch is settled, then
+    /// modified, then settled again, never modified and then settled twice in a row (which
+    /// would tell a consumer the second session was complete before it was).
     package mutating func observe(_ events: [FileSystemEvent], now: UInt64) -> [FileSystemEvent] {
-        var settledNow: [FileSystemEvent] = []
+        var result: [FileSystemEvent] = []
+        result.reserveCapacity(events.count)
         for event in events {
+            result.append(event)
             switch event.kind {
             case .created, .modified:
                 guard event.itemType == .file else { continue }
@@ -67,7 +74,7 @@ package struct SettleTracker {
                     // Moved in complete, and no write came after the move (the backend reads
                     // every event queued before it reports the name): settled at once.
                     sessions[key] = nil
-                    settledNow.append(FileSystemEvent(kind: .settled, path: event.path, itemType: .file, isSynthetic: false,
+                    result.append(FileSystemEvent(kind: .settled, path: event.path, itemType: .file, isSynthetic: false,
                                                       identity: event.identity))
                     continue
                 }
@@ -103,7 +110,7 @@ package struct SettleTracker {
                     sessions[to] = moved
                 } else {
                     // Closed already: renamed into place, complete now under its final name.
-                    settledNow.append(FileSystemEvent(kind: .settled, path: event.path, itemType: .file, isSynthetic: false,
+                    result.append(FileSystemEvent(kind: .settled, path: event.path, itemType: .file, isSynthetic: false,
                                                       identity: event.identity ?? session?.identity))
                 }
             case .exchanged:
@@ -121,7 +128,7 @@ package struct SettleTracker {
                 continue
             }
         }
-        return settledNow
+        return result
     }
 
     /// A regular file that was already in the tree at `ready`: settled at once (the returned

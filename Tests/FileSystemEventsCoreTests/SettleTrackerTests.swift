@@ -1,0 +1,36 @@
+import FileSystemEventsCore
+import SystemPackage
+import Testing
+
+/// `SettleTracker.observe`: the `settled` a batch causes stands right after its cause, so a
+/// consumer reading in order never sees a file settled for a write session that is still open.
+@Suite struct SettleTrackerTests {
+    static let second: UInt64 = 1_000_000_000
+
+    @Test("a file renamed into place and written again in the same batch: renamed, settled, modified; settled again only after the quiet period",
+          arguments: [true, false])
+    func renamedThenWrittenInOneBatch(usesOpenAndClose: Bool) {
+        var tracker = SettleTracker(quietPeriod: .seconds(1), usesOpenAndClose: usesOpenAndClose)
+        let identity = FileIdentity(device: 1, inode: 42)
+        let renamed = FileSystemEvent(kind: .renamed, path: "/tree/report.pdf", previousPath: "/tree/report.pdf.part",
+                                      itemType: .file, isSynthetic: false, identity: identity)
+        let modified = FileSystemEvent(kind: .modified, path: "/tree/report.pdf", itemType: .file, isSynthetic: false, identity: identity)
+        let observed = tracker.observe([renamed, modified], now: Self.second)
+        #expect(observed.map(\.kind) == [.renamed, .settled, .modified], "\(observed.map(\.kind))")
+        #expect(observed.dropFirst().first?.path == "/tree/report.pdf")
+        // The write after the rename is a session of its own, settled a quiet period later.
+        #expect(tracker.due(now: Self.second + Self.second / 2).isEmpty)
+        #expect(tracker.due(now: 3 * Self.second).map(\.path) == ["/tree/report.pdf"])
+    }
+
+    @Test("events without a settled cause pass through unchanged and in order")
+    func passThrough() {
+        var tracker = SettleTracker(quietPeriod: .seconds(1), usesOpenAndClose: true)
+        let events = [
+            FileSystemEvent(kind: .created, path: "/tree/a", itemType: .file, isSynthetic: false),
+            FileSystemEvent(kind: .created, path: "/tree/d", itemType: .directory, isSynthetic: false),
+            FileSystemEvent(kind: .removed, path: "/tree/a", itemType: .file, isSynthetic: false),
+        ]
+        #expect(tracker.observe(events, now: 0) == events)
+    }
+}
