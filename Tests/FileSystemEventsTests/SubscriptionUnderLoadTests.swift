@@ -29,7 +29,7 @@ import Testing
         let events = try await Self.events(of: late, until: tree.path("marker"))
         #expect(events != nil, "\(backend): the late subscription never saw the marker")
         let replayed = Self.replay(try #require(initial, "\(backend): no initial state at ready"), events ?? [], in: tree)
-        let disk = Self.walk(tree)
+        let disk = SubtreeReplay.walk(tree)
         #expect(replayed == disk, "\(backend): replay differs: missing \(Set(disk.keys).subtracting(replayed.keys).sorted().prefix(5)), extra \(Set(replayed.keys).subtracting(disk.keys).sorted().prefix(5))")
         await late.stop()
         await first.stop()
@@ -52,7 +52,7 @@ import Testing
         // The other one gets everything meanwhile.
         let movingEvents = try #require(try await Self.events(of: moving, until: marker), "\(backend): the reading subscriber never saw the marker while the other was stalled")
         #expect(!movingEvents.contains { $0.kind == .overflow }, "\(backend): the reading subscriber was held back with the stalled one")
-        #expect(Self.replay(movingInitial, movingEvents, in: tree) == Self.walk(tree), "\(backend): the reading subscriber's replay differs from the disk")
+        #expect(Self.replay(movingInitial, movingEvents, in: tree) == SubtreeReplay.walk(tree), "\(backend): the reading subscriber's replay differs from the disk")
         // Now the stalled one reads: overflow, then what turns what it was told into the tree.
         let events = try #require(try await Self.events(of: stalled, until: marker), "\(backend): the stalled subscriber never caught up")
         #expect(events.contains { $0.kind == .overflow }, "\(backend): 3,000 events past a limit of 64 should have been an overflow")
@@ -64,7 +64,7 @@ import Testing
             #expect(heldBack <= 3 * 64, "\(backend): the stalled subscriber held \(heldBack) events with a limit of 64")
         }
         let replayed = Self.replay(initial, events, in: tree)
-        #expect(replayed == Self.walk(tree), "\(backend): the stalled subscriber's replay differs from the disk")
+        #expect(replayed == SubtreeReplay.walk(tree), "\(backend): the stalled subscriber's replay differs from the disk")
         await stalled.stop()
         await moving.stop()
     }
@@ -163,19 +163,6 @@ import Testing
             default:
                 break
             }
-        }
-        return items
-    }
-
-    /// The tree on disk: relative paths and types.
-    private static func walk(_ tree: ScratchTree) -> [String: FileItemType] {
-        var items: [String: FileItemType] = [:]
-        let root = URL(fileURLWithPath: tree.root.string)
-        guard let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isDirectoryKey, .isSymbolicLinkKey]) else { return items }
-        for case let url as URL in enumerator {
-            let values = try? url.resourceValues(forKeys: [.isDirectoryKey, .isSymbolicLinkKey])
-            let type: FileItemType = values?.isSymbolicLink == true ? .symlink : (values?.isDirectory == true ? .directory : .file)
-            items[String(url.path.dropFirst(root.path.count + 1))] = type
         }
         return items
     }

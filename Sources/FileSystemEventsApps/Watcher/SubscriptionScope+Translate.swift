@@ -41,25 +41,11 @@ extension SubscriptionScope {
         case .renamed:
             let from = isVisible(previous, in: watcherRoot, isDirectory: isDirectory) && !isRoot(previous, watcherRoot)
             let to = isVisible(relative, in: watcherRoot, isDirectory: isDirectory)
-            if from && to {
-                output.append(event)
-            } else if from, let previousPath = event.previousPath {
-                output.append(FileSystemEvent(kind: .removed, path: previousPath, itemType: event.itemType, isSynthetic: false,
-                                              identity: event.identity, timestamp: event.timestamp))
-            } else if to {
-                appendArrival(at: relative, path: event.path, watcherRoot: watcherRoot, tree: tree, timestamp: event.timestamp, into: &output)
-            }
+            appendMove(event, relative: relative, previous: previous, seen: (from, to), watcherRoot: watcherRoot, tree: tree, into: &output)
         case .exchanged:
-            guard let previous, let previousPath = event.previousPath else { return }
             let first = isVisible(previous, in: watcherRoot, isDirectory: true)
             let second = isVisible(relative, in: watcherRoot, isDirectory: true)
-            if first && second {
-                output.append(event)
-            } else if first {
-                appendArrival(at: previous, path: previousPath, watcherRoot: watcherRoot, tree: tree, timestamp: event.timestamp, into: &output)
-            } else if second {
-                appendArrival(at: relative, path: event.path, watcherRoot: watcherRoot, tree: tree, timestamp: event.timestamp, into: &output)
-            }
+            appendMove(event, relative: relative, previous: previous, seen: (first, second), watcherRoot: watcherRoot, tree: tree, into: &output)
         case .overflow, .rootRemoved:
             break
         }
@@ -76,27 +62,37 @@ extension SubscriptionScope {
         case .renamed:
             let from = isVisibleFromAbove(previous, in: watcherRoot, isDirectory: isDirectory)
             let to = isVisibleFromAbove(relative, in: watcherRoot, isDirectory: isDirectory)
-            if from && to {
-                output.append(event)
-            } else if from, let previousPath = event.previousPath {
-                output.append(FileSystemEvent(kind: .removed, path: previousPath, itemType: event.itemType, isSynthetic: false,
-                                              identity: event.identity, timestamp: event.timestamp))
-            } else if to {
-                appendArrival(at: relative, path: event.path, watcherRoot: watcherRoot, tree: tree, timestamp: event.timestamp, into: &output)
-            }
+            appendMove(event, relative: relative, previous: previous, seen: (from, to), watcherRoot: watcherRoot, tree: tree, into: &output)
         case .exchanged:
-            guard let previous, let previousPath = event.previousPath else { return }
             let first = isVisibleFromAbove(previous, in: watcherRoot, isDirectory: true)
             let second = isVisibleFromAbove(relative, in: watcherRoot, isDirectory: true)
-            if first && second {
-                output.append(event)
-            } else if first {
-                appendArrival(at: previous, path: previousPath, watcherRoot: watcherRoot, tree: tree, timestamp: event.timestamp, into: &output)
-            } else if second {
-                appendArrival(at: relative, path: event.path, watcherRoot: watcherRoot, tree: tree, timestamp: event.timestamp, into: &output)
-            }
+            appendMove(event, relative: relative, previous: previous, seen: (first, second), watcherRoot: watcherRoot, tree: tree, into: &output)
         default:
             break  // a file root's own creation is reported already
+        }
+    }
+
+    /// A rename or an exchange as this subscriber sees it, given which of its two places it
+    /// sees (`seen.previous` for the event's previous path): the event itself when both, else
+    /// what leaves (a rename's source: `removed`) or arrives (`created` with its contents).
+    private func appendMove(
+        _ event: FileSystemEvent, relative: [UInt8], previous: [UInt8]?, seen: (previous: Bool, current: Bool),
+        watcherRoot: Int, tree: LiveTree, into output: inout [FileSystemEvent]
+    ) {
+        // An exchange names both places, always.
+        if event.kind == .exchanged && (previous == nil || event.previousPath == nil) { return }
+        if seen.previous && seen.current {
+            output.append(event)
+        } else if seen.previous, let previous, let previousPath = event.previousPath {
+            if event.kind == .exchanged {
+                // What stood at the unseen place now stands at the seen one.
+                appendArrival(at: previous, path: previousPath, watcherRoot: watcherRoot, tree: tree, timestamp: event.timestamp, into: &output)
+            } else {
+                output.append(FileSystemEvent(kind: .removed, path: previousPath, itemType: event.itemType, isSynthetic: false,
+                                              identity: event.identity, timestamp: event.timestamp))
+            }
+        } else if seen.current {
+            appendArrival(at: relative, path: event.path, watcherRoot: watcherRoot, tree: tree, timestamp: event.timestamp, into: &output)
         }
     }
 
