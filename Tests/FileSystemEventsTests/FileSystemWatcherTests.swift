@@ -76,8 +76,11 @@ import Testing
         try #require(keeperReady == true)
         let descriptorsBefore = watchDescriptorCount()
         let cycles = 10_000
+        let memory = ResidentMemory()
         let completed = try await untilDeadline(.seconds(240)) {
-            for _ in 0..<cycles {
+            for cycle in 0..<cycles {
+                // Measured once the allocator has warmed up to the cycle's working set.
+                if cycle == 1_000 { memory.mark() }
                 let stream = watcher.subscribe()
                 var each = stream.makeAsyncIterator()
                 while let update = try await each.next() { if case .ready = update { break } }
@@ -86,6 +89,8 @@ import Testing
             return true
         }
         #expect(completed == true, "\(cycles) cycles within the deadline")
+        // 9,000 cycles leaking even 500 bytes each would add 4 MiB.
+        #expect(memory.growthSinceMark < 4 << 20, "resident memory grew \(memory.growthSinceMark >> 10) KiB over 9,000 cycles")
         #expect(watcher.subscriptionCount == 1, "only the long-lived subscription is left")
         #expect(watchDescriptorCount() <= descriptorsBefore, "descriptors: \(watchDescriptorCount()) after, \(descriptorsBefore) before")
         // The watch still works for the subscription that stayed.
@@ -101,6 +106,21 @@ import Testing
         await keeper.stop()
         #expect(watcher.subscriptionCount == 0)
     }
+}
+
+/// The process's resident memory (`/proc/self/statm`), against a mark.
+final class ResidentMemory: Sendable {
+    private let marked = Atomic<Int>(0)
+
+    static var current: Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    func mark() { marked.store(Self.current, ordering: .relaxed) }
+    var growthSinceMark: Int { max(0, Self.current - marked.load(ordering: .relaxed)) }
 }
 
 /// A count shared by tasks and callbacks (subscriptions that saw `ready`, watches started).
