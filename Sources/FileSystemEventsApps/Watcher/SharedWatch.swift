@@ -126,20 +126,32 @@ final class SharedWatch: Sendable {
                         break
                     }
                 }
-                // Then the files that settled while it was behind and are settled still, where
-                // they were (each once, in the order they settled).
-                var told = Set<[UInt8]>()
-                var settled: [FileSystemEvent] = []
-                for record in inbox.settledWhileStalled.reversed() where !told.contains(record.relative) {
-                    told.insert(record.relative)
-                    guard record.watcherRoot < trees.count, let entry = trees[record.watcherRoot].entry(at: record.relative),
-                          entry.status.itemType == .file, !state.unsettled.contains(entry.status.identity),
-                          record.event.identity.map({ $0 == entry.status.identity }) ?? true,
-                          inbox.scope.isVisible(record.relative, in: record.watcherRoot, isDirectory: false) else { continue }
-                    settled.append(record.event)
+                // The difference says what changed, not which of the files settled since: those
+                // written while it was behind (created or modified in the difference) and those
+                // still being written when it fell behind, settled by now, are told so after it,
+                // so that no `settled` is lost to its overflow.
+                if settles {
+                    var told = Set<FilePath>()
+                    var settled: [FileSystemEvent] = []
+                    for event in events where (event.kind == .created || event.kind == .modified) && event.itemType == .file {
+                        guard let identity = event.identity, !state.unsettled.contains(identity), told.insert(event.path).inserted else { continue }
+                        settled.append(FileSystemEvent(kind: .settled, path: event.path, itemType: .file, isSynthetic: false, identity: identity))
+                    }
+                    let settledMeanwhile = stalled.unsettled.subtracting(state.unsettled)
+                    if !settledMeanwhile.isEmpty {
+                        for (index, root) in inbox.scope.roots.enumerated() where !root.isRemoved {
+                            guard let directory = inbox.scope.view(of: trees[root.watcherRoot], root: index)?.tree else { continue }
+                            let paths = PathBuilder(root: root.path)
+                            directory.forEachItem { relative, entry in
+                                guard entry.status.itemType == .file, settledMeanwhile.contains(entry.status.identity) else { return }
+                                let path = paths.path(relative)
+                                guard told.insert(path).inserted else { return }
+                                settled.append(FileSystemEvent(kind: .settled, path: path, itemType: .file, isSynthetic: false, identity: entry.status.identity))
+                            }
+                        }
+                    }
+                    events += settled
                 }
-                inbox.settledWhileStalled = []
-                events += settled.reversed()
                 if inbox.scope.isEnded { inbox.isEnded = true }
                 return events
             }
@@ -285,18 +297,14 @@ final class SharedWatch: Sendable {
             // subscriber's limit: a stalled subscriber holds no more than it asked for.
             let cutsWithinBatch = batchesAreTimeOrdered && !events.contains { $0.kind == .overflow }
             var skipped: [Bool] = []
-            var wasStalled: [Bool] = []
             var queued: [Int] = []
             for subscription in subscriptions {
-                let (isSkipped, isStalled, count) = subscription.inbox.withLock { inbox -> (Bool, Bool, Int) in
-                    let isStalled = inbox.stalledAt != nil && !inbox.isEnded && !inbox.isClosed
-                    return (inbox.stalledAt != nil || inbox.isEnded || inbox.isClosed, isStalled, inbox.events.count)
+                let (isSkipped, count) = subscription.inbox.withLock { inbox -> (Bool, Int) in
+                    (inbox.stalledAt != nil || inbox.isEnded || inbox.isClosed, inbox.events.count)
                 }
                 skipped.append(isSkipped)
-                wasStalled.append(isStalled)
                 queued.append(count)
             }
-            var settledWhileStalled = [[WatchSubscription.SettledWhileStalled]](repeating: [], count: subscriptions.count)
             var stalledViews = [WatchSubscription.StalledState?](repeating: nil, count: subscriptions.count)
             var outputs = [[FileSystemEvent]](repeating: [], count: subscriptions.count)
             var scopes = subscriptions.map { subscription in subscription.inbox.withLock { $0.scope } }
@@ -305,7 +313,7 @@ final class SharedWatch: Sendable {
                 let scope = scopes[index]
                 let views = scope.roots.indices.map { scope.view(of: trees[scope.roots[$0].watcherRoot], root: $0) }
                 // Marked stalled below, under the inbox's lock, in one step with its events.
-                stalledViews[index] = WatchSubscription.StalledState(views: views)
+                stalledViews[index] = WatchSubscription.StalledState(views: views, unsettled: state.unsettled)
                 skipped[index] = true
             }
             for event in events {
@@ -315,7 +323,7 @@ final class SharedWatch: Sendable {
                         // What it has been told is the tree as it stands before this event.
                         let scope = scopes[index]
                         let views = scope.roots.indices.map { scope.view(of: trees[scope.roots[$0].watcherRoot], root: $0) }
-                        stalledViews[index] = WatchSubscription.StalledState(views: views)
+                        stalledViews[index] = WatchSubscription.StalledState(views: views, unsettled: state.unsettled)
                         skipped[index] = true
                     }
                 }
@@ -332,12 +340,6 @@ final class SharedWatch: Sendable {
                         }
                     }
                 }
-                if event.kind == .settled, let rootIndex, let relative {
-                    for index in subscriptions.indices where (wasStalled[index] || stalledViews[index] != nil)
-                        && scopes[index].isVisible(relative, in: rootIndex, isDirectory: false) {
-                        settledWhileStalled[index].append(WatchSubscription.SettledWhileStalled(event: event, watcherRoot: rootIndex, relative: relative))
-                    }
-                }
             }
             state.trees = trees
             var woken: [WatchSubscription] = []
@@ -352,10 +354,6 @@ final class SharedWatch: Sendable {
                     if scope.isEnded { inbox.isEnded = true }
                 }
                 if !output.isEmpty || scope.isEnded || stalled != nil { woken.append(subscription) }
-            }
-            for (index, subscription) in subscriptions.enumerated() where !settledWhileStalled[index].isEmpty {
-                let settled = settledWhileStalled[index]
-                subscription.inbox.withLock { $0.settledWhileStalled += settled }
             }
             return woken
         }

@@ -20,26 +20,18 @@ final class WatchSubscription: Sendable {
         var initialState: [FileTreeSnapshot]?
         /// What the subscriber had been told when it fell behind, per subscribed root.
         var stalledAt: StalledState?
-        /// The `settled` events in its subtrees while it was behind: the reconciliation's
-        /// difference says what changed, not which of the changed files have settled since,
-        /// so those still settled are told after it (a `settled` is never lost to an overflow).
-        var settledWhileStalled: [SettledWhileStalled] = []
         var failure: FileSystemEventsError?
         var isEnded = false
         /// Set once the subscriber's thread has left: nothing more is delivered.
         var isClosed = false
     }
 
-    struct SettledWhileStalled {
-        var event: FileSystemEvent
-        var watcherRoot: Int
-        var relative: [UInt8]
-    }
-
     /// Copies of the subscribed subtrees, private to the subscription (only touched under the
-    /// shared watch's lock, hence `@unchecked Sendable`).
+    /// shared watch's lock, hence `@unchecked Sendable`), and the files still being written
+    /// then: those that have settled by the reconciliation are told so after it.
     struct StalledState: @unchecked Sendable {
         var views: [RootSnapshot?]
+        var unsettled: Set<FileIdentity> = []
     }
 
     let inbox: Mutex<Inbox>
