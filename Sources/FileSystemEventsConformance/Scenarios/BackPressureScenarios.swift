@@ -100,8 +100,10 @@ extension ConformanceSuite {
             try watch.assertReplayMatchesDisk("ln -s x L; mv L S; mv F L; mkdir X; mv X Y; mv D X; echo > sub/N; mv sub/N sub/M; mv sub/G sub/N; ln sub/N sub/H")
             // Nor is an item reported created at a name it took only later: L was a symlink when
             // it was made, and F, which holds the name now, arrived there by a rename; so did D
-            // at X. (A scan may add `modified`: the rename changed the inode's ctime.)
-            for (name, previous) in [("L", "F"), ("X", "D")] {
+            // at X. (A scan may add `modified`: the rename changed the inode's ctime.) After an
+            // overflow the events are a reconciliation, which owes the replay and nothing more.
+            let overflowed = watch.scenarioEvents().contains { $0.kind == .overflow }
+            for (name, previous) in [("L", "F"), ("X", "D")] where !overflowed {
                 let path = context.tree.path(RelativePath(name))
                 let naming = watch.scenarioEvents().filter { $0.path == path || $0.path.starts(with: path) }
                 let first = naming.first
