@@ -144,6 +144,7 @@ public enum FileSystemEventBackend: String, Sendable, Hashable, CaseIterable, Cu
             innerOptions.capturesInitialState = true
             return StableIDSource(options: options, base: try layered(innerOptions, backendName: backendName, capabilities: capabilities, base: base))
         }
+        let watchingNestedRootsOnce = NestedRootsSource.sharingNestedRoots(backendName: backendName, capabilities: capabilities, base: base)
         if options.waitsForMissingRoots {
             // No source of the missing roots is made here: a backend that looks at its roots
             // when it is made would fail for the very roots this layer waits for.
@@ -152,10 +153,10 @@ public enum FileSystemEventBackend: String, Sendable, Hashable, CaseIterable, Cu
                 var options = options
                 options.waitsForMissingRoots = false
                 try options.validate()
-                return try NestedRootsSource.sharingNestedRoots(backendName: backendName, capabilities: capabilities, base: base)(options)
+                return try watchingNestedRootsOnce(options)
             }
         }
-        return try NestedRootsSource.sharingNestedRoots(backendName: backendName, capabilities: capabilities, base: base)(options)
+        return try watchingNestedRootsOnce(options)
     }
 }
 

@@ -139,6 +139,7 @@ final class SharedWatch: Sendable {
                     }
                     let settledMeanwhile = stalled.unsettled.subtracting(state.unsettled)
                     if !settledMeanwhile.isEmpty {
+                        // A fresh view: the difference above re-links what it was given.
                         for (index, root) in inbox.scope.roots.enumerated() where !root.isRemoved {
                             guard let directory = inbox.scope.view(of: trees[root.watcherRoot], root: index)?.tree else { continue }
                             let paths = PathBuilder(root: root.path)
@@ -310,10 +311,8 @@ final class SharedWatch: Sendable {
             var scopes = subscriptions.map { subscription in subscription.inbox.withLock { $0.scope } }
             for index in subscriptions.indices where !skipped[index] && queued[index] >= subscriptions[index].bufferLimit {
                 // What it has been told is the tree as it stands before this batch.
-                let scope = scopes[index]
-                let views = scope.roots.indices.map { scope.view(of: trees[scope.roots[$0].watcherRoot], root: $0) }
                 // Marked stalled below, under the inbox's lock, in one step with its events.
-                stalledViews[index] = WatchSubscription.StalledState(views: views, unsettled: state.unsettled)
+                stalledViews[index] = Self.stalledState(of: scopes[index], trees: trees, unsettled: state.unsettled)
                 skipped[index] = true
             }
             for event in events {
@@ -321,9 +320,7 @@ final class SharedWatch: Sendable {
                     for index in subscriptions.indices where !skipped[index] && !scopes[index].isEnded
                         && queued[index] + outputs[index].count >= subscriptions[index].bufferLimit {
                         // What it has been told is the tree as it stands before this event.
-                        let scope = scopes[index]
-                        let views = scope.roots.indices.map { scope.view(of: trees[scope.roots[$0].watcherRoot], root: $0) }
-                        stalledViews[index] = WatchSubscription.StalledState(views: views, unsettled: state.unsettled)
+                        stalledViews[index] = Self.stalledState(of: scopes[index], trees: trees, unsettled: state.unsettled)
                         skipped[index] = true
                     }
                 }
@@ -358,6 +355,13 @@ final class SharedWatch: Sendable {
             return woken
         }
         for subscription in woken { subscription.signal() }
+    }
+
+    /// What a subscriber that falls behind now has been told: its view of `trees`, and the
+    /// files still being written.
+    private static func stalledState(of scope: SubscriptionScope, trees: [LiveTree], unsettled: Set<FileIdentity>) -> WatchSubscription.StalledState {
+        let views = scope.roots.indices.map { scope.view(of: trees[scope.roots[$0].watcherRoot], root: $0) }
+        return WatchSubscription.StalledState(views: views, unsettled: unsettled)
     }
 
     /// Which root holds `path`, and the path relative to it.

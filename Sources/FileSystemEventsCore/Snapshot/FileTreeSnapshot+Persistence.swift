@@ -36,6 +36,11 @@ extension FileTreeSnapshot {
     /// the same tree the same way and returns the changes since it was saved.
     public static func load(from file: FilePath, root: FilePath) throws(SnapshotFileError) -> FileTreeSnapshot {
         let path = WatchOptions.absolute(file)
+        return try decoded(from: bytes(ofSnapshotAt: path), file: path, root: root)
+    }
+
+    /// The bytes of the snapshot file at `path` (absolute), unchecked.
+    private static func bytes(ofSnapshotAt path: FilePath) throws(SnapshotFileError) -> [UInt8] {
         let contents: WholeFile.Contents
         do {
             contents = try WholeFile.read(path)
@@ -44,7 +49,7 @@ extension FileTreeSnapshot {
             throw .unreadable(path, call: error.call, errno: error.errno)
         }
         guard case .bytes(let bytes) = contents else { throw .notASnapshot(path) }
-        return try decoded(from: bytes, file: path, root: root)
+        return bytes
     }
 
     /// The bytes ``save(to:)`` writes.
@@ -80,14 +85,12 @@ extension FileTreeSnapshot {
     public static func changes(sinceSnapshotAt file: FilePath, root: FilePath) throws(ChangesError) -> (events: [FileSystemEvent], snapshot: FileTreeSnapshot) {
         let path = WatchOptions.absolute(file)
         let requested = WatchOptions.absolute(root)
-        let contents: WholeFile.Contents
+        let bytes: [UInt8]
         do {
-            contents = try WholeFile.read(path)
+            bytes = try Self.bytes(ofSnapshotAt: path)
         } catch {
-            if error.call == "open" && error.errno == .noSuchFileOrDirectory { throw .snapshotFile(.notFound(path)) }
-            throw .snapshotFile(.unreadable(path, call: error.call, errno: error.errno))
+            throw .snapshotFile(error)
         }
-        guard case .bytes(let bytes) = contents else { throw .snapshotFile(.notASnapshot(path)) }
         guard let scanner = SnapshotArchive.scanner(in: bytes) else {
             // The header does not read: the full decode says exactly why.
             do {
@@ -147,14 +150,11 @@ private final class BackgroundDecode: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
 
     init(bytes: [UInt8], file: FilePath, root: FilePath) {
-        let started = ProducerThread.start { [self] in
+        let decode: @Sendable () -> Void = { [self] in
             result = Result { () throws(SnapshotFileError) in try FileTreeSnapshot.decoded(from: bytes, file: file, root: root) }
             done.signal()
         }
-        if !started {
-            result = Result { () throws(SnapshotFileError) in try FileTreeSnapshot.decoded(from: bytes, file: file, root: root) }
-            done.signal()
-        }
+        if !ProducerThread.start(decode) { decode() }
     }
 
     func wait() -> Result<FileTreeSnapshot, SnapshotFileError> {
