@@ -3,7 +3,10 @@ import Synchronization
 
 /// One behaviour every backend must show, runnable against any ``ConformanceBackend``.
 public struct ConformanceScenario: Sendable, CustomStringConvertible, Hashable {
+    /// The scenario's number: it alone identifies the scenario (equality and hashing use it), and
+    /// ``ConformanceSuite/scenario(_:)`` looks it up.
     public let number: Int
+    /// What the scenario checks, in a few words, for reports.
     public let name: String
     /// Whether the scenario is worth running a second time as an unprivileged user: it depends
     /// on permissions, or it races the kernel in ways a root process's privileges could hide
@@ -22,6 +25,7 @@ public struct ConformanceScenario: Sendable, CustomStringConvertible, Hashable {
         self.body = body
     }
 
+    /// `number. name`, as test reports show it.
     public var description: String { "\(number). \(name)" }
 
     /// Runs the scenario in a fresh scratch tree; every watch it started is stopped afterwards,
@@ -47,13 +51,18 @@ public struct ConformanceScenario: Sendable, CustomStringConvertible, Hashable {
             + "(its producer never ends; it is abandoned, still running, so the rest of the suite can go on)"
     }
 
+    /// The same scenario when the numbers are equal.
     public static func == (lhs: ConformanceScenario, rhs: ConformanceScenario) -> Bool { lhs.number == rhs.number }
+    /// Hashes the number alone, as `==` compares it alone.
     public func hash(into hasher: inout Hasher) { hasher.combine(number) }
 }
 
 /// What a scenario works with: the backend, a scratch tree, and watches on it.
 public final class ConformanceContext: Sendable {
+    /// The backend under test.
     public let backend: ConformanceBackend
+    /// A fresh scratch tree for this run of the scenario, deleted with everything in it once it
+    /// is released.
     public let tree: ScratchTree
     private let sessions = Mutex<[WatchSession]>([])
 

@@ -5,6 +5,8 @@
 /// events. None of them sleeps: each waits for a marker file's event, or for a condition with
 /// a deadline.
 public enum ConformanceSuite {
+    /// Every scenario of the suite, group by group (basic, structure, renames, links, roots and
+    /// so on).
     public static let scenarios: [ConformanceScenario] =
         basicScenarios + structureScenarios + renameScenarios + linkScenarios + rootScenarios
         + nameScenarios + burstScenarios + lifecycleScenarios + contentScenarios + randomMixScenarios
@@ -13,6 +15,7 @@ public enum ConformanceSuite {
     /// The scenarios to run again as an unprivileged user (see ``ConformanceScenario/runsUnprivileged``).
     public static var unprivilegedScenarios: [ConformanceScenario] { scenarios.filter(\.runsUnprivileged) }
 
+    /// The scenario numbered `number`, or `nil` if the suite has none.
     public static func scenario(_ number: Int) -> ConformanceScenario? {
         scenarios.first { $0.number == number }
     }

@@ -18,16 +18,23 @@ public import FileSystemEventsCore
 /// - **Limits** are typed errors naming the sysctl (`fs.inotify.max_user_watches`,
 ///   `fs.inotify.max_user_instances`); never a partial watch that silently misses a subtree.
 public struct InotifyEventSource: ProducerThreadEventSource {
+    /// The options every watch of this source uses.
     public let options: WatchOptions
 
+    /// Checks nothing yet: each watch validates the options and creates its inotify instance
+    /// when it starts, and fails through its stream.
     public init(options: WatchOptions) {
         self.options = options
     }
 
+    /// The name configuration uses for this backend.
     public static let name = "inotify"
 
+    /// Always ``name``.
     public var backendName: String { Self.name }
 
+    /// Event-driven, with renames paired, overflow recovered by a rescan, one kernel watch per
+    /// directory, closes heard (for `settled`), and no changes made by other hosts.
     public static let capabilities = FileSystemEventSourceCapabilities(
         isEventDriven: true,
         pairsRenames: true,
@@ -38,9 +45,11 @@ public struct InotifyEventSource: ProducerThreadEventSource {
         seesOpenDescriptors: true
     )
 
+    /// The static `capabilities`: they do not depend on the options.
     public var capabilities: FileSystemEventSourceCapabilities { Self.capabilities }
 
 
+    /// Starts one watch over the real kernel, on a producer thread of its own.
     public func makeStream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
         Self.updates(options: options, handler: handler) { () throws(FileSystemEventsError) in try RawInotifyKernel() }
     }

@@ -11,22 +11,30 @@ import FileSystemEventsInotify
 /// contents synthesised, renames paired by cookie with renamed directories re-linked, overflow
 /// rescans, and the same typed errors when the library's crawl stops at `ENOSPC`.
 public struct InotifyToolsEventSource: ProducerThreadEventSource {
+    /// The options every watch of this source uses.
     public let options: WatchOptions
 
+    /// Checks nothing yet: each watch validates the options and connects to the library when it
+    /// starts, and fails through its stream.
     public init(options: WatchOptions) {
         self.options = options
     }
 
+    /// The name configuration uses for this backend.
     public static let name = "inotifytools"
 
+    /// Always ``name``.
     public var backendName: String { Self.name }
 
     /// The same kernel watches, and the same guarantees, as the raw backend.
     public static let capabilities = InotifyEventSource.capabilities
 
+    /// The static `capabilities`: they do not depend on the options.
     public var capabilities: FileSystemEventSourceCapabilities { Self.capabilities }
 
 
+    /// Starts one watch on a producer thread of its own. The library itself is driven from one
+    /// owner thread that every watch of this backend in the process shares (it is not thread-safe).
     public func makeStream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
         let options = self.options
         return FileSystemEventStream(options: options, handler: handler) { channel in

@@ -43,6 +43,8 @@ public struct DirectoryEntry: Sendable, Hashable, Identifiable, CustomStringConv
 
     private var fields: Fields
 
+    /// An entry with these fields. Its birth time, which a listing reads itself to pair the
+    /// removal and insertion of a renamed item, is left unknown.
     public init(
         nameBytes: [UInt8],
         type: FileItemType,
@@ -59,6 +61,8 @@ public struct DirectoryEntry: Sendable, Hashable, Identifiable, CustomStringConv
         set { fields = fields.with(nameBytes: newValue) }
     }
 
+    /// What the item is; a listing never follows a symlink, so a link is listed as
+    /// ``FileItemType/symlink``.
     public var type: FileItemType {
         get { fields.type }
         set { fields = fields.with(type: newValue) }
@@ -70,6 +74,7 @@ public struct DirectoryEntry: Sendable, Hashable, Identifiable, CustomStringConv
         set { fields = fields.with(size: newValue) }
     }
 
+    /// The modification time (`st_mtime`), to the nanosecond.
     public var modificationTime: FileSystemEvent.Timestamp {
         get { fields.modificationTime }
         set { fields = fields.with(modificationTime: newValue) }
@@ -96,10 +101,12 @@ public struct DirectoryEntry: Sendable, Hashable, Identifiable, CustomStringConv
     /// data source). Use ``identity`` to follow an item across renames.
     public var id: [UInt8] { nameBytes }
 
+    /// Type, name, size and modification time, for logs.
     public var description: String {
         "\(type.rawValue) \(name) (\(size) bytes, modified \(modificationTime.secondsSinceEpoch).\(modificationTime.nanoseconds))"
     }
 
+    /// Equal when every field is, the birth time included.
     public static func == (lhs: DirectoryEntry, rhs: DirectoryEntry) -> Bool {
         if lhs.fields === rhs.fields { return true }
         let l = lhs.fields
@@ -108,6 +115,7 @@ public struct DirectoryEntry: Sendable, Hashable, Identifiable, CustomStringConv
             && l.type == r.type && l.birthTime == r.birthTime && l.nameBytes == r.nameBytes
     }
 
+    /// Hashes the name, size, modification time and identity, a subset of what `==` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(fields.nameBytes)
         hasher.combine(fields.size)

@@ -27,13 +27,16 @@ public import SystemPackage
 /// for try await update in listing { show(update.entries) }
 /// ```
 public struct DirectoryListing: AsyncSequence, Sendable {
+    /// The whole list first, then one update per batch of changes.
     public typealias Element = DirectoryListingUpdate
+    /// What stops the listing: the directory cannot be listed, or the source fails.
     public typealias Failure = FileSystemEventsError
     /// Makes the source that watches the directory, from the options the listing needs.
     public typealias SourceFactory = @Sendable (WatchOptions) throws(FileSystemEventsError) -> any FileSystemEventSource
 
     /// The listed directory, absolute (as ``WatchOptions/absolute(_:)`` makes it).
     public let directory: FilePath
+    /// Read when an iterator is made: changing them affects only iterators made afterwards.
     public var options: Options
     let makeSource: SourceFactory
     /// The list the app last received, when resuming.
@@ -82,6 +85,7 @@ public struct DirectoryListing: AsyncSequence, Sendable {
         return try reader.listAll().sorted(by: options.sortOrder.areInIncreasingOrder)
     }
 
+    /// Each iterator is a listing of its own, with its own source, started on its first `next`.
     public func makeAsyncIterator() -> Iterator {
         Iterator(session: DirectoryListingSession(listing: self))
     }
@@ -91,10 +95,12 @@ public struct DirectoryListing: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol {
         let session: DirectoryListingSession
 
+        /// The next update, waiting for changes on disk; `nil` once the listing has ended.
         public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws(FileSystemEventsError) -> DirectoryListingUpdate? {
             try await session.next(isolation: actor)
         }
 
+        /// The same as ``next(isolation:)``, on no actor.
         public mutating func next() async throws(FileSystemEventsError) -> DirectoryListingUpdate? {
             try await session.next(isolation: nil)
         }

@@ -18,6 +18,7 @@ public struct DirectoryListingChanges: Sendable {
         /// Offset in the new list.
         public var to: Int
 
+        /// Takes both offsets as given.
         public init(from: Int, to: Int) {
             self.from = from
             self.to = to
@@ -26,6 +27,7 @@ public struct DirectoryListingChanges: Sendable {
 
     /// The list after this change.
     public var entries: [DirectoryEntry]
+    /// The step as a `CollectionDifference`: applied to the previous list it gives ``entries``.
     public var difference: CollectionDifference<DirectoryEntry>
     /// Offsets in the previous list, ascending; includes the sources of ``moves``.
     public var removed: [Int]
@@ -34,10 +36,12 @@ public struct DirectoryListingChanges: Sendable {
     /// Offsets in the new list, ascending, of items that stayed in place but changed (size,
     /// modification time, or a rename that did not change the item's position).
     public var updated: [Int]
+    /// Removals paired with insertions of the same item, so a table can animate a move.
     public var moves: [Move]
     /// Set on the last update of a listing whose directory went away (its list is empty).
     public var endReason: DirectoryListing.EndReason?
 
+    /// Takes each field as given; the offsets are not checked against `difference`.
     public init(
         entries: [DirectoryEntry],
         difference: CollectionDifference<DirectoryEntry>,

@@ -15,6 +15,7 @@ extension DirectoryListing {
             }
         }
 
+        /// A sentence for a person: which directory went away.
         public var description: String {
             switch self {
             case .directoryRemoved(let path): return "directory \(path) was removed or moved away"

@@ -1,6 +1,7 @@
 extension DirectoryListing {
     /// What a listing shows and in which order.
     public struct Options: Sendable, Hashable {
+        /// How the entries are ordered; by name, ascending, by default.
         public var sortOrder: SortOrder
         /// Include entries whose name starts with a dot (and, recursively, what is below them).
         public var includesHidden: Bool
@@ -13,6 +14,8 @@ extension DirectoryListing {
         /// How long the source gathers changes before the listing delivers them as one update.
         public var latency: Duration
 
+        /// The defaults list the directory's own entries, without hidden ones, by name, with no
+        /// latency window.
         public init(
             sortOrder: SortOrder = .name,
             includesHidden: Bool = false,

@@ -12,6 +12,7 @@ public struct FileChunk: Sendable, Hashable {
     /// The position of the first byte in that file.
     public var offset: Int64
 
+    /// Takes each field as given; nothing is checked.
     public init(bytes: [UInt8], generation: Int, offset: Int64) {
         self.bytes = bytes
         self.generation = generation

@@ -41,13 +41,16 @@ public import SystemPackage
 /// }
 /// ```
 public struct FileFollower: AsyncSequence, Sendable {
+    /// Chunks of the file's bytes and notices of what happened to it.
     public typealias Element = FileFollowerUpdate
+    /// What stops the follower: the path cannot be followed, or the source fails.
     public typealias Failure = FileSystemEventsError
     /// Makes the source that watches the path's directory, from the options the follower needs.
     public typealias SourceFactory = @Sendable (WatchOptions) throws(FileSystemEventsError) -> any FileSystemEventSource
 
     /// The followed path, absolute (as ``WatchOptions/absolute(_:)`` makes it).
     public let path: FilePath
+    /// Read when an iterator is made: changing them affects only iterators made afterwards.
     public var options: Options
     let makeSource: SourceFactory
 
@@ -66,6 +69,7 @@ public struct FileFollower: AsyncSequence, Sendable {
     /// The same follow as whole lines, keeping a partial last line until it is completed.
     public var lines: FileFollowerLines { FileFollowerLines(follower: self) }
 
+    /// Each iterator follows the path on its own, with its own descriptors and source.
     public func makeAsyncIterator() -> Iterator {
         Iterator(session: FileFollowerSession(follower: self))
     }
@@ -76,10 +80,12 @@ public struct FileFollower: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol {
         let session: FileFollowerSession
 
+        /// The next chunk or notice, waiting until the file changes; `nil` once following has ended.
         public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws(FileSystemEventsError) -> FileFollowerUpdate? {
             try await session.next(isolation: actor)
         }
 
+        /// The same as ``next(isolation:)``, on no actor.
         public mutating func next() async throws(FileSystemEventsError) -> FileFollowerUpdate? {
             try await session.next(isolation: nil)
         }

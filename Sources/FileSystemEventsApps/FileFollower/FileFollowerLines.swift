@@ -2,7 +2,11 @@ public import FileSystemEventsCore
 
 /// What ``FileFollowerLines`` delivers: whole lines, and the follower's notices in between.
 public enum FileFollowerLineUpdate: Sendable, Hashable {
+    /// A whole line, or a partial last line that can never be completed
+    /// (``FileLine/isTerminated`` is `false`).
     case line(FileLine)
+    /// Something happened to the file at the path. A partial line held for the old file comes
+    /// first, except before ``FileFollowerNotice/Kind/removed``: the writer may still append to it.
     case notice(FileFollowerNotice)
 }
 
@@ -10,19 +14,26 @@ public enum FileFollowerLineUpdate: Sendable, Hashable {
 /// the rest arrives. A partial line is delivered unterminated only when it can never be
 /// completed: its file was truncated or replaced, or following ended.
 public struct FileFollowerLines: AsyncSequence, Sendable {
+    /// Lines, and the follower's notices between them.
     public typealias Element = FileFollowerLineUpdate
+    /// What stops the follower (see ``FileFollower/Failure``).
     public typealias Failure = FileSystemEventsError
 
+    /// The follower whose chunks are cut into lines.
     public let follower: FileFollower
 
+    /// Usually reached as ``FileFollower/lines``.
     public init(follower: FileFollower) {
         self.follower = follower
     }
 
+    /// Each iterator follows on its own, through an iterator of ``follower`` made here.
     public func makeAsyncIterator() -> Iterator {
         Iterator(chunks: follower.makeAsyncIterator())
     }
 
+    /// Cuts the follower's chunks into lines as they arrive, holding a line's start until its
+    /// newline comes.
     public struct Iterator: AsyncIteratorProtocol {
         var chunks: FileFollower.Iterator
         var splitter = LineSplitter()
@@ -30,6 +41,7 @@ public struct FileFollowerLines: AsyncSequence, Sendable {
         var readyIndex = 0
         var isDone = false
 
+        /// The next line or notice; `nil` once following has ended, after any held partial line.
         public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws(FileSystemEventsError) -> FileFollowerLineUpdate? {
             while true {
                 if readyIndex < ready.count {
@@ -59,6 +71,7 @@ public struct FileFollowerLines: AsyncSequence, Sendable {
             }
         }
 
+        /// The same as ``next(isolation:)``, on no actor.
         public mutating func next() async throws(FileSystemEventsError) -> FileFollowerLineUpdate? {
             try await next(isolation: nil)
         }

@@ -1,5 +1,7 @@
 /// Something that happened to the file at the followed path, as `tail -F` reports it on stderr.
 public struct FileFollowerNotice: Sendable, Hashable, CustomStringConvertible {
+    /// What happened to the file at the path; ``FileFollowerNotice/generation`` says which file
+    /// each kind names.
     public enum Kind: String, Sendable, Hashable, CaseIterable, Codable {
         /// The file became shorter than what was already delivered (`copytruncate`, `: > file`);
         /// its chunks start again at offset 0.
@@ -16,15 +18,18 @@ public struct FileFollowerNotice: Sendable, Hashable, CustomStringConvertible {
         case appeared
     }
 
+    /// What happened.
     public var kind: Kind
     /// `truncated`, `removed`: the generation it happened to. `replaced`, `appeared`: the new
     /// generation, whose chunks come next.
     public var generation: Int
 
+    /// Takes both fields as given.
     public init(kind: Kind, generation: Int) {
         self.kind = kind
         self.generation = generation
     }
 
+    /// The kind and generation, as in `truncated (generation 2)`.
     public var description: String { "\(kind.rawValue) (generation \(generation))" }
 }

@@ -15,6 +15,8 @@ extension FileFollower {
         /// tests wait on it instead of sleeping.
         package var didStartWatching: (@Sendable ([FilePath]) -> Void)?
 
+        /// A `chunkSize` below 1 is raised to 1. The defaults start at the end of the file, keep a
+        /// rotated file for five seconds and read at most 256 KiB at a time.
         public init(
             startPosition: FileFollowerStartPosition = .end,
             rotationGracePeriod: Duration = .seconds(5),

@@ -10,6 +10,7 @@ public struct FileLine: Sendable, Hashable {
     /// after it, or following ended.
     public var isTerminated: Bool
 
+    /// Takes each field as given; `bytes` is the line without its newline.
     public init(bytes: [UInt8], generation: Int, offset: Int64, isTerminated: Bool) {
         self.bytes = bytes
         self.generation = generation

@@ -27,6 +27,7 @@ extension FileSystemObserver {
         /// The watch failed after it was ready; the error says what to do.
         case failed(FileSystemEventsError)
 
+        /// A short phrase for logs: `stopped`, `finished`, the removed roots, or the error's message.
         public var description: String {
             switch self {
             case .stopped: return "stopped"

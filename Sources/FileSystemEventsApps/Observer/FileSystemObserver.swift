@@ -41,7 +41,10 @@ import Synchronization
 /// observer.stop()               // no callback after this line
 /// ```
 public final class FileSystemObserver: Sendable {
+    /// Receives every update of the watch, in order, where ``delivery`` says.
     public typealias UpdateHandler = @Sendable (FileSystemWatchUpdate) -> Void
+    /// Called once when the watch ends by itself, with the reason; not after ``stop()``, and not
+    /// when `start()` throws.
     public typealias EndHandler = @Sendable (EndReason) -> Void
 
     /// The source each `start()` starts a watch of.

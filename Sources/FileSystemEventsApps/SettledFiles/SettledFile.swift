@@ -16,6 +16,7 @@ public struct SettledFile: Sendable, Hashable, CustomStringConvertible {
     /// backlog), rather than written while watched.
     public var wasPresentAtReady: Bool
 
+    /// Takes each field as given; ``init(_:)`` makes one from a `settled` event.
     public init(path: FilePath, identity: FileIdentity?, timestamp: FileSystemEvent.Timestamp, wasPresentAtReady: Bool) {
         self.path = path
         self.identity = identity
@@ -29,5 +30,6 @@ public struct SettledFile: Sendable, Hashable, CustomStringConvertible {
         self.init(path: event.path, identity: event.identity, timestamp: event.timestamp, wasPresentAtReady: event.isSynthetic)
     }
 
+    /// The path.
     public var description: String { path.string }
 }

@@ -22,7 +22,9 @@ public import FileSystemEventsCore
 /// settles depends on the backend (inotify sees writers close; polling waits for a quiet
 /// period and a full poll interval with no change).
 public struct SettledFiles: AsyncSequence, Sendable {
+    /// Each file once it has settled.
     public typealias Element = SettledFile
+    /// What ends the watch with an error, and the error for a source without a quiet period.
     public typealias Failure = FileSystemEventsError
 
     private let source: any FileSystemEventSource
@@ -33,10 +35,13 @@ public struct SettledFiles: AsyncSequence, Sendable {
         self.source = source
     }
 
+    /// Starts a watch of the source at once (its ``FileSystemEventSource/updates()``); each
+    /// iterator has a watch of its own.
     public func makeAsyncIterator() -> Iterator {
         Iterator(source: source)
     }
 
+    /// Delivers the files of one watch's `settled` events, in the order of the events.
     public struct Iterator: AsyncIteratorProtocol {
         private var updates: FileSystemEventStream.Iterator?
         private var missingQuietPeriod: Bool
@@ -48,6 +53,8 @@ public struct SettledFiles: AsyncSequence, Sendable {
             updates = missingQuietPeriod ? nil : source.updates().makeAsyncIterator()
         }
 
+        /// The next settled file, or `nil` once the watch has ended. The first call throws
+        /// ``FileSystemEventsError/invalidOptions(_:)`` when the source has no quiet period.
         public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws(FileSystemEventsError) -> SettledFile? {
             if missingQuietPeriod {
                 missingQuietPeriod = false
@@ -72,6 +79,7 @@ public struct SettledFiles: AsyncSequence, Sendable {
             }
         }
 
+        /// The same as ``next(isolation:)``, on no actor.
         public mutating func next() async throws(FileSystemEventsError) -> SettledFile? {
             try await next(isolation: nil)
         }

@@ -11,13 +11,18 @@ public import FileSystemEventsCore
 /// }
 /// ```
 public struct ConformanceBackend: Sendable, CustomStringConvertible {
+    /// How reports name the backend.
     public var name: String
+    /// Makes the source of each watch a scenario starts, from the options the scenario chose;
+    /// what it throws fails the scenario.
     public var makeSource: @Sendable (WatchOptions) throws -> any FileSystemEventSource
 
+    /// Takes the name and the factory as given.
     public init(name: String, makeSource: @escaping @Sendable (WatchOptions) throws -> any FileSystemEventSource) {
         self.name = name
         self.makeSource = makeSource
     }
 
+    /// The ``name``.
     public var description: String { name }
 }

@@ -14,9 +14,12 @@ public import FileSystemEventsCore
 /// file. The identity says which file was read: when the event names a different one, the
 /// read proves nothing and the content is left unknown.
 public struct ContentObservation: Sendable, Hashable {
+    /// A hash of the bytes read, the same as ``DiskTree/Item/contentHash``, so the two compare.
     public var hash: UInt64
+    /// The device and inode of the file actually opened, which may not be the one the event named.
     public var identity: FileIdentity
 
+    /// Takes both fields as given.
     public init(hash: UInt64, identity: FileIdentity) {
         self.hash = hash
         self.identity = identity

@@ -8,7 +8,10 @@ public import FileSystemEventsCore
 /// The root itself is an item too (at ``RelativePath/root``), when it exists: a watched file
 /// is compared by content like any other, and a root that is gone leaves an empty tree.
 public struct DiskTree: Sendable, Equatable {
+    /// One item on disk: its type, identity and, for a regular file, the hash of its content.
     public struct Item: Sendable, Equatable {
+        /// From `lstat`, so a symlink is itself, except that with `followsFileLinks` a symlink to a
+        /// file is a file.
         public var type: FileItemType
         /// FNV-1a of a regular file's content; `nil` for everything else.
         public var contentHash: UInt64?
@@ -16,6 +19,8 @@ public struct DiskTree: Sendable, Equatable {
         public var identity: FileIdentity?
     }
 
+    /// Every item read, by root-relative path, the root itself at ``RelativePath/root``; empty
+    /// when the root does not exist.
     public var items: [RelativePath: Item]
 
     /// Reads the tree at `root` (followed if it is a symlink, as a watch follows the root the

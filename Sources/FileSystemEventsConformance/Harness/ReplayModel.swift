@@ -13,7 +13,9 @@ package import SystemPackage
 /// Every root is modelled, each with its root item at ``RelativePath/root`` (see ``DiskTree``);
 /// a rename from one root into another moves the subtree between them.
 public struct ReplayModel: Sendable {
+    /// One item of the consumer's copy: its type, and what the consumer knows of its content.
     public struct Item: Sendable, Equatable {
+        /// The type from the tree at `ready`, or from the event that created the item.
         public var type: FileItemType
         /// The content hash the consumer last read (from the tree at `ready`, or when a
         /// `created` or `modified` event made it re-read); `nil` when that read proved nothing.
@@ -34,7 +36,9 @@ public struct ReplayModel: Sendable {
 
     /// Per root, in the order of ``roots``.
     public private(set) var trees: [[RelativePath: Item]]
+    /// Every event that could not be applied, described; a scenario fails on any.
     public private(set) var anomalies: [String] = []
+    /// Whether a `rootRemoved` event was applied (it empties that root's tree).
     public private(set) var rootRemoved = false
     package let roots: [FilePath]
     private let rootBytes: [[UInt8]]

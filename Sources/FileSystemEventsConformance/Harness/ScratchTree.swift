@@ -24,11 +24,16 @@ public final class ScratchTree: Sendable {
         numbers.add(1, ordering: .relaxed).newValue
     }
 
+    /// Which of the two directories a path is relative to.
     public enum Area: Sendable {
+        /// The watched root (``ScratchTree/root``).
         case root
+        /// The unwatched sibling (``ScratchTree/outside``), for moving items into and out of the tree.
         case outside
     }
 
+    /// Makes a private directory under `TMPDIR` (or `/tmp`) holding empty `root` and `outside`;
+    /// it is deleted with everything in it when the tree is released.
     public init() throws {
         let template = Array((Self.temporaryDirectory() + "/filewatch-conformance-XXXXXX").utf8CString)
         var buffer = template
@@ -53,14 +58,18 @@ public final class ScratchTree: Sendable {
 
     // MARK: Operations
 
+    /// Creates the file or truncates it, then writes `content`: an existing file keeps its
+    /// identity.
     public func write(_ path: RelativePath, _ content: String = "", in area: Area = .root) throws {
         try writeBytes(path, Array(content.utf8), flags: O_WRONLY | O_CREAT | O_TRUNC, in: area)
     }
 
+    /// Appends `content` to a file that must exist already (`O_APPEND`, no `O_CREAT`).
     public func append(_ path: RelativePath, _ content: String, in area: Area = .root) throws {
         try writeBytes(path, Array(content.utf8), flags: O_WRONLY | O_APPEND, in: area)
     }
 
+    /// One `mkdir(2)`, mode 0755: the parent must exist (see ``makeDirectories(_:in:)``).
     public func makeDirectory(_ path: RelativePath, in area: Area = .root) throws {
         let target = absolute(path, in: area)
         try Self.call("mkdir \(path)") { withC(target) { mkdir($0, 0o755) } }
@@ -79,6 +88,7 @@ public final class ScratchTree: Sendable {
         }
     }
 
+    /// One `rename(2)`, within an area or from one to the other.
     public func rename(_ from: RelativePath, to: RelativePath, from fromArea: Area = .root, to toArea: Area = .root) throws {
         let source = absolute(from, in: fromArea)
         let destination = absolute(to, in: toArea)
@@ -87,11 +97,13 @@ public final class ScratchTree: Sendable {
         }
     }
 
+    /// One `unlink(2)`: a file, a symlink, anything but a directory.
     public func remove(_ path: RelativePath, in area: Area = .root) throws {
         let target = absolute(path, in: area)
         try Self.call("unlink \(path)") { withC(target) { unlink($0) } }
     }
 
+    /// One `rmdir(2)`: the directory must be empty (see ``removeTree(_:in:)``).
     public func removeDirectory(_ path: RelativePath, in area: Area = .root) throws {
         let target = absolute(path, in: area)
         try Self.call("rmdir \(path)") { withC(target) { rmdir($0) } }
@@ -102,16 +114,20 @@ public final class ScratchTree: Sendable {
         try Self.removeTree(absolute: absolute(path, in: area))
     }
 
+    /// One `chmod(2)`, which follows a symlink.
     public func changeMode(_ path: RelativePath, to mode: UInt32, in area: Area = .root) throws {
         let target = absolute(path, in: area)
         try Self.call("chmod \(path)") { withC(target) { chmod($0, mode_t(mode)) } }
     }
 
+    /// Makes a symlink at `path` whose content is `target`, exactly as given; the target need
+    /// not exist.
     public func symlink(_ path: RelativePath, pointingTo target: String, in area: Area = .root) throws {
         let link = absolute(path, in: area)
         try Self.call("symlink \(path)") { withC(link) { l in Glibc_symlink(target, l) } }
     }
 
+    /// Gives the item at `existing` a second name, `path`, in the same area (`link(2)`).
     public func hardLink(_ path: RelativePath, to existing: RelativePath, in area: Area = .root) throws {
         let source = absolute(existing, in: area)
         let link = absolute(path, in: area)
@@ -149,6 +165,7 @@ public final class ScratchTree: Sendable {
         return Int(info.st_nlink)
     }
 
+    /// Whether anything stands at `path`, without following a symlink: a dangling link exists.
     public func exists(_ path: RelativePath, in area: Area = .root) -> Bool {
         var info = stat()
         return withC(absolute(path, in: area)) { lstat($0, &info) } == 0

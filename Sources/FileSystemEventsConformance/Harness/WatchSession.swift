@@ -6,8 +6,11 @@ import Synchronization
 /// One running watch under test: consumes the source's updates in a task of its own, records
 /// them, and lets a scenario wait for conditions on them with a deadline (never a sleep).
 public final class WatchSession: Sendable {
+    /// The scratch tree the scenario works in.
     public let tree: ScratchTree
+    /// The options the watch was started with.
     public let options: WatchOptions
+    /// The source under test, made from ``options`` by the backend.
     public let source: any FileSystemEventSource
     let stream: FileSystemEventStream
     private let state: Mutex<Recorder>
@@ -23,11 +26,16 @@ public final class WatchSession: Sendable {
 
     /// What has been recorded so far; conditions are evaluated against it.
     public struct Recorded: Sendable {
+        /// The events received after `ready`, in order (those before it are kept apart, in
+        /// ``WatchSession/eventsBeforeReady``).
         public var events: [FileSystemEvent] = []
         /// For each event, what the consumer read when it received it (see ``ContentObservation``).
         public var observations: [ContentObservation?] = []
+        /// The diagnostics received, before `ready` or after.
         public var diagnostics: [FileSystemWatchDiagnostic] = []
+        /// The source has said `ready`.
         public var isReady = false
+        /// The stream has ended: it finished, failed or was stopped.
         public var isFinished = false
     }
 
@@ -215,6 +223,8 @@ public final class WatchSession: Sendable {
         }
     }
 
+    /// The name prefix of the harness's marker files and queue directories;
+    /// ``scenarioEvents(from:)`` leaves out events of any path with a component that starts with it.
     public static let markerPrefix = ".filewatch-sync-"
 
     // MARK: Consumer control
@@ -240,6 +250,7 @@ public final class WatchSession: Sendable {
         }
     }
 
+    /// Lets the consumer go on after ``pause()`` or ``hold(queuing:)``.
     public func resume() {
         let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
             state.isPaused = false
@@ -295,14 +306,20 @@ public final class WatchSession: Sendable {
 
     // MARK: Inspection
 
+    /// Every event recorded since `ready`, in order, the harness's markers included.
     public var events: [FileSystemEvent] { state.withLock { $0.recorded.events } }
 
     /// What the consumer read when it received each event (aligned with ``events``).
     public var observations: [ContentObservation?] { state.withLock { $0.recorded.observations } }
 
+    /// How many events have been recorded: pass it as `from` to wait only for later ones.
     public var eventCount: Int { state.withLock { $0.recorded.events.count } }
+    /// Every diagnostic recorded so far.
     public var diagnostics: [FileSystemWatchDiagnostic] { state.withLock { $0.recorded.diagnostics } }
+    /// Whether the stream has ended.
     public var isFinished: Bool { state.withLock { $0.recorded.isFinished } }
+    /// Events that arrived before `ready`: the contract allows none, and
+    /// ``assertReplayMatchesDisk(_:)`` fails when there are any.
     public var eventsBeforeReady: [FileSystemEvent] { state.withLock { $0.eventsBeforeReady } }
 
     /// Events other than the harness's own markers, from `index` on.

@@ -34,6 +34,7 @@ public enum FileSystemEventsError: Error, Sendable, Hashable, CustomStringConver
     /// A system call failed in a way none of the cases above explains.
     case systemCallFailed(call: String, path: FilePath?, errno: Errno)
 
+    /// What went wrong and what to do about it, on one line.
     public var description: String {
         switch self {
         case .rootNotFound(let path):

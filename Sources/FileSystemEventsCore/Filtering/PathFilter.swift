@@ -10,7 +10,10 @@
 /// entered. ``ignoresEditorFiles`` drops the swap, backup and temporary files editors and
 /// downloaders write next to the files they save (never directories).
 public struct PathFilter: Sendable, Hashable {
+    /// When not empty, a non-directory is reported only if one of these matches it; directories
+    /// are never tested against them.
     public var include: [PathGlob]
+    /// Items any of these match are left out, a directory with everything below it.
     public var exclude: [PathGlob]
     /// How many directory levels below a root are reported: 0 reports only a root's direct
     /// children (like a non-recursive watch), 1 also their children, and so on. `nil`: no limit.
@@ -18,6 +21,8 @@ public struct PathFilter: Sendable, Hashable {
     /// Ignore the files in ``editorFilePatterns`` (an opt-in preset).
     public var ignoresEditorFiles: Bool
 
+    /// Checks nothing: ``WatchOptions/validate()`` rejects a `maximumDepth` outside
+    /// ``WatchOptions/depthRange`` when a source starts.
     public init(include: [PathGlob] = [], exclude: [PathGlob] = [], maximumDepth: Int? = nil, ignoresEditorFiles: Bool = false) {
         self.include = include
         self.exclude = exclude
@@ -25,6 +30,7 @@ public struct PathFilter: Sendable, Hashable {
         self.ignoresEditorFiles = ignoresEditorFiles
     }
 
+    /// Leaves nothing out: the default of ``WatchOptions``.
     public static let everything = PathFilter()
 
     /// Names editors and downloaders give their swap, backup and partial files: vim's swap
@@ -35,6 +41,7 @@ public struct PathFilter: Sendable, Hashable {
         "*.swp", "*.swo", "*.swx", ".*.sw?", "*~", "4913", ".#*", ".subl*.tmp", "*.part",
     ].map(PathGlob.init)
 
+    /// True when nothing is set, so every item is reported without any matching.
     public var isEmpty: Bool { include.isEmpty && exclude.isEmpty && maximumDepth == nil && !ignoresEditorFiles }
 
     /// Whether some directories are left out with their subtrees (by exclusion or depth), so a

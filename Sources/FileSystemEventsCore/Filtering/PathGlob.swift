@@ -3,11 +3,14 @@
 /// `*` and `?` stay within one path component, `**` crosses components, `[abc]`, `[a-z]` and
 /// `[!x]` match one byte, and `\` escapes. Patterns are compiled once, matched per entry.
 public struct PathGlob: Sendable, Hashable, CustomStringConvertible {
+    /// The pattern as written, before a leading or trailing `/` is dropped for matching.
     public let pattern: String
     private let bytes: [UInt8]
     /// A pattern without `/` matches an item's name; with one it matches the root-relative path.
     package let matchesWholePath: Bool
 
+    /// Compiles `pattern` once. It never fails: an unterminated `[` matches itself. A leading `/`
+    /// and trailing `/`s are dropped; a pattern still containing `/` matches root-relative paths.
     public init(_ pattern: String) {
         self.pattern = pattern
         var bytes = Array(pattern.utf8)
@@ -17,6 +20,7 @@ public struct PathGlob: Sendable, Hashable, CustomStringConvertible {
         self.matchesWholePath = bytes.contains(UInt8(ascii: "/"))
     }
 
+    /// The pattern as written.
     public var description: String { pattern }
 
     /// Matches `relativePath` (components joined by `/`) or its last component.

@@ -11,9 +11,12 @@ public struct FileStableID: Sendable, Hashable, Comparable, CustomStringConverti
     /// `user.filewatch.id`: the attribute that carries the ID, as its 36-character text.
     public static let extendedAttributeName = "user.filewatch.id"
 
+    /// The first 64 bits of the UUID, as its text form writes them (version bits included).
     public let high: UInt64
+    /// The last 64 bits of the UUID (variant bits included).
     public let low: UInt64
 
+    /// Takes the 128 bits as given; the version and variant bits are not checked.
     public init(high: UInt64, low: UInt64) {
         self.high = high
         self.low = low
@@ -82,8 +85,10 @@ public struct FileStableID: Sendable, Hashable, Comparable, CustomStringConverti
         return result
     }
 
+    /// The 36-character lowercase form, exactly as the extended attribute stores it.
     public var description: String { String(decoding: bytes, as: UTF8.self) }
 
+    /// Orders by the 128-bit value, ``high`` first.
     public static func < (lhs: FileStableID, rhs: FileStableID) -> Bool {
         (lhs.high, lhs.low) < (rhs.high, rhs.low)
     }

@@ -26,18 +26,33 @@ public import SystemPackage
 ///   quiet period passed, or it was already in the tree at `ready`), so it can be opened now.
 ///   See `docs/settled-files.md`.
 public struct FileSystemEvent: Sendable, Hashable, CustomStringConvertible {
+    /// What happened; the list on ``FileSystemEvent`` says what each kind asks of a consumer.
     public enum Kind: String, Sendable, Hashable, CaseIterable, Codable {
+        /// An item appeared at ``FileSystemEvent/path``; a directory's contents follow as `created`
+        /// events of their own.
         case created
+        /// The item at ``FileSystemEvent/path`` is gone, with everything below it.
         case removed
+        /// The file's content was written.
         case modified
+        /// Mode, owner, times, link count or extended attributes changed; the content did not.
         case attributesChanged
+        /// The item moved from ``FileSystemEvent/previousPath`` to ``FileSystemEvent/path``, with
+        /// everything below it.
         case renamed
+        /// The items at ``FileSystemEvent/previousPath`` and ``FileSystemEvent/path`` swapped places
+        /// (`renameat2(RENAME_EXCHANGE)`).
         case exchanged
+        /// The backend lost kernel events; the synthetic events that follow reconcile the tree.
         case overflow
+        /// A watched root was deleted or moved away; the source stops watching it.
         case rootRemoved
+        /// A regular file's content stopped changing, so it can be opened now (only with
+        /// ``WatchOptions/settleQuietPeriod`` set).
         case settled
     }
 
+    /// What happened, and so how a consumer applies the event.
     public var kind: Kind
     /// Absolute, built from the root as the caller gave it (made absolute and lexically
     /// normalised, never resolved through symlinks), so paths match what the caller expects.
@@ -45,6 +60,8 @@ public struct FileSystemEvent: Sendable, Hashable, CustomStringConvertible {
     /// The path before a ``Kind/renamed``, or the other item's path in an ``Kind/exchanged``
     /// (the item reported by ``itemType`` and ``identity`` stood there); `nil` for every other kind.
     public var previousPath: FilePath?
+    /// What the item is (for a rename or an exchange, the item that stood at ``previousPath``);
+    /// ``FileItemType/unknown`` when it vanished before it could be examined or the kernel did not say.
     public var itemType: FileItemType
     /// `true` when the event was inferred from a scan (a listing of a new directory, a rescan
     /// after overflow, a polling diff) rather than reported by the kernel.
@@ -65,6 +82,8 @@ public struct FileSystemEvent: Sendable, Hashable, CustomStringConvertible {
     /// whose original is gone.
     public var duplicateOf: FilePath?
 
+    /// The identity is dropped when its inode is 0 (no file has it: it means "not examined").
+    /// ``stableID`` and ``duplicateOf`` start as `nil`; the layer that knows them sets them.
     public init(
         kind: Kind,
         path: FilePath,
@@ -85,6 +104,8 @@ public struct FileSystemEvent: Sendable, Hashable, CustomStringConvertible {
         self.timestamp = timestamp
     }
 
+    /// One line for logs: kind, type and path, then the previous path, `[synthetic]` and the
+    /// duplicated path where they apply.
     public var description: String {
         var text = "\(kind.rawValue) \(itemType.rawValue) \(path)"
         if let previousPath { text += " (from \(previousPath))" }
@@ -95,20 +116,25 @@ public struct FileSystemEvent: Sendable, Hashable, CustomStringConvertible {
 
     /// Wall-clock time with nanosecond resolution, without pulling Foundation into the core.
     public struct Timestamp: Sendable, Hashable, Comparable, Codable {
+        /// Whole seconds since 1970-01-01 00:00 UTC.
         public var secondsSinceEpoch: Int64
+        /// Nanoseconds past ``secondsSinceEpoch``.
         public var nanoseconds: Int32
 
+        /// Takes both fields as given; the nanoseconds are not normalised into seconds.
         public init(secondsSinceEpoch: Int64, nanoseconds: Int32) {
             self.secondsSinceEpoch = secondsSinceEpoch
             self.nanoseconds = nanoseconds
         }
 
+        /// The current wall-clock time (`CLOCK_REALTIME`), which jumps when the system clock is set.
         public static func now() -> Timestamp {
             var now = timespec()
             clock_gettime(CLOCK_REALTIME, &now)
             return Timestamp(secondsSinceEpoch: Int64(now.tv_sec), nanoseconds: Int32(now.tv_nsec))
         }
 
+        /// Earlier first: by seconds, then by nanoseconds.
         public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
             (lhs.secondsSinceEpoch, lhs.nanoseconds) < (rhs.secondsSinceEpoch, rhs.nanoseconds)
         }

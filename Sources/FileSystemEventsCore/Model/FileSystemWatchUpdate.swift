@@ -19,6 +19,7 @@ public enum FileSystemWatchUpdate: Sendable, Hashable {
 /// A problem worth a log line that does not end the watch: an unreadable directory, a
 /// directory that vanished mid-scan, a rescan after the kernel queue overflowed.
 public struct FileSystemWatchDiagnostic: Sendable, Hashable, CustomStringConvertible {
+    /// The kinds of problem a watch reports without stopping.
     public enum Problem: String, Sendable, Hashable {
         /// The directory could not be listed (permission denied, I/O error); it is skipped, and
         /// reported again only after it has been readable in between.
@@ -36,11 +37,16 @@ public struct FileSystemWatchDiagnostic: Sendable, Hashable, CustomStringConvert
         case unwatchableLinkTarget
     }
 
+    /// What kind of problem it is; switch on this rather than parse ``message``.
     public var problem: Problem
+    /// The path concerned, when there is one.
     public var path: FilePath?
+    /// The error a system call returned, when one did.
     public var errno: Errno?
+    /// A line for a person or a log, saying what happened.
     public var message: String
 
+    /// Takes each field as given.
     public init(problem: Problem, path: FilePath?, errno: Errno? = nil, message: String) {
         self.problem = problem
         self.path = path
@@ -48,5 +54,6 @@ public struct FileSystemWatchDiagnostic: Sendable, Hashable, CustomStringConvert
         self.message = message
     }
 
+    /// The ``message``.
     public var description: String { message }
 }

@@ -5,13 +5,16 @@ extension FileTreeSnapshot {
     public struct Item: Sendable, Hashable, CustomStringConvertible {
         /// Absolute, built from the snapshot's root as given.
         public var path: FilePath
+        /// What the item was when the snapshot was taken.
         public var itemType: FileItemType
         /// Device and inode, when known.
         public var identity: FileIdentity?
         /// `nil` when the snapshot records structure only (see ``FileTreeSnapshot/recordsAttributes``).
         public var size: Int64?
+        /// `nil` when the snapshot records structure only (see ``FileTreeSnapshot/recordsAttributes``).
         public var modificationTime: FileSystemEvent.Timestamp?
 
+        /// The type and the path, as in `file /srv/inbox/a.txt`.
         public var description: String { "\(itemType.rawValue) \(path)" }
     }
 

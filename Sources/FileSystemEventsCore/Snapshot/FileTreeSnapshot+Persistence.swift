@@ -124,9 +124,12 @@ extension FileTreeSnapshot {
 
     /// Why ``changes(sinceSnapshotAt:root:)`` failed: the saved file, or the tree's rescan.
     public enum ChangesError: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The saved snapshot could not be read, or is not exactly what was saved.
         case snapshotFile(SnapshotFileError)
+        /// The tree could not be scanned again.
         case scan(FileSystemEventsError)
 
+        /// The message of the error inside.
         public var description: String {
             switch self {
             case .snapshotFile(let error): return error.description

@@ -26,6 +26,7 @@ public enum SnapshotFileError: Error, Sendable, Hashable, CustomStringConvertibl
     /// The snapshot was taken of another root than the one it is compared with.
     case differentRoot(FilePath, recorded: FilePath, requested: FilePath)
 
+    /// What is wrong and what to do, on one line; most cases say to take a new snapshot.
     public var description: String {
         let retake = "take a new one with `filewatch snapshot DIR --output FILE` (or FileTreeSnapshot.save(to:))"
         switch self {

@@ -29,7 +29,9 @@
 public protocol FileSystemEventSource: Sendable {
     /// The backend's name as configuration spells it (`polling`, `inotify`, ...).
     var backendName: String { get }
+    /// The options the source was made with; every watch it starts uses them.
     var options: WatchOptions { get }
+    /// What the backend can and cannot do, for a host app choosing between backends.
     var capabilities: FileSystemEventSourceCapabilities { get }
 
     /// Starts a watch. Each call is an independent watch with its own descriptors.
@@ -59,6 +61,8 @@ public protocol FileSystemEventSource: Sendable {
 public typealias FileSystemEventHandler = @Sendable (FileSystemWatchUpdate) -> Void
 
 extension FileSystemEventSource {
+    /// The relay: a thread of its own reads ``updates()`` and calls `handler` with each update,
+    /// in order (one hand-over more than a source that runs the handler on its producer thread).
     public func updates(deliveringTo handler: @escaping FileSystemEventHandler) -> FileSystemEventStream {
         FileSystemEventStream(relaying: updates(), to: handler)
     }

@@ -17,6 +17,8 @@ public struct FileSystemEventSourceCapabilities: Sendable, Hashable, CustomStrin
     /// has its file settled early (``WatchOptions/settleQuietPeriod``).
     public var seesOpenDescriptors: Bool
 
+    /// `seesOpenDescriptors` defaults to `false`, the safe claim for a backend that does not hear
+    /// files being closed.
     public init(
         isEventDriven: Bool,
         pairsRenames: Bool,
@@ -35,6 +37,7 @@ public struct FileSystemEventSourceCapabilities: Sendable, Hashable, CustomStrin
         self.seesOpenDescriptors = seesOpenDescriptors
     }
 
+    /// The capabilities in words, comma-separated (`event-driven, pairs renames, ...`).
     public var description: String {
         var parts: [String] = []
         parts.append(isEventDriven ? "event-driven" : "scan-driven")

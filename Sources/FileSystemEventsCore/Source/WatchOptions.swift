@@ -12,6 +12,8 @@ public struct WatchOptions: Sendable {
     /// Traverse symlinks to directories. Off by default: a symlink is an entry, and loops
     /// cannot hang a scan either way.
     public var followsSymlinks: Bool
+    /// Which items are reported (see ``PathFilter``); the default, ``PathFilter/everything``,
+    /// leaves nothing out.
     public var filter: PathFilter
     /// How long to gather events before delivering them. Zero delivers each kernel read (or
     /// poll) as it comes; a longer window trades latency for fewer, coalesced batches.
@@ -51,6 +53,8 @@ public struct WatchOptions: Sendable {
     /// `FileSystemEventBackend.makeSource` over any backend (see ``StableIDSource``).
     public var stampsStableIDs: Bool = false
 
+    /// Relative roots are made absolute now (``absolute(_:)``), and a `bufferLimit` below 1 is
+    /// raised to 1. Nothing else is checked here: sources call ``validate()`` when they start.
     public init(
         roots: [FilePath],
         isRecursive: Bool = true,
@@ -74,6 +78,7 @@ public struct WatchOptions: Sendable {
     /// The default ``bufferLimit``.
     public static let defaultBufferLimit = 65_536
 
+    /// One root, with every other option at its default.
     public init(root: FilePath) {
         self.init(roots: [root])
     }

@@ -19,8 +19,11 @@ public struct AwaitingRootsSource: ProducerThreadEventSource {
     /// ``WatchOptions/waitsForMissingRoots`` off).
     public typealias SourceFactory = @Sendable (WatchOptions) throws(FileSystemEventsError) -> any FileSystemEventSource
 
+    /// The roots to watch, existing or not, and how.
     public let options: WatchOptions
+    /// The name of the backend that `makeSource` makes, as given to the initialiser.
     public let backendName: String
+    /// That backend's capabilities, as given to the initialiser.
     public let capabilities: FileSystemEventSourceCapabilities
     private let makeSource: SourceFactory
 
@@ -37,6 +40,8 @@ public struct AwaitingRootsSource: ProducerThreadEventSource {
     }
 
 
+    /// Starts one watch: on its producer thread, it starts an inner watch of each root that
+    /// exists, and of the nearest existing ancestor of each root that does not.
     public func makeStream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
         let options = self.options
         let makeSource = self.makeSource

@@ -16,6 +16,7 @@
 /// stamp. A read-only tree is watched without stamping. A file system that refuses extended
 /// attributes gets IDs derived from device, inode and birth time, with a diagnostic.
 public struct StableIDSource: ProducerThreadEventSource {
+    /// The watch as the consumer asked for it; the base source was made with options of its own.
     public let options: WatchOptions
     private let base: any FileSystemEventSource
 
@@ -28,10 +29,14 @@ public struct StableIDSource: ProducerThreadEventSource {
         self.base = base
     }
 
+    /// The base source's: stable IDs are a layer over a backend, not a backend.
     public var backendName: String { base.backendName }
+    /// The base source's, unchanged.
     public var capabilities: FileSystemEventSourceCapabilities { base.capabilities }
 
 
+    /// Starts one watch of the base source and, on a producer thread of its own, reads and
+    /// stamps IDs and puts them on the base source's updates.
     public func makeStream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
         let options = self.options
         let base = self.base
