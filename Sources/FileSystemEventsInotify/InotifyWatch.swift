@@ -193,7 +193,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             // empty already (a read stopped early for the consumer, or a move still settling).
             let hasPendingWork = !pendingCreations.isEmpty || !pendingCrawls.isEmpty || pendingMovePair != nil
             if hasPendingWork { timeout = timeout < 0 ? 2 : min(timeout, 2) }
-            if let deadline = settle?.nextDeadline {
+            if let deadline = settle?.nextDeadlineNanoseconds {
                 let wait = MonotonicClock.pollTimeout(from: MonotonicClock.nanoseconds(), until: deadline)
                 timeout = timeout < 0 ? wait : min(timeout, wait)
             }

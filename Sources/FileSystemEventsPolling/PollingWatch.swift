@@ -57,34 +57,10 @@ struct PollingWatch {
     /// are settled now, in path order (the scan's order).
     private mutating func settlePresentFiles() {
         guard settle != nil else { return }
-        let wallNow = FileSystemEvent.Timestamp.now().nanosecondsSinceEpoch
         let now = MonotonicClock.nanoseconds()
         var settled: [FileSystemEvent] = []
         for root in roots {
-            guard let tree = root.snapshot.tree else {
-                let status = root.snapshot.status
-                if status.itemType == .file,
-                   let event = settle!.presentAtReady(root.paths.bytes([]), identity: status.identity, changeTime: status.changeTime,
-                                                      wallNow: wallNow, now: now)
-                {
-                    settled.append(event)
-                }
-                continue
-            }
-            func walk(_ directory: SnapshotDirectory, _ relative: [UInt8]) {
-                for entry in directory.entries {
-                    let path = relative.appendingComponent(entry.name)
-                    if let child = entry.directory {
-                        walk(child, path)
-                    } else if entry.itemType == .file,
-                              let event = settle!.presentAtReady(root.paths.bytes(path), identity: entry.status.identity,
-                                                                 changeTime: entry.status.changeTime, wallNow: wallNow, now: now)
-                    {
-                        settled.append(event)
-                    }
-                }
-            }
-            walk(tree, [])
+            settled += settle!.presentAtReady(root.snapshot, paths: root.paths, now: now)
         }
         if !settled.isEmpty { batcher.add(settled, now: now) }
     }

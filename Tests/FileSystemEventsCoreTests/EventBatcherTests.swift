@@ -100,4 +100,35 @@ import Testing
         #expect(inOrder)
         #expect(batcher.isEmpty)
     }
+
+    @Test("the public API in MonotonicClock instants and Durations: a window's time left, then its batch")
+    func instantsAndDurations() {
+        var batcher = EventBatcher(latency: .milliseconds(50), bufferLimit: 100)
+        #expect(batcher.latency == .milliseconds(50))
+        let start = MonotonicClock.Instant(nanoseconds: 1_000_000_000)
+        #expect(batcher.timeUntilDue(at: start) == nil, "nothing held: no deadline")
+        batcher.add([Self.event(1)], at: start)
+        #expect(batcher.timeUntilDue(at: start) == .milliseconds(50))
+        #expect(batcher.timeUntilDue(at: start.advanced(by: .milliseconds(20))) == .milliseconds(30))
+        #expect(batcher.takeIfDue(at: start.advanced(by: .milliseconds(49))) == nil)
+        #expect(batcher.timeUntilDue(at: start.advanced(by: .seconds(1))) == .zero)
+        #expect(batcher.takeIfDue(at: start.advanced(by: .milliseconds(50)))?.count == 1)
+        #expect(MonotonicClock.pollTimeout(nil) == -1)
+        #expect(MonotonicClock.pollTimeout(.microseconds(1)) == 1, "rounded up: a wait never ends before the deadline")
+        #expect(MonotonicClock.pollTimeout(.seconds(86_400 * 365)) == CInt.max)
+    }
+
+    @Test("instants saturate instead of wrapping or trapping, both ways")
+    func instantArithmetic() {
+        let origin = MonotonicClock.Instant(nanoseconds: 10)
+        #expect(origin.advanced(by: .nanoseconds(-20)) == MonotonicClock.Instant(nanoseconds: 0))
+        #expect(origin.advanced(by: .seconds(Int64.max)) == MonotonicClock.Instant(nanoseconds: .max))
+        #expect(origin.advanced(by: .milliseconds(-1500)) == MonotonicClock.Instant(nanoseconds: 0))
+        let later = origin.advanced(by: .milliseconds(1500))
+        #expect(origin.duration(to: later) == .milliseconds(1500))
+        #expect(later.duration(to: origin) == .milliseconds(-1500))
+        #expect(later.advanced(by: .milliseconds(-1500)) == origin)
+        let clock = MonotonicClock()
+        #expect(clock.now <= clock.now, "monotonic")
+    }
 }

@@ -1,3 +1,4 @@
+import FileSystemEventsConformance
 import FileSystemEventsCore
 import SystemPackage
 import Testing
@@ -32,5 +33,36 @@ import Testing
             FileSystemEvent(kind: .removed, path: "/tree/a", itemType: .file, isSynthetic: false),
         ]
         #expect(tracker.observe(events, now: 0) == events)
+    }
+
+    @Test("the public API: files present at ready settle at once when older than the quiet period, otherwise by the deadline it gives")
+    func presentAtReadyFromSnapshot() throws {
+        let tree = try ScratchTree()
+        try tree.write("b.txt", "b")
+        try tree.write("a.txt", "a")
+        try tree.makeDirectory("sub")
+        try tree.write("sub/c.txt", "c")
+        let snapshot = try FileTreeSnapshot.scan(tree.root)
+        let clock = MonotonicClock()
+
+        var immediate = SettleTracker(quietPeriod: .zero, usesOpenAndClose: false)
+        let settled = immediate.presentAtReady(snapshot, at: clock.now)
+        #expect(settled.map { $0.path.lastComponent?.string } == ["a.txt", "b.txt", "c.txt"], "path order: \(settled)")
+        #expect(settled.allSatisfy { $0.kind == .settled && $0.isSynthetic })
+        #expect(immediate.isIdle && immediate.nextDeadline == nil)
+
+        // Just written: a writer may still be at work, so they settle a quiet period later.
+        var patient = SettleTracker(quietPeriod: .seconds(3600), usesOpenAndClose: false)
+        let now = clock.now
+        #expect(patient.presentAtReady(snapshot, at: now).isEmpty)
+        let deadline = try #require(patient.nextDeadline)
+        #expect(deadline > now && deadline <= now.advanced(by: .seconds(3600)))
+        #expect(patient.due(at: now.advanced(by: .seconds(60))).isEmpty)
+        // Each settles a quiet period after its own change: all of them by an hour from now.
+        let first = patient.due(at: deadline)
+        #expect(!first.isEmpty, "the earliest deadline settles at least one file")
+        let rest = patient.due(at: now.advanced(by: .seconds(3600)))
+        #expect(first.count + rest.count == 3 && patient.isIdle, "\(first) \(rest)")
+        #expect(patient.isIdle)
     }
 }

@@ -1,4 +1,4 @@
-import SystemPackage
+public import SystemPackage
 
 /// Decides when a regular file has finished being written, for ``FileSystemEvent/Kind/settled``.
 ///
@@ -15,7 +15,20 @@ import SystemPackage
 ///
 /// State is kept only for files with a write session in progress, so the cost is proportional
 /// to the files being written, not to the tree.
-package struct SettleTracker {
+///
+/// A backend that honours ``WatchOptions/settleQuietPeriod`` keeps one, on its producer thread:
+///
+/// ```swift
+/// var settle = SettleTracker(quietPeriod: quietPeriod, usesOpenAndClose: false)
+/// batcher.add(settle.presentAtReady(initialSnapshot, at: clock.now), at: clock.now)  // after `ready`
+/// batcher.add(settle.observe(scanEvents, at: clock.now), at: clock.now)               // every batch
+/// batcher.add(settle.due(at: clock.now), at: clock.now)                                // whenever it wakes
+/// // …and it wakes by `settle.nextDeadline` at the latest.
+/// ```
+///
+/// A kernel backend that sees writes and closes also calls ``wrote(_:at:)`` and
+/// ``closedAfterWriting(_:at:)`` in kernel order, before it reports the batch they belong to.
+public struct SettleTracker: Sendable {
     /// One file with a write session in progress (or descriptors open on it).
     private struct Session {
         /// 1 while a writer is at work (written, not yet closed), else 0.
@@ -46,12 +59,82 @@ package struct SettleTracker {
     ///     open descriptor) before it is settled.
     ///   - usesOpenAndClose: the backend reports writes and closes (``wrote(_:now:)`` and
     ///     ``closedAfterWriting(_:now:)``); without them the quiet period alone decides.
-    package init(quietPeriod: Duration, usesOpenAndClose: Bool) {
+    public init(quietPeriod: Duration, usesOpenAndClose: Bool) {
         self.quietNanoseconds = quietPeriod.saturatingNanoseconds
         self.usesOpenAndClose = usesOpenAndClose
     }
 
-    package var isIdle: Bool { sessions.isEmpty }
+    /// No file is being written: nothing can settle until more events come.
+    public var isIdle: Bool { sessions.isEmpty }
+
+    /// ``observe(_:now:)`` at an instant of ``MonotonicClock``: the events with the `settled`
+    /// events they cause, each right after its cause.
+    public mutating func observe(_ events: [FileSystemEvent], at instant: MonotonicClock.Instant) -> [FileSystemEvent] {
+        observe(events, now: instant.nanoseconds)
+    }
+
+    /// The files present at `ready` in `snapshot` (the initial scan), as
+    /// ``presentAtReady(_:identity:changeTime:wallNow:now:)`` takes them one by one: the
+    /// `settled` events of those finished already, in path order; the rest settle later.
+    public mutating func presentAtReady(_ snapshot: FileTreeSnapshot, at instant: MonotonicClock.Instant) -> [FileSystemEvent] {
+        presentAtReady(snapshot.rootSnapshot, paths: PathBuilder(root: snapshot.root), now: instant.nanoseconds)
+    }
+
+    /// The regular files of one root's initial scan; the finished ones are settled now, in
+    /// the scan's (path) order.
+    package mutating func presentAtReady(_ root: RootSnapshot, paths: PathBuilder, now: UInt64) -> [FileSystemEvent] {
+        let wallNow = FileSystemEvent.Timestamp.now().nanosecondsSinceEpoch
+        var settled: [FileSystemEvent] = []
+        guard let tree = root.tree else {
+            if root.status.itemType == .file,
+               let event = presentAtReady(paths.bytes([]), identity: root.status.identity, changeTime: root.status.changeTime,
+                                          wallNow: wallNow, now: now)
+            {
+                settled.append(event)
+            }
+            return settled
+        }
+        func walk(_ directory: SnapshotDirectory, _ relative: [UInt8]) {
+            for entry in directory.entries {
+                let path = relative.appendingComponent(entry.name)
+                if let child = entry.directory {
+                    walk(child, path)
+                } else if entry.itemType == .file,
+                          let event = presentAtReady(paths.bytes(path), identity: entry.status.identity,
+                                                     changeTime: entry.status.changeTime, wallNow: wallNow, now: now)
+                {
+                    settled.append(event)
+                }
+            }
+        }
+        walk(tree, [])
+        return settled
+    }
+
+    /// A file moved in from outside the tree (``movedIn(_:now:)``).
+    public mutating func movedIn(_ path: FilePath, at instant: MonotonicClock.Instant) {
+        movedIn(path.bytes, now: instant.nanoseconds)
+    }
+
+    /// A write through a descriptor (``wrote(_:now:)``).
+    public mutating func wrote(_ path: FilePath, at instant: MonotonicClock.Instant) {
+        wrote(path.bytes, now: instant.nanoseconds)
+    }
+
+    /// A writer's descriptor closed (``closedAfterWriting(_:now:)``).
+    public mutating func closedAfterWriting(_ path: FilePath, at instant: MonotonicClock.Instant) {
+        closedAfterWriting(path.bytes, now: instant.nanoseconds)
+    }
+
+    /// The files settled by `instant`, as `settled` events in path order; their sessions end.
+    public mutating func due(at instant: MonotonicClock.Instant) -> [FileSystemEvent] {
+        due(now: instant.nanoseconds)
+    }
+
+    /// When the next file may settle, if any may: wake by then.
+    public var nextDeadline: MonotonicClock.Instant? {
+        nextDeadlineNanoseconds.map(MonotonicClock.Instant.init(nanoseconds:))
+    }
 
     /// Follows what the events say: writes start or extend a session; removals end it without
     /// a `settled`; renames carry it to the new path (and settle a closed file at once under
@@ -215,7 +298,7 @@ package struct SettleTracker {
     }
 
     /// Monotonic nanoseconds when the next file may settle, if any may.
-    package var nextDeadline: UInt64? {
+    package var nextDeadlineNanoseconds: UInt64? {
         var earliest: UInt64?
         for session in sessions.values where session.openCount == 0 {
             let deadline = session.lastActivity &+ quietNanoseconds

@@ -14,6 +14,10 @@ public struct FileTreeSnapshot: Sendable {
     /// Whether entries carry size and times (a scan), or only name, type and identity (the
     /// model of a kernel-event backend, handed over at `ready`).
     public let recordsAttributes: Bool
+    /// Directories this snapshot's scan could not list (permission, or gone mid-scan): their
+    /// earlier contents stand in for them in a diff, so they do not look emptied. A backend
+    /// reports each as a diagnostic (``FileSystemWatchDiagnostic/Problem/unreadableDirectory``).
+    public private(set) var unreadableDirectories: [FilePath] = []
 
     /// Shared, immutable once made; copied before a diff if anyone else still holds it.
     final class Storage: @unchecked Sendable {
@@ -30,8 +34,26 @@ public struct FileTreeSnapshot: Sendable {
     ) throws(FileSystemEventsError) -> FileTreeSnapshot {
         let absolute = WatchOptions.absolute(root)
         let scanner = SnapshotScanner(isRecursive: isRecursive, followsSymlinks: followsSymlinks, filter: filter)
+        return try scan(absolute, with: scanner)
+    }
+
+    /// Scans `root` the way a watch with `options` sees it: recursion,
+    /// symlinks followed or not, and the filter, as ``WatchOptions`` says.
+    public static func scan(_ root: FilePath, options: WatchOptions) throws(FileSystemEventsError) -> FileTreeSnapshot {
+        try scan(WatchOptions.absolute(root), with: SnapshotScanner(options: options))
+    }
+
+    private static func scan(_ absolute: FilePath, with scanner: SnapshotScanner) throws(FileSystemEventsError) -> FileTreeSnapshot {
         let result = try scanner.scan(root: absolute)
-        return FileTreeSnapshot(root: absolute, storage: Storage(result.snapshot), scanner: scanner, recordsAttributes: true)
+        var snapshot = FileTreeSnapshot(root: absolute, storage: Storage(result.snapshot), scanner: scanner, recordsAttributes: true)
+        snapshot.unreadableDirectories = Self.paths(of: result.unreadable, below: absolute)
+        return snapshot
+    }
+
+    private static func paths(of unreadable: [(relativePath: [UInt8], errno: Errno)], below root: FilePath) -> [FilePath] {
+        guard !unreadable.isEmpty else { return [] }
+        let paths = PathBuilder(root: root)
+        return unreadable.map { paths.path($0.relativePath) }
     }
 
     private init(root: FilePath, storage: Storage, scanner: SnapshotScanner, recordsAttributes: Bool) {
@@ -59,9 +81,13 @@ public struct FileTreeSnapshot: Sendable {
     /// the tree as it is now: one polling cycle. Nothing is copied when this snapshot is the
     /// only holder of its tree.
     public mutating func update() throws(FileSystemEventsError) -> [FileSystemEvent] {
-        let newer = try scanner.scan(root: root).snapshot
+        let result = try scanner.scan(root: root)
+        let newer = result.snapshot
         let isShared = !isKnownUniquelyReferenced(&storage)
-        defer { storage = Storage(newer) }
+        defer {
+            storage = Storage(newer)
+            unreadableDirectories = Self.paths(of: result.unreadable, below: root)
+        }
         return Self.events(from: storage.snapshot, to: newer, root: root, copyingOld: isShared, copyingNew: false)
     }
 
