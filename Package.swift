@@ -124,6 +124,17 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // An example of a third-party backend (a polling variant that also compares file
+        // contents), in no product. It uses only the public API, as a backend in another package
+        // must (scripts/check-example-backend.sh type-checks it from outside the package); the
+        // conformance suite and the configuration tests run it like a built-in backend.
+        .target(
+            name: "DigestPollingBackend",
+            dependencies: ["FileSystemEvents", .product(name: "SystemPackage", package: "swift-system")],
+            path: "Sources/Examples/DigestPollingBackend",
+            swiftSettings: strictSettings
+        ),
+
         .executableTarget(
             name: "filewatch",
             dependencies: [
@@ -142,12 +153,12 @@ let package = Package(
         // The product's own logic: configuration, option checks, stream rules, filters per backend.
         .testTarget(
             name: "FileSystemEventsTests",
-            dependencies: ["FileSystemEvents", "FileSystemEventsCore", "FileSystemEventsConformance", "FileSystemEventsFoundation"],
+            dependencies: ["FileSystemEvents", "FileSystemEventsCore", "FileSystemEventsConformance", "FileSystemEventsFoundation", "DigestPollingBackend"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ConformanceTests",
-            dependencies: ["FileSystemEvents", "FileSystemEventsCore", "FileSystemEventsConformance"],
+            dependencies: ["FileSystemEvents", "FileSystemEventsCore", "FileSystemEventsConformance", "DigestPollingBackend"],
             swiftSettings: strictSettings
         ),
         .testTarget(

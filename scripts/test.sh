@@ -23,6 +23,9 @@ if grep -E "^/.*(Sources|Tests)/.*warning:" .build-test-log.txt | grep -v "/.bui
 fi
 rm -f .build-test-log.txt
 
+echo "==> the example third-party backend, type-checked from outside the package"
+scripts/check-example-backend.sh "${traits[@]}"
+
 # Serialized: the conformance suite counts open descriptors and floods kernel queues.
 echo "==> swift test"
 # A failure here does not stop the unprivileged rerun below; the script fails at the end.

@@ -2,6 +2,7 @@ import FileSystemEvents
 import Glibc
 import SystemPackage
 import FileSystemEventsConformance
+import DigestPollingBackend
 
 /// The built-in backends as the conformance suite runs them.
 ///
@@ -12,6 +13,14 @@ enum ConformanceBackends {
         var options = options
         options.pollInterval = .milliseconds(40)
         return PollingEventSource(options: options)
+    }
+
+    /// The example third-party backend, made by its registration (so waiting for roots and
+    /// stable IDs wrap it as configuration would), with polling's short interval.
+    static let digestPolling = ConformanceBackend(name: DigestPollingEventSource.name) { options in
+        var options = options
+        options.pollInterval = .milliseconds(40)
+        return try DigestPollingEventSource.registration.makeSource(options: options)
     }
 
     /// A subscription of a ``FileSystemWatcher`` that watches the directory *above* the

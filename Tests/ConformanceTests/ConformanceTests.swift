@@ -89,6 +89,14 @@ struct ConformanceTests {
         try await run(scenario, against: ConformanceBackends.shared(over: .inotifytools))
     }
 
+    /// The example third-party backend (Sources/Examples/DigestPollingBackend), made through
+    /// its registration as configuration makes it, with the package's layers around it. It
+    /// runs the whole suite, in the unprivileged rerun too, like a built-in backend.
+    @Test("example third-party backend (digest-polling)", arguments: scenarios)
+    func exampleThirdPartyBackend(_ scenario: ConformanceScenario) async throws {
+        try await run(scenario, against: ConformanceBackends.digestPolling)
+    }
+
     /// Runs when the package is built with the InotifyTools trait (scripts/test.sh does so
     /// whenever libinotifytools0-dev is installed or installable).
     @Test("inotifytools backend", .enabled(if: FileSystemEventBackend.inotifytools.availability.isAvailable), arguments: scenarios)

@@ -1,5 +1,6 @@
 import FileSystemEvents
 import FileSystemEventsConformance
+import DigestPollingBackend
 import Foundation
 import Testing
 
@@ -7,71 +8,38 @@ import Testing
 /// configuration like a built-in one, and runs end to end; `auto` follows a preference order;
 /// clashing names and unknown names are typed errors that list what is known.
 @Suite(.serialized) struct BackendRegistryTests {
-    /// A third-party backend as a host would write one: here it watches through a snapshot
-    /// poll of its own, built on the public `FileSystemEventStream` and `FileTreeSnapshot` API.
-    struct SnapshotPollingSource: FileSystemEventSource {
-        let options: WatchOptions
-        var backendName: String { "snapshot-poll" }
-        var capabilities: FileSystemEventSourceCapabilities {
-            FileSystemEventSourceCapabilities(isEventDriven: false, pairsRenames: true, needsPollInterval: true, canOverflow: false,
-                                              usesPerDirectoryWatches: false, seesRemoteChanges: true)
-        }
+    /// The example third-party backend (Sources/Examples/DigestPollingBackend), which is
+    /// written against the public API only and passes the whole conformance suite.
+    static let example = DigestPollingEventSource.registration
 
-        func updates() -> FileSystemEventStream {
-            let options = self.options
-            return FileSystemEventStream(options: options) { channel in
-                _ = channel.send(.scanStarted(roots: options.roots))
-                var snapshots: [FileTreeSnapshot] = []
-                for root in options.roots {
-                    do throws(FileSystemEventsError) {
-                        snapshots.append(try FileTreeSnapshot.scan(root, isRecursive: options.isRecursive, filter: options.filter))
-                    } catch {
-                        channel.finish(throwing: error)
-                        return
-                    }
-                }
-                _ = channel.send(.ready(roots: options.roots))
-                while !channel.isTerminated && !channel.isFinishRequested {
-                    usleep(UInt32(options.pollInterval.components.attoseconds / 1_000_000_000_000) + UInt32(options.pollInterval.components.seconds) * 1_000_000)
-                    for (index, old) in snapshots.enumerated() {
-                        guard let new = try? FileTreeSnapshot.scan(options.roots[index], isRecursive: options.isRecursive, filter: options.filter) else { continue }
-                        let events = FileTreeSnapshot.events(from: old, to: new)
-                        if !events.isEmpty, case .terminated = channel.send(.events(events)) { return }
-                        snapshots[index] = new
-                    }
-                }
-                channel.finish()
-            }
-        }
-    }
-
-    static let example = RegisteredBackend(name: "snapshot-poll", summary: "an example third-party backend: snapshots diffed every poll interval") { options in
-        SnapshotPollingSource(options: options)
+    /// A factory for registrations whose source is never started.
+    static func exampleSource(_ options: WatchOptions) -> any FileSystemEventSource {
+        DigestPollingEventSource(options: options)
     }
 
     @Test("a registered backend is chosen by FILEWATCH_BACKEND, reports events, and is listed among the known names")
     func selectedByConfiguration() async throws {
         let registry = FileSystemEventBackendRegistry.shared
         try registry.register(Self.example)
-        defer { registry.unregister(name: "snapshot-poll") }
+        defer { registry.unregister(name: "digest-polling") }
         let tree = try ScratchTree()
         let configuration = try await WatchConfiguration.load(
-            roots: [tree.root], environment: ["FILEWATCH_BACKEND": "Snapshot-Poll", "FILEWATCH_POLL_INTERVAL": "0.02"])
-        #expect(configuration.backendName == "snapshot-poll")
+            roots: [tree.root], environment: ["FILEWATCH_BACKEND": "Digest-Polling", "FILEWATCH_POLL_INTERVAL": "0.02"])
+        #expect(configuration.backendName == "digest-polling")
         let source = try configuration.makeSource()
-        #expect(source.backendName == "snapshot-poll")
+        #expect(source.backendName == "digest-polling")
         let observed = try await observe(source.updates(), onReady: { try tree.write("hello.txt", "x") }, until: { observed in
             observed.events.contains { $0.kind == .created && $0.path.lastComponent?.string == "hello.txt" }
         })
         #expect(!observed.events.isEmpty)
-        #expect(registry.knownNames.contains("snapshot-poll"))
+        #expect(registry.knownNames.contains("digest-polling"))
 
         // The package's own layers apply to it too.
         var waiting = WatchOptions(roots: [tree.path("later")])
         waiting.waitsForMissingRoots = true
         waiting.pollInterval = .milliseconds(20)
         let layered = try Self.example.makeSource(options: waiting)
-        #expect(layered.backendName == "snapshot-poll")
+        #expect(layered.backendName == "digest-polling")
         _ = try await observe(layered.updates(), onReady: {
             try tree.makeDirectory("later")
             try tree.write("later/inside.txt", "y")
@@ -84,23 +52,23 @@ import Testing
     func selectedByFileAndOverride() async throws {
         let registry = FileSystemEventBackendRegistry.shared
         try registry.register(Self.example)
-        defer { registry.unregister(name: "snapshot-poll") }
+        defer { registry.unregister(name: "digest-polling") }
         let tree = try ScratchTree()
-        try tree.write("config.json", #"{"filewatch": {"backend": "snapshot-poll", "pollInterval": 0.02}}"#, in: .outside)
+        try tree.write("config.json", #"{"filewatch": {"backend": "digest-polling", "pollInterval": 0.02}}"#, in: .outside)
         let fromFile = try await WatchConfiguration.load(roots: [tree.root], configFile: tree.path("config.json", in: .outside), environment: [:])
-        #expect(fromFile.backendName == "snapshot-poll")
+        #expect(fromFile.backendName == "digest-polling")
         let source = try fromFile.makeSource()
-        #expect(source.backendName == "snapshot-poll")
+        #expect(source.backendName == "digest-polling")
         _ = try await observe(source.updates(), onReady: { try tree.write("from-file.txt", "x") }, until: { observed in
             observed.events.contains { $0.path.lastComponent?.string == "from-file.txt" }
         })
         var overrides = WatchConfiguration.Overrides()
-        overrides.backend = "SNAPSHOT-poll"
+        overrides.backend = "DIGEST-polling"
         // The override wins over the environment, which wins over the file.
         let overridden = try await WatchConfiguration.load(roots: [tree.root], overrides: overrides,
                                                            configFile: tree.path("config.json", in: .outside),
                                                            environment: ["FILEWATCH_BACKEND": "polling"])
-        #expect(overridden.backendName == "snapshot-poll")
+        #expect(overridden.backendName == "digest-polling")
         let fromEnvironment = try await WatchConfiguration.load(roots: [tree.root], configFile: tree.path("config.json", in: .outside),
                                                                 environment: ["FILEWATCH_BACKEND": "polling"])
         #expect(fromEnvironment.backendName == "polling")
@@ -110,18 +78,18 @@ import Testing
     func namesAreChecked() async throws {
         let registry = FileSystemEventBackendRegistry.shared
         #expect(throws: FileSystemEventsError.backendNameTaken("inotify")) {
-            try registry.register(RegisteredBackend(name: "inotify", summary: "") { options in SnapshotPollingSource(options: options) })
+            try registry.register(RegisteredBackend(name: "inotify", summary: "") { options in Self.exampleSource(options) })
         }
         try registry.register(Self.example)
-        defer { registry.unregister(name: "snapshot-poll") }
-        #expect(throws: FileSystemEventsError.backendNameTaken("SNAPSHOT-POLL")) {
-            try registry.register(RegisteredBackend(name: "SNAPSHOT-POLL", summary: "") { options in SnapshotPollingSource(options: options) })
+        defer { registry.unregister(name: "digest-polling") }
+        #expect(throws: FileSystemEventsError.backendNameTaken("DIGEST-POLLING")) {
+            try registry.register(RegisteredBackend(name: "DIGEST-POLLING", summary: "") { options in Self.exampleSource(options) })
         }
         do {
             _ = try await WatchConfiguration.load(roots: ["/tmp"], environment: ["FILEWATCH_BACKEND": "nosuch"])
             Issue.record("an unknown backend was accepted")
         } catch {
-            #expect(error.description.contains("snapshot-poll") && error.description.contains("inotify"), "\(error)")
+            #expect(error.description.contains("digest-polling") && error.description.contains("inotify"), "\(error)")
         }
         #expect(throws: FileSystemEventsError.self) { try FileSystemEventBackend(name: "nosuch") }
     }
@@ -132,20 +100,20 @@ import Testing
         try registry.register(Self.example)
         try registry.register(RegisteredBackend(name: "never-here", summary: "", availability: {
             .unavailable(reason: "not on this machine", remedy: "none")
-        }) { options in SnapshotPollingSource(options: options) })
+        }) { options in Self.exampleSource(options) })
         defer {
-            registry.unregister(name: "snapshot-poll")
+            registry.unregister(name: "digest-polling")
             registry.unregister(name: "never-here")
             registry.autoPreference = nil
         }
         let tree = try ScratchTree()
-        registry.autoPreference = ["never-here", "snapshot-poll", "inotify"]
-        #expect(try FileSystemEventBackend.auto.makeSource(options: WatchOptions(roots: [tree.root])).backendName == "snapshot-poll")
-        #expect(FileSystemEventBackend.autoChoice(for: [tree.root]) == "snapshot-poll", "what `filewatch backends` shows for auto")
+        registry.autoPreference = ["never-here", "digest-polling", "inotify"]
+        #expect(try FileSystemEventBackend.auto.makeSource(options: WatchOptions(roots: [tree.root])).backendName == "digest-polling")
+        #expect(FileSystemEventBackend.autoChoice(for: [tree.root]) == "digest-polling", "what `filewatch backends` shows for auto")
         registry.autoPreference = ["polling"]
         #expect(try FileSystemEventBackend.auto.makeSource(options: WatchOptions(roots: [tree.root])).backendName == "polling")
         registry.autoPreference = nil
-        #expect(try FileSystemEventBackend.auto.makeSource(options: WatchOptions(roots: [tree.root])).backendName != "snapshot-poll")
+        #expect(try FileSystemEventBackend.auto.makeSource(options: WatchOptions(roots: [tree.root])).backendName != "digest-polling")
         #expect(FileSystemEventBackend.autoChoice(for: [tree.root]) == FileSystemEventBackend.auto.resolved(for: [tree.root]).rawValue)
     }
 }
