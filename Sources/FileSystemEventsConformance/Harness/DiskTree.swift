@@ -87,7 +87,7 @@ public struct DiskTree: Sendable, Equatable {
         var content: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc_read(fd, $0.baseAddress, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { Libc.read(fd, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { break }
             content.append(contentsOf: chunk[..<count])
@@ -101,4 +101,3 @@ public struct DiskTree: Sendable, Equatable {
     }
 }
 
-private func Glibc_read(_ fd: CInt, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(fd, buffer, count) }

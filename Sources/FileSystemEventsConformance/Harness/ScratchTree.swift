@@ -93,7 +93,7 @@ public final class ScratchTree: Sendable {
         let source = absolute(from, in: fromArea)
         let destination = absolute(to, in: toArea)
         try Self.call("rename \(from) -> \(to)") {
-            withC(source) { s in withC(destination) { d in Glibc_rename(s, d) } }
+            withC(source) { s in withC(destination) { d in Libc.rename(s, d) } }
         }
     }
 
@@ -124,14 +124,14 @@ public final class ScratchTree: Sendable {
     /// not exist.
     public func symlink(_ path: RelativePath, pointingTo target: String, in area: Area = .root) throws {
         let link = absolute(path, in: area)
-        try Self.call("symlink \(path)") { withC(link) { l in Glibc_symlink(target, l) } }
+        try Self.call("symlink \(path)") { withC(link) { l in Libc.symlink(target, l) } }
     }
 
     /// Gives the item at `existing` a second name, `path`, in the same area (`link(2)`).
     public func hardLink(_ path: RelativePath, to existing: RelativePath, in area: Area = .root) throws {
         let source = absolute(existing, in: area)
         let link = absolute(path, in: area)
-        try Self.call("link \(path)") { withC(source) { s in withC(link) { l in Glibc_link(s, l) } } }
+        try Self.call("link \(path)") { withC(source) { s in withC(link) { l in Libc.link(s, l) } } }
     }
 
     /// Rewrites a file in place with `content` and then puts its access and modification times
@@ -203,7 +203,7 @@ public final class ScratchTree: Sendable {
         defer { close(fd) }
         var written = 0
         while written < content.count {
-            let result = content[written...].withUnsafeBytes { Glibc_write(fd, $0.baseAddress, $0.count) }
+            let result = content[written...].withUnsafeBytes { Libc.write(fd, $0.baseAddress, $0.count) }
             if result < 0 {
                 if errno == EINTR { continue }
                 throw ConformanceFailure("write \(path): \(Errno(rawValue: errno))")
@@ -249,8 +249,3 @@ func withC<R>(_ bytes: [UInt8], _ body: (UnsafePointer<CChar>) -> R) -> R {
         buffer.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) }
     }
 }
-
-private func Glibc_rename(_ from: UnsafePointer<CChar>, _ to: UnsafePointer<CChar>) -> CInt { rename(from, to) }
-private func Glibc_symlink(_ target: String, _ link: UnsafePointer<CChar>) -> CInt { symlink(target, link) }
-private func Glibc_link(_ source: UnsafePointer<CChar>, _ destination: UnsafePointer<CChar>) -> CInt { link(source, destination) }
-private func Glibc_write(_ fd: CInt, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { write(fd, buffer, count) }

@@ -75,7 +75,7 @@ package struct SnapshotScanner: Sendable {
 
         mutating func list(_ descriptor: CInt, into directory: SnapshotDirectory, relativePath: [UInt8], depth: Int) {
             guard let stream = fdopendir(descriptor) else {
-                let errno = Errno(rawValue: Glibc_errno())
+                let errno = Errno(rawValue: Libc.errno)
                 Syscalls.close(descriptor)
                 directory.isUnreadable = true
                 unreadable.append((relativePath, errno))
@@ -160,5 +160,3 @@ package func withCString<R>(_ bytes: [UInt8], _ body: (UnsafePointer<CChar>) -> 
     }
 }
 
-@inline(__always)
-private func Glibc_errno() -> CInt { errno }

@@ -22,7 +22,7 @@ package enum Syscalls {
     /// Opens a path for reading attributes only (used to pin a root while it is scanned).
     package static func open(_ path: FilePath, flags: CInt) -> Result<CInt, Errno> {
         path.withPlatformString { name in
-            valueOrErrno(retryOnInterrupt: true) { Glibc_open(name, flags) }
+            valueOrErrno(retryOnInterrupt: true) { Libc.open(name, flags) }
         }
     }
 
@@ -127,13 +127,3 @@ package enum Syscalls {
     }
 }
 
-#if canImport(Glibc)
-@inline(__always)
-private func Glibc_open(_ name: UnsafePointer<CChar>, _ flags: CInt) -> CInt { Glibc.open(name, flags) }
-#elseif canImport(Musl)
-@inline(__always)
-private func Glibc_open(_ name: UnsafePointer<CChar>, _ flags: CInt) -> CInt { Musl.open(name, flags) }
-#else
-@inline(__always)
-private func Glibc_open(_ name: UnsafePointer<CChar>, _ flags: CInt) -> CInt { Darwin.open(name, flags) }
-#endif

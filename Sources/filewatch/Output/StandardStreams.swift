@@ -8,7 +8,7 @@ struct StandardOutput: Sendable {
         guard !bytes.isEmpty else { return }
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc_write(1, $0.baseAddress, $0.count) }
+            let written = bytes[offset...].withUnsafeBytes { Libc.write(1, $0.baseAddress, $0.count) }
             if written < 0 {
                 if errno == EINTR { continue }
                 exit(errno == EPIPE ? 0 : 1)
@@ -22,10 +22,6 @@ enum StandardError {
     static func line(_ text: String) {
         var bytes = Array(text.utf8)
         bytes.append(UInt8(ascii: "\n"))
-        _ = bytes.withUnsafeBytes { Glibc_write(2, $0.baseAddress, $0.count) }
+        _ = bytes.withUnsafeBytes { Libc.write(2, $0.baseAddress, $0.count) }
     }
-}
-
-private func Glibc_write(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
-    write(fd, buffer, count)
 }
