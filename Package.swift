@@ -190,3 +190,10 @@ let package = Package(
         ),
     ]
 )
+
+// `swift package generate-documentation` (scripts/generate-docs.sh sets this): the DocC plugin
+// only when documentation is being built, so that apps depending on this package never resolve
+// or fetch it.
+if Context.environment["FILEWATCH_DOCUMENTATION"] == "1" {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
+}

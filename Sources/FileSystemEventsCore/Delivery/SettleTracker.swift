@@ -57,8 +57,8 @@ public struct SettleTracker: Sendable {
     /// - Parameters:
     ///   - quietPeriod: how long a file must see no write (and, with open/close events, no
     ///     open descriptor) before it is settled.
-    ///   - usesOpenAndClose: the backend reports writes and closes (``wrote(_:now:)`` and
-    ///     ``closedAfterWriting(_:now:)``); without them the quiet period alone decides.
+    ///   - usesOpenAndClose: the backend reports writes and closes (``wrote(_:at:)`` and
+    ///     ``closedAfterWriting(_:at:)``); without them the quiet period alone decides.
     public init(quietPeriod: Duration, usesOpenAndClose: Bool) {
         self.quietNanoseconds = quietPeriod.saturatingNanoseconds
         self.usesOpenAndClose = usesOpenAndClose
@@ -67,15 +67,17 @@ public struct SettleTracker: Sendable {
     /// No file is being written: nothing can settle until more events come.
     public var isIdle: Bool { sessions.isEmpty }
 
-    /// ``observe(_:now:)`` at an instant of ``MonotonicClock``: the events with the `settled`
+    /// Follows what the events say (writes start or extend a session, removals end it,
+    /// renames carry it along) at an instant of ``MonotonicClock``: the events with the `settled`
     /// events they cause, each right after its cause.
     public mutating func observe(_ events: [FileSystemEvent], at instant: MonotonicClock.Instant) -> [FileSystemEvent] {
         observe(events, now: instant.nanoseconds)
     }
 
-    /// The files present at `ready` in `snapshot` (the initial scan), as
-    /// ``presentAtReady(_:identity:changeTime:wallNow:now:)`` takes them one by one: the
-    /// `settled` events of those finished already, in path order; the rest settle later.
+    /// The regular files present at `ready` in `snapshot` (the initial scan): returns the
+    /// `settled` events of those unchanged for the quiet period already, in path order; the
+    /// others may still have a writer at work and settle a quiet period after their last
+    /// change (``nextDeadline``), like files written while watched.
     public mutating func presentAtReady(_ snapshot: FileTreeSnapshot, at instant: MonotonicClock.Instant) -> [FileSystemEvent] {
         presentAtReady(snapshot.rootSnapshot, paths: PathBuilder(root: snapshot.root), now: instant.nanoseconds)
     }
@@ -111,17 +113,21 @@ public struct SettleTracker: Sendable {
         return settled
     }
 
-    /// A file moved in from outside the tree (``movedIn(_:now:)``).
+    /// A file moved in from outside the tree (inotify `IN_MOVED_TO` with no `IN_MOVED_FROM`):
+    /// complete as it stands, so it settles as soon as it is reported `created`, unless a write
+    /// comes first.
     public mutating func movedIn(_ path: FilePath, at instant: MonotonicClock.Instant) {
         movedIn(path.bytes, now: instant.nanoseconds)
     }
 
-    /// A write through a descriptor (``wrote(_:now:)``).
+    /// A write through a descriptor (inotify `IN_MODIFY`): a writer is at work until it closes.
+    /// Fed in kernel order, before the events are translated.
     public mutating func wrote(_ path: FilePath, at instant: MonotonicClock.Instant) {
         wrote(path.bytes, now: instant.nanoseconds)
     }
 
-    /// A writer's descriptor closed (``closedAfterWriting(_:now:)``).
+    /// A descriptor open for writing was closed (`IN_CLOSE_WRITE`): the write session ends and
+    /// the quiet period starts.
     public mutating func closedAfterWriting(_ path: FilePath, at instant: MonotonicClock.Instant) {
         closedAfterWriting(path.bytes, now: instant.nanoseconds)
     }
