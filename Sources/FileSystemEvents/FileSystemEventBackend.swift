@@ -17,6 +17,7 @@ public enum FileSystemEventBackend: String, Sendable, Hashable, CaseIterable, Cu
     /// The libinotifytools C library (Linux, GPL-2; needs the `InotifyTools` package trait).
     case inotifytools
 
+    /// The name as configuration spells it.
     public var description: String { rawValue }
 
     /// Parses a backend name, case-insensitively.
@@ -29,12 +30,19 @@ public enum FileSystemEventBackend: String, Sendable, Hashable, CaseIterable, Cu
 
     /// Whether the backend can run in this process, and if not, what would make it run.
     public enum Availability: Sendable, Hashable {
+        /// Nothing stops the backend from running in this process.
         case available
+        /// It cannot run here: `reason` says why and `remedy` what would change that, both
+        /// shown by `filewatch backends` and carried by
+        /// ``FileSystemEventsError/backendUnavailable(name:reason:remedy:)``.
         case unavailable(reason: String, remedy: String)
 
+        /// `true` for ``available``, for callers that do not need the reason.
         public var isAvailable: Bool { self == .available }
     }
 
+    /// Whether this build can run the backend: `auto` and `polling` always, `inotify` on Linux,
+    /// `inotifytools` on Linux with the `InotifyTools` package trait.
     public var availability: Availability {
         switch self {
         case .auto, .polling:
@@ -46,6 +54,8 @@ public enum FileSystemEventBackend: String, Sendable, Hashable, CaseIterable, Cu
         }
     }
 
+    /// What the backend can do; `nil` for `auto` (its choice depends on the roots) and for a
+    /// backend this build cannot run.
     public var capabilities: FileSystemEventSourceCapabilities? {
         switch self {
         case .auto: return nil

@@ -19,6 +19,9 @@ import Synchronization
 /// registered source, as they wrap the built-in ones. Run the conformance suite
 /// (`FileSystemEventsConformance`) against it before registering it.
 public struct RegisteredBackend: Sendable {
+    /// Makes the backend's own source from options already validated, which never ask for
+    /// waiting for roots or stable IDs. It may be called more than once, and after
+    /// ``makeSource(options:)`` has returned (when a missing root appears).
     public typealias SourceFactory = @Sendable (WatchOptions) throws(FileSystemEventsError) -> any FileSystemEventSource
 
     /// How configuration spells it (compared case-insensitively; not a built-in name).
@@ -27,9 +30,13 @@ public struct RegisteredBackend: Sendable {
     public let summary: String
     /// Asked each time the backend is chosen: whether it can run in this process now.
     public let availability: @Sendable () -> FileSystemEventBackend.Availability
+    /// What the backend can do, as `filewatch backends` shows it; `nil` when not declared, and
+    /// then a source waiting for a missing root reports polling's.
     public let capabilities: FileSystemEventSourceCapabilities?
     private let factory: SourceFactory
 
+    /// Registers nothing: pass it to ``FileSystemEventBackendRegistry/register(_:)``.
+    /// `availability` defaults to always available.
     public init(
         name: String,
         summary: String,
@@ -65,6 +72,7 @@ public struct RegisteredBackend: Sendable {
 /// Like swift-log's `LoggingSystem`, it is process-wide: a host app registers its backends
 /// once at start-up, before it reads configuration.
 public final class FileSystemEventBackendRegistry: Sendable {
+    /// The registry configuration and `auto` read: register backends here.
     public static let shared = FileSystemEventBackendRegistry()
 
     private struct State {
@@ -74,6 +82,7 @@ public final class FileSystemEventBackendRegistry: Sendable {
 
     private let state = Mutex(State())
 
+    /// A separate, empty registry; configuration and `auto` read only ``shared``.
     public init() {}
 
     /// Registers `backend`. A name already taken, by a built-in backend or a registered one,

@@ -29,8 +29,12 @@ public struct WatchConfiguration: Sendable {
     /// The backend chosen when the name is one registered with
     /// ``FileSystemEventBackendRegistry``; it takes precedence over ``backend``.
     public var registeredBackend: RegisteredBackend?
+    /// The options ``makeSource()`` hands the backend as they are; ``makeSource(watching:)``
+    /// replaces the roots, recursion, symlinks, filter and latency in them.
     public var options: WatchOptions
 
+    /// A configuration made in code, reading no provider; the options are checked only when a
+    /// source is made (``WatchOptions/validate()``).
     public init(backend: FileSystemEventBackend, options: WatchOptions) {
         self.backend = backend
         self.options = options
@@ -48,18 +52,32 @@ public struct WatchConfiguration: Sendable {
 
     /// The configuration keys, relative to the `filewatch` scope.
     public enum Key: String, CaseIterable, Sendable {
+        /// A backend's name, matched case-insensitively: a built-in one (``WatchConfiguration/backend``)
+        /// or a registered one (``WatchConfiguration/registeredBackend``).
         case backend
+        /// ``WatchOptions/latency``, in seconds.
         case latency
+        /// ``WatchOptions/pollInterval``, in seconds.
         case pollInterval
+        /// ``WatchOptions/isRecursive``.
         case recursive
+        /// ``WatchOptions/followsSymlinks``.
         case followSymlinks
+        /// ``PathFilter/include``: globs, comma-separated in a single string.
         case include
+        /// ``PathFilter/exclude``: globs, comma-separated in a single string.
         case exclude
+        /// ``WatchOptions/bufferLimit``, above 0.
         case bufferLimit
+        /// ``PathFilter/maximumDepth``, within ``WatchOptions/depthRange``.
         case depth
+        /// ``PathFilter/ignoresEditorFiles``.
         case ignoreEditorFiles
+        /// ``WatchOptions/settleQuietPeriod``, in seconds.
         case settle
+        /// ``WatchOptions/waitsForMissingRoots`` (`FILEWATCH_WAIT_FOR_ROOTS`, `true`/`false`).
         case waitForRoots
+        /// ``WatchOptions/stampsStableIDs`` (`FILEWATCH_STABLE_IDS`, `true`/`false`).
         case stableIds
 
         /// The full key, as users write it: `filewatch.pollInterval`.
@@ -148,17 +166,27 @@ public struct WatchConfiguration: Sendable {
 
     /// Values given in code or on a command line, which take precedence over everything else.
     public struct Overrides: Sendable {
+        /// Overrides `filewatch.backend`: a built-in or registered backend's name; an unknown one
+        /// makes ``WatchConfiguration/load(roots:overrides:configFile:environment:)`` throw.
         public var backend: String?
         /// ``WatchOptions/latency``.
         public var latency: Duration?
         /// ``WatchOptions/pollInterval``.
         public var pollInterval: Duration?
+        /// Overrides `filewatch.recursive` (``WatchOptions/isRecursive``).
         public var recursive: Bool?
+        /// Overrides `filewatch.followSymlinks` (``WatchOptions/followsSymlinks``).
         public var followSymlinks: Bool?
+        /// Overrides `filewatch.include`: globs for ``PathFilter/include``.
         public var include: [String]?
+        /// Overrides `filewatch.exclude`: globs for ``PathFilter/exclude``.
         public var exclude: [String]?
+        /// Overrides `filewatch.bufferLimit` (``WatchOptions/bufferLimit``); must be above 0.
         public var bufferLimit: Int?
+        /// Overrides `filewatch.depth` (``PathFilter/maximumDepth``); must be within
+        /// ``WatchOptions/depthRange``.
         public var depth: Int?
+        /// Overrides `filewatch.ignoreEditorFiles` (``PathFilter/ignoresEditorFiles``).
         public var ignoreEditorFiles: Bool?
         /// The settle quiet period (``WatchOptions/settleQuietPeriod``).
         public var settle: Duration?
@@ -167,6 +195,7 @@ public struct WatchConfiguration: Sendable {
         /// Stamp and report stable IDs (``WatchOptions/stampsStableIDs``).
         public var stableIds: Bool?
 
+        /// No overrides: every key comes from the environment or the file.
         public init() {}
 
         var values: [AbsoluteConfigKey: ConfigValue] {

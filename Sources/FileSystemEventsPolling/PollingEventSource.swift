@@ -14,16 +14,23 @@ public import FileSystemEventsCore
 /// the same second is seen. What happens *and is undone* within one interval (a temp file
 /// created and deleted) is, correctly, not reported.
 public struct PollingEventSource: ProducerThreadEventSource {
+    /// The options every watch of this source uses.
     public let options: WatchOptions
 
+    /// Checks nothing yet: each watch validates the options when it starts, and fails through
+    /// its stream.
     public init(options: WatchOptions) {
         self.options = options
     }
 
+    /// Always ``name``.
     public var backendName: String { Self.name }
 
+    /// The name configuration uses for this backend.
     public static let name = "polling"
 
+    /// A poll: renames paired, nothing to overflow, no per-directory watches, other hosts'
+    /// writes seen, and no closes heard.
     public static let capabilities = FileSystemEventSourceCapabilities(
         isEventDriven: false,
         pairsRenames: true,
@@ -33,9 +40,12 @@ public struct PollingEventSource: ProducerThreadEventSource {
         seesRemoteChanges: true
     )
 
+    /// The static `capabilities`: they do not depend on the options.
     public var capabilities: FileSystemEventSourceCapabilities { Self.capabilities }
 
 
+    /// Starts one watch on a producer thread of its own: a first scan before `ready`, then a
+    /// scan and diff every ``WatchOptions/pollInterval``.
     public func makeStream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
         let options = self.options
         return FileSystemEventStream(options: options, handler: handler) { channel in

@@ -26,14 +26,20 @@ public struct DigestPollingEventSource: ProducerThreadEventSource {
     /// cost more than the guarantee is worth.
     public static let defaultDigestLimit = 64 * 1024
 
+    /// The options every watch of this source uses.
     public let options: WatchOptions
+    /// Regular files of at most this many bytes are read and digested every interval; 0 digests
+    /// none, which leaves the status test alone.
     public let digestLimit: Int
 
+    /// Checks nothing yet: each watch validates the options when it starts. A negative
+    /// `digestLimit` is taken as 0.
     public init(options: WatchOptions, digestLimit: Int = Self.defaultDigestLimit) {
         self.options = options
         self.digestLimit = max(0, digestLimit)
     }
 
+    /// Always ``name``.
     public var backendName: String { Self.name }
 
     /// A poll: nothing to overflow, no per-directory watches, other hosts' writes seen.
@@ -46,8 +52,11 @@ public struct DigestPollingEventSource: ProducerThreadEventSource {
         seesRemoteChanges: true
     )
 
+    /// The static `capabilities`: they do not depend on the options.
     public var capabilities: FileSystemEventSourceCapabilities { Self.capabilities }
 
+    /// Starts one watch on a producer thread of its own, scanning every
+    /// ``WatchOptions/pollInterval``.
     public func makeStream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
         let options = self.options
         let digestLimit = self.digestLimit

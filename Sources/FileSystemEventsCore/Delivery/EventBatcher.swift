@@ -160,16 +160,20 @@ public struct MonotonicClock: Clock {
             return Instant(nanoseconds: nanoseconds > back ? nanoseconds - back : 0)
         }
 
+        /// Negative when `other` is earlier than this instant.
         public func duration(to other: Instant) -> Duration {
             other.nanoseconds >= nanoseconds
                 ? .nanoseconds(other.nanoseconds - nanoseconds) : .zero - .nanoseconds(nanoseconds - other.nanoseconds)
         }
 
+        /// Earlier instants order first.
         public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
 
+        /// The nanoseconds since the clock's origin, for logs.
         public var description: String { "MonotonicClock.Instant(\(nanoseconds) ns)" }
     }
 
+    /// Holds nothing: every instance reads the same `CLOCK_MONOTONIC`.
     public init() {}
 
     /// Now, read with `clock_gettime(CLOCK_MONOTONIC)`.

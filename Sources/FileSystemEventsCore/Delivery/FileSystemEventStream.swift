@@ -9,7 +9,9 @@
 /// ``FileSystemEventsError/concurrentIteration`` (the waiting task is not disturbed). Each
 /// call of ``FileSystemEventSource/updates()`` makes an independent stream for another consumer.
 public struct FileSystemEventStream: AsyncSequence, Sendable {
+    /// Lifecycle milestones, event batches and diagnostics (``FileSystemWatchUpdate``).
     public typealias Element = FileSystemWatchUpdate
+    /// Iteration throws nothing but ``FileSystemEventsError``.
     public typealias Failure = FileSystemEventsError
 
     /// Owns the channel for the stream and all its iterators; the last one to go ends the watch.
@@ -154,6 +156,8 @@ public struct FileSystemEventStream: AsyncSequence, Sendable {
         BlockingIterator(storage: storage)
     }
 
+    /// Made by ``makeBlockingIterator()``: its `next()` blocks the calling thread, under the same
+    /// one-consumer rule as the async iterator.
     public struct BlockingIterator {
         let storage: Storage
         var reportedStartupError = false
@@ -171,14 +175,19 @@ public struct FileSystemEventStream: AsyncSequence, Sendable {
         }
     }
 
+    /// Every iterator reads the stream's one watch: iterators may follow one another, not
+    /// wait at once.
     public func makeAsyncIterator() -> Iterator {
         Iterator(storage: storage)
     }
 
+    /// Reads the stream's watch; cancelling the task waiting in `next` ends the watch.
     public struct Iterator: AsyncIteratorProtocol {
         let storage: Storage
         var reportedStartupError = false
 
+        /// The next update, waiting until the watch has one; `nil` once it has ended. Throws
+        /// why the watch failed or could not start, or ``FileSystemEventsError/concurrentIteration``.
         public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws(FileSystemEventsError) -> FileSystemWatchUpdate? {
             guard let channel = storage.channel else {
                 if let error = storage.startupError, !reportedStartupError {
@@ -190,6 +199,7 @@ public struct FileSystemEventStream: AsyncSequence, Sendable {
             return try await channel.next().get()
         }
 
+        /// The same as ``next(isolation:)``, on no actor.
         public mutating func next() async throws(FileSystemEventsError) -> FileSystemWatchUpdate? {
             try await next(isolation: nil)
         }

@@ -24,6 +24,8 @@ public protocol ProducerThreadEventSource: FileSystemEventSource {
 }
 
 extension ProducerThreadEventSource {
+    /// ``makeStream(handler:)`` with no handler: updates wait in the stream's buffer (at most
+    /// ``WatchOptions/bufferLimit`` events) for the task that iterates it.
     public func updates() -> FileSystemEventStream {
         makeStream(handler: nil)
     }
