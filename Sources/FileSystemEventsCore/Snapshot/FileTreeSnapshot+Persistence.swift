@@ -107,7 +107,7 @@ extension FileTreeSnapshot {
         } catch {
             scanned = .failure(error)
         }
-        let saved: FileTreeSnapshot
+        var saved: FileTreeSnapshot
         switch decoding.wait() {
         case .success(let snapshot): saved = snapshot
         case .failure(let error): throw .snapshotFile(error)
@@ -116,7 +116,11 @@ extension FileTreeSnapshot {
         case .success(let newer):
             // Neither tree is held by anyone else: the diff may consume the saved one.
             let events = Self.events(from: saved.storage.snapshot, to: newer, root: requested, copyingOld: false, copyingNew: false)
-            return (events, FileTreeSnapshot(root: requested, snapshot: newer, scanner: saved.scanner))
+            let scanner = saved.scanner
+            // The consumed tree is as large as today's (a million entries: a tenth of a
+            // second of frees); nobody waits for that, so another thread does it.
+            ReleaseElsewhere.release(&saved)
+            return (events, FileTreeSnapshot(root: requested, snapshot: newer, scanner: scanner))
         case .failure(let error):
             throw .scan(error)
         }
@@ -144,6 +148,23 @@ extension FileTreeSnapshot {
     public var followsSymlinks: Bool { scanner.followsSymlinks }
     /// The filter the tree was scanned with.
     public var filter: PathFilter { scanner.filter }
+}
+
+/// Drops the last reference to a large tree on a thread of its own, so that freeing it (one
+/// free per entry and per name) does not hold up the caller; inline if no thread can be made.
+private enum ReleaseElsewhere {
+    private final class Holder: @unchecked Sendable {
+        // Set once before the thread starts, dropped on that thread only.
+        var tree: FileTreeSnapshot.Storage?
+        init(_ tree: FileTreeSnapshot.Storage) { self.tree = tree }
+    }
+
+    /// Leaves `snapshot` holding an empty tree and releases its old one elsewhere.
+    static func release(_ snapshot: inout FileTreeSnapshot) {
+        let holder = Holder(snapshot.storage)
+        snapshot.storage = FileTreeSnapshot.Storage(RootSnapshot(status: snapshot.storage.snapshot.status, tree: nil))
+        if !ProducerThread.start({ holder.tree = nil }) { holder.tree = nil }
+    }
 }
 
 /// A snapshot file's entries decoded on a thread of their own (inline if none can be made).
