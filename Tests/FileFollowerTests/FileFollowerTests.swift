@@ -125,6 +125,38 @@ struct FileFollowerTests {
         #expect(recorder.deliveredNotices.filter { $0.kind == .replaced || $0.kind == .appeared }.count == 5)
     }
 
+    /// A source that reports nothing after `ready` (a poll once an hour) stands for a backend
+    /// that lost the event that mattered: the follower's once-a-second look at the path still
+    /// finds the new file, and delivers all of it.
+    @Test("a replacement the source never reports is found by the periodic look, every byte delivered")
+    func replacementWithoutEvent() async throws {
+        let deaf = FollowBackend(name: "polling once an hour") { options throws(FileSystemEventsError) in
+            var options = options
+            options.pollInterval = .seconds(3600)
+            return PollingEventSource(options: options)
+        }
+        let tree = try ScratchTree()
+        let path = tree.path("config.txt")
+        try tree.write("config.txt", "version 0\n")
+        let recorder = try await follow(path, on: deaf) { recorder in
+            try recorder.wait("the follower watching") { _, _, starts in !starts.isEmpty }
+            let writer = LogWriter(path: path, recorder: recorder, seed: 40)
+            writer.pretendWritten(Array("version 0\n".utf8))
+            try writer.waitUntilDelivered()
+            for version in 1...2 {
+                let temporary = tree.path(".config.txt.swp")
+                let saver = LogWriter(path: temporary, recorder: recorder, seed: UInt64(40 + version))
+                try saver.reopen()
+                try saver.append(Array("version \(version)\n".utf8) + saver.randomBytes(saver.randomInt(1...20_000)))
+                try Self.rename(temporary, to: path)
+                writer.pretendWritten(saver.written)
+                try writer.waitUntilDelivered()
+            }
+            return writer.written
+        }
+        #expect(recorder.deliveredNotices.filter { $0.kind == .replaced }.count == 2)
+    }
+
     @Test("a path that appears late", arguments: FollowBackend.available)
     func pathAppearsLate(backend: FollowBackend) async throws {
         let tree = try ScratchTree()

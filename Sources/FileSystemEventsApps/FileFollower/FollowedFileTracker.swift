@@ -207,14 +207,26 @@ final class FollowedFileTracker {
     }
 
     /// When to look again without an event: while a superseded file is held, a writer may
-    /// still append to it outside the watched directory, and its grace period runs out.
+    /// still append to it outside the watched directory, and its grace period runs out; and
+    /// in any case once every ``pathRecheckInterval``.
+    ///
+    /// The path is looked at on every event the source reports, so the periodic look costs one
+    /// `statx` a second and finds nothing new, unless an event that mattered never came: a
+    /// backend (built-in or registered) that lost one, or a wake-up that went astray. Then a
+    /// new file at the path is seen a second later instead of never, and none of its bytes is
+    /// lost.
     func nextDeadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        guard let supersededAt = generations.first?.supersededAt else { return nil }
-        return min(now + Self.supersededRereadInterval, supersededAt + options.rotationGracePeriod)
+        let recheck = now + Self.pathRecheckInterval
+        guard let supersededAt = generations.first?.supersededAt else { return recheck }
+        return min(recheck, now + Self.supersededRereadInterval, supersededAt + options.rotationGracePeriod)
     }
 
     /// How often a superseded file is read again while no event comes for it.
     static let supersededRereadInterval: Duration = .milliseconds(100)
+
+    /// How often the path is looked at while no event comes, as `tail -F` looks at its file
+    /// once a second: the bound on how late a change the source did not report is noticed.
+    static let pathRecheckInterval: Duration = .seconds(1)
 
     // MARK: Finishing
 
