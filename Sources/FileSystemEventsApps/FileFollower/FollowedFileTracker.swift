@@ -224,8 +224,9 @@ final class FollowedFileTracker {
     /// How often a superseded file is read again while no event comes for it.
     static let supersededRereadInterval: Duration = .milliseconds(100)
 
-    /// How often the path is looked at while no event comes, as `tail -F` looks at its file
-    /// once a second: the bound on how late a change the source did not report is noticed.
+    /// How often the path is looked at while no event comes (the default of `tail -F`'s
+    /// `--sleep-interval` when it polls): the bound on how late a change the source did not
+    /// report is noticed.
     static let pathRecheckInterval: Duration = .seconds(1)
 
     // MARK: Finishing
