@@ -121,11 +121,16 @@ extension Duration {
     /// Whole nanoseconds, 0 for negative durations and `UInt64.max` past what fits, so no
     /// conversion of a user's value can trap.
     package var saturatingNanoseconds: UInt64 {
+        self > .zero ? saturatingMagnitudeNanoseconds : 0
+    }
+
+    /// Whole nanoseconds of the duration's size, whatever its sign (`UInt64.max` past what
+    /// fits): the components share the duration's sign, so their magnitudes add up.
+    package var saturatingMagnitudeNanoseconds: UInt64 {
         let (seconds, attoseconds) = components
-        if seconds < 0 || (seconds == 0 && attoseconds <= 0) { return 0 }
-        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        let (whole, overflow) = seconds.magnitude.multipliedReportingOverflow(by: 1_000_000_000)
         if overflow { return .max }
-        let (total, carry) = whole.addingReportingOverflow(UInt64(max(0, attoseconds) / 1_000_000_000))
+        let (total, carry) = whole.addingReportingOverflow(UInt64(attoseconds.magnitude / 1_000_000_000))
         return carry ? .max : total
     }
 }
@@ -147,17 +152,12 @@ public struct MonotonicClock: Clock {
         /// Saturates rather than wrapping: an instant years ahead (a window of
         /// ``WatchOptions/latencyRange``'s upper end) stays the latest instant there is.
         public func advanced(by duration: Duration) -> Instant {
-            let step = duration.saturatingNanoseconds
-            if step > 0 {
+            let step = duration.saturatingMagnitudeNanoseconds
+            if duration > .zero {
                 let (sum, overflow) = nanoseconds.addingReportingOverflow(step)
                 return Instant(nanoseconds: overflow ? .max : sum)
             }
-            // Components share their sign, so their magnitudes are the step back.
-            let (seconds, attoseconds) = duration.components
-            let (whole, overflow) = seconds.magnitude.multipliedReportingOverflow(by: 1_000_000_000)
-            let (sum, carry) = whole.addingReportingOverflow(UInt64(attoseconds.magnitude / 1_000_000_000))
-            let back = overflow || carry ? UInt64.max : sum
-            return Instant(nanoseconds: nanoseconds > back ? nanoseconds - back : 0)
+            return Instant(nanoseconds: nanoseconds > step ? nanoseconds - step : 0)
         }
 
         /// Negative when `other` is earlier than this instant.
