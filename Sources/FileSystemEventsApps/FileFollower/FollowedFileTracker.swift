@@ -216,9 +216,9 @@ final class FollowedFileTracker {
     /// new file at the path is seen a second later instead of never, and none of its bytes is
     /// lost.
     func nextDeadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        let recheck = now + Self.pathRecheckInterval
-        guard let supersededAt = generations.first?.supersededAt else { return recheck }
-        return min(recheck, now + Self.supersededRereadInterval, supersededAt + options.rotationGracePeriod)
+        // A superseded file is read again more often than the path is looked at.
+        guard let supersededAt = generations.first?.supersededAt else { return now + Self.pathRecheckInterval }
+        return min(now + Self.supersededRereadInterval, supersededAt + options.rotationGracePeriod)
     }
 
     /// How often a superseded file is read again while no event comes for it.
