@@ -21,6 +21,7 @@ struct DigestPollingWatch {
     private var batcher: EventBatcher
     private var settle: SettleTracker?
     private var roots: [Root] = []
+    private let digestLimit: Int
 
     private struct Root {
         var snapshot: FileTreeSnapshot
@@ -41,8 +42,6 @@ struct DigestPollingWatch {
         self.settle = options.settleQuietPeriod.map { SettleTracker(quietPeriod: max($0, options.pollInterval), usesOpenAndClose: false) }
         self.digestLimit = digestLimit
     }
-
-    private let digestLimit: Int
 
     mutating func run() {
         channel.send(.scanStarted(roots: options.roots))

@@ -117,8 +117,8 @@ extension FileTreeSnapshot {
             // Neither tree is held by anyone else: the diff may consume the saved one.
             let events = Self.events(from: saved.storage.snapshot, to: newer, root: requested, copyingOld: false, copyingNew: false)
             let scanner = saved.scanner
-            // The consumed tree is as large as today's (a million entries: a tenth of a
-            // second of frees); nobody waits for that, so another thread does it.
+            // The consumed tree is as large as today's (one free per entry and per name);
+            // nobody waits for that, so another thread does it.
             ReleaseElsewhere.release(&saved)
             return (events, FileTreeSnapshot(root: requested, snapshot: newer, scanner: scanner))
         case .failure(let error):
