@@ -18,6 +18,18 @@
 #include <malloc.h>
 #endif
 
+long cfse_read_directory_entries(int fd, void *buffer, size_t size) {
+#if defined(__linux__)
+    return syscall(SYS_getdents64, fd, buffer, size);
+#else
+    (void)fd;
+    (void)buffer;
+    (void)size;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
 int cfse_status_at(int directory_fd, const char *name, int follow, cfse_status *out) {
 #if defined(__linux__)
     struct statx s;

@@ -44,6 +44,9 @@ extension InotifyWatch {
     /// What one crawl collects besides the tree.
     struct CrawlState {
         var failure: FileSystemEventsError?
+        /// One batch buffer for every directory of the crawl: a listing is read whole before
+        /// the crawl descends.
+        let reader = DirectoryEntryReader()
         /// Every file met, to find hard links within the tree once the crawl is done. An
         /// array, not a dictionary by identity: appending is cheap, and sorting the inode
         /// numbers once costs less than hashing every file as it is met (the dictionary's
@@ -200,7 +203,7 @@ extension InotifyWatch {
 
         let listing: [DirectoryListing.Entry]
         let statEach = state.changedSince != nil || state.presentFiles != nil
-        switch DirectoryListing.read(descriptor: descriptor, statEach: statEach, followSymlinks: options.followsSymlinks) {
+        switch DirectoryListing.read(descriptor: descriptor, with: state.reader, statEach: statEach, followSymlinks: options.followsSymlinks) {
         case .success(let entries): listing = entries
         case .failure(let errno):
             reportInaccessible(directory, errno: errno)
@@ -340,38 +343,26 @@ enum DirectoryListing {
     }
 
     /// Lists the directory open at `descriptor`, which it takes over and closes.
-    static func read(descriptor: CInt, statEach: Bool, followSymlinks: Bool) -> Result<[Entry], Errno> {
-        guard let stream = fdopendir(descriptor) else {
-            let error = Errno(rawValue: errno)
-            Syscalls.close(descriptor)
-            return .failure(error)
-        }
-        defer { closedir(stream) }
-        let directoryDescriptor = dirfd(stream)
+    static func read(descriptor: CInt, with reader: DirectoryEntryReader, statEach: Bool, followSymlinks: Bool) -> Result<[Entry], Errno> {
+        defer { Syscalls.close(descriptor) }
         var entries: [Entry] = []
-        while true {
-            errno = 0
-            guard let dirent = readdir(stream) else {
-                if errno != 0 && entries.isEmpty { return .failure(Errno(rawValue: errno)) }
-                break
-            }
-            guard let namePointer = cfse_dirent_name(dirent) else { continue }
-            if namePointer[0] == 0x2E && (namePointer[1] == 0 || (namePointer[1] == 0x2E && namePointer[2] == 0)) { continue }
+        let listed = reader.forEachEntry(in: descriptor) { listed in
+            let namePointer = listed.name
             let name = [UInt8](UnsafeRawBufferPointer(start: namePointer, count: strlen(namePointer)))
-            var entry = Entry(name: name, type: FileItemType(directoryEntryType: cfse_dirent_type(dirent)), inode: UInt64(dirent.pointee.d_ino))
+            var entry = Entry(name: name, type: listed.itemType, inode: listed.inode)
             entry.isSymlink = entry.type == .symlink
             if statEach || entry.type == .unknown || entry.type == .directory || (followSymlinks && entry.type == .symlink) {
-                switch Syscalls.status(namePointer, relativeTo: directoryDescriptor) {
+                switch Syscalls.status(namePointer, relativeTo: descriptor) {
                 case .success(let status):
                     entry.status = status
                     entry.type = status.itemType
                     entry.inode = status.inode
                     entry.isSymlink = status.itemType == .symlink
                 case .failure:
-                    continue  // gone since the listing was read; its removal is in the queue
+                    return  // gone since the listing was read; its removal is in the queue
                 }
                 if followSymlinks && entry.isSymlink,
-                   case .success(let target) = Syscalls.status(namePointer, relativeTo: directoryDescriptor, followSymlinks: true)
+                   case .success(let target) = Syscalls.status(namePointer, relativeTo: descriptor, followSymlinks: true)
                 {
                     if target.itemType == .directory {
                         entry.status = target
@@ -383,6 +374,8 @@ enum DirectoryListing {
             }
             entries.append(entry)
         }
+        // A listing cut short keeps what it read (the queue reports the rest), as `readdir` did.
+        if case .failure(let errno) = listed, entries.isEmpty { return .failure(errno) }
         return .success(entries)
     }
 }

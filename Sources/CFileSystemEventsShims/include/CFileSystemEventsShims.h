@@ -1,6 +1,7 @@
 #ifndef C_FILE_SYSTEM_EVENTS_SHIMS_H
 #define C_FILE_SYSTEM_EVENTS_SHIMS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <dirent.h>
 
@@ -54,6 +55,30 @@ int cfse_release_free_memory(void);
 /// `create_only` fails with EEXIST where the attribute exists already.
 long cfse_get_xattr(const char *path, const char *name, void *value, size_t size);
 int cfse_set_xattr(const char *path, const char *name, const void *value, size_t size, int create_only);
+
+/// Reads the next batch of entries of the directory open at `fd` into `buffer` (Linux's
+/// `getdents64`): the number of bytes filled, 0 at the end, or -1 with errno set. ENOSYS where
+/// the platform has no such call (the caller then lists with `readdir`).
+long cfse_read_directory_entries(int fd, void *buffer, size_t size);
+
+/// One record of a `getdents64` batch, as the kernel lays it out (`struct linux_dirent64`).
+typedef struct {
+    uint64_t inode;
+    int64_t next_offset;
+    unsigned short record_length;
+    unsigned char type;
+    char name[];
+} cfse_directory_record;
+
+/// The record at `offset` of a batch that ``cfse_read_directory_entries`` filled.
+static inline const cfse_directory_record *cfse_directory_record_at(const void *buffer, long offset) {
+    return (const cfse_directory_record *)((const char *)buffer + offset);
+}
+
+/// The NUL-terminated name of a batch record (Swift does not import a flexible array member).
+static inline const char *cfse_directory_record_name(const cfse_directory_record *record) {
+    return record->name;
+}
 
 /// The name of a directory entry (Swift imports `d_name` as a tuple).
 static inline const char *cfse_dirent_name(const struct dirent *entry) {

@@ -6,9 +6,9 @@ package import SystemPackage
 /// backends' rescan after an overflow.
 ///
 /// It never builds a path string per entry: each directory is opened relative to its parent's
-/// descriptor (`openat`), listed once (`readdir`, which batches `getdents64`), and every entry
-/// is examined relative to that descriptor (`statx`), so the kernel resolves one component at
-/// a time and no path is joined unless a filter needs it.
+/// descriptor (`openat`), listed once (``DirectoryEntryReader``, in `getdents64` batches), and
+/// every entry is examined relative to that descriptor (`statx`), so the kernel resolves one
+/// component at a time and no path is joined unless a filter needs it.
 package struct SnapshotScanner: Sendable {
     package var isRecursive: Bool
     package var followsSymlinks: Bool
@@ -65,6 +65,9 @@ package struct SnapshotScanner: Sendable {
 
     private struct Walk {
         let scanner: SnapshotScanner
+        /// One batch buffer for every directory of the walk: a listing is read whole before
+        /// the walk descends.
+        let reader = DirectoryEntryReader()
         var unreadable: [(relativePath: [UInt8], errno: Errno)] = []
         /// Directories on the current descent, to stop symlink loops when following links.
         var ancestors: Set<FileIdentity> = []
@@ -74,37 +77,25 @@ package struct SnapshotScanner: Sendable {
         }
 
         mutating func list(_ descriptor: CInt, into directory: SnapshotDirectory, relativePath: [UInt8], depth: Int) {
-            guard let stream = fdopendir(descriptor) else {
-                let errno = Errno(rawValue: Libc.errno)
-                Syscalls.close(descriptor)
-                directory.isUnreadable = true
-                unreadable.append((relativePath, errno))
-                return
-            }
-            defer { closedir(stream) }
-            let directoryDescriptor = dirfd(stream)
+            defer { Syscalls.close(descriptor) }
             let filter = scanner.filter
+            let followsSymlinks = scanner.followsSymlinks
+            let onTheWayDown = ancestors
             var entries: [SnapshotEntry] = []
-
-            while true {
-                guard let dirent = readdir(stream) else { break }
-                guard let namePointer = cfse_dirent_name(dirent) else { continue }
-                // Skip "." and "..".
-                if namePointer[0] == 0x2E && (namePointer[1] == 0 || (namePointer[1] == 0x2E && namePointer[2] == 0)) {
-                    continue
-                }
+            let listed = reader.forEachEntry(in: descriptor) { entry in
+                let namePointer = entry.name
                 var status: FileStatus
-                switch Syscalls.status(namePointer, relativeTo: directoryDescriptor) {
+                switch Syscalls.status(namePointer, relativeTo: descriptor) {
                 case .success(let found): status = found
-                case .failure: continue  // vanished since the listing, or unexaminable: not there for us
+                case .failure: return  // vanished since the listing, or unexaminable: not there for us
                 }
-                if scanner.followsSymlinks && status.itemType == .symlink,
-                    case .success(let target) = Syscalls.status(namePointer, relativeTo: directoryDescriptor, followSymlinks: true)
+                if followsSymlinks && status.itemType == .symlink,
+                    case .success(let target) = Syscalls.status(namePointer, relativeTo: descriptor, followSymlinks: true)
                 {
                     if target.itemType == .directory {
                         // A link back to a directory on the way down (`ln -s . loop`) is a loop:
                         // it stays the symlink it is and is never entered, as on every backend.
-                        if !ancestors.contains(target.identity) { status = target }
+                        if !onTheWayDown.contains(target.identity) { status = target }
                     } else if target.itemType == .file {
                         status = target.followed(through: status)
                     }
@@ -112,9 +103,17 @@ package struct SnapshotScanner: Sendable {
                 let name = [UInt8](UnsafeRawBufferPointer(start: namePointer, count: strlen(namePointer)))
                 if !filter.isEmpty {
                     let path = relativePath.appendingComponent(name)
-                    if !filter.admits(relativePath: path, name: name, isDirectory: status.itemType == .directory) { continue }
+                    if !filter.admits(relativePath: path, name: name, isDirectory: status.itemType == .directory) { return }
                 }
                 entries.append(SnapshotEntry(name: name, status: status))
+            }
+            if case .failure(let errno) = listed, errno != .noSuchFileOrDirectory {
+                // Cut short (an I/O error on a network file system, say): what was read is not
+                // the whole directory, and the diff must not take the rest for removed. A
+                // directory removed mid-scan (ENOENT) is empty, which is the truth.
+                directory.isUnreadable = true
+                unreadable.append((relativePath, errno))
+                return
             }
             entries.sort { compareBytes($0.name, $1.name) < 0 }
 
@@ -129,7 +128,7 @@ package struct SnapshotScanner: Sendable {
                     let child = SnapshotDirectory(parent: directory, name: entries[index].name)
                     entries[index].directory = child
                     let opened = withCString(entries[index].name) {
-                        Syscalls.openDirectory($0, relativeTo: directoryDescriptor, followSymlinks: scanner.followsSymlinks)
+                        Syscalls.openDirectory($0, relativeTo: descriptor, followSymlinks: scanner.followsSymlinks)
                     }
                     switch opened {
                     case .success(let childDescriptor):
