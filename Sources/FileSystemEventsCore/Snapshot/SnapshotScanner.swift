@@ -68,6 +68,10 @@ package struct SnapshotScanner: Sendable {
         /// One batch buffer for every directory of the walk: a listing is read whole before
         /// the walk descends.
         let reader = DirectoryEntryReader()
+        /// Where a listing is collected before it is copied into a directory at its exact size:
+        /// one allocation per directory instead of one per doubling, and no spare capacity
+        /// kept for the life of the snapshot.
+        var listing: [SnapshotEntry] = []
         var unreadable: [(relativePath: [UInt8], errno: Errno)] = []
         /// Directories on the current descent, to stop symlink loops when following links.
         var ancestors: Set<FileIdentity> = []
@@ -81,7 +85,9 @@ package struct SnapshotScanner: Sendable {
             let filter = scanner.filter
             let followsSymlinks = scanner.followsSymlinks
             let onTheWayDown = ancestors
-            var entries: [SnapshotEntry] = []
+            var listing = self.listing
+            self.listing = []
+            listing.removeAll(keepingCapacity: true)
             let listed = reader.forEachEntry(in: descriptor) { entry in
                 let namePointer = entry.name
                 var status: FileStatus
@@ -105,8 +111,12 @@ package struct SnapshotScanner: Sendable {
                     let path = relativePath.appendingComponent(name)
                     if !filter.admits(relativePath: path, name: name, isDirectory: status.itemType == .directory) { return }
                 }
-                entries.append(SnapshotEntry(name: name, status: status))
+                listing.append(SnapshotEntry(name: name, status: status))
             }
+            listing.sort { compareBytes($0.name, $1.name) < 0 }
+            var entries = listing.withUnsafeBufferPointer { Array($0) }  // a copy at its size, not a share
+            listing.removeAll(keepingCapacity: true)
+            self.listing = listing
             if case .failure(let errno) = listed, errno != .noSuchFileOrDirectory {
                 // Cut short (an I/O error on a network file system, say): what was read is not
                 // the whole directory, and the diff must not take the rest for removed. A
@@ -115,7 +125,6 @@ package struct SnapshotScanner: Sendable {
                 unreadable.append((relativePath, errno))
                 return
             }
-            entries.sort { compareBytes($0.name, $1.name) < 0 }
 
             if scanner.isRecursive || depth == 0 {
                 let descend = scanner.isRecursive
