@@ -159,9 +159,19 @@ package struct SnapshotDiff {
             } else {
                 let o = old.entries[i]
                 let n = new.entries[j]
-                let childPath = path.appendingComponent(n.name)
                 if Self.isSameItem(o.status, n.status, atSamePath: true) {
-                    appendChanges(from: o.status, to: n.status, path: childPath, renamed: false, into: &modifications)
+                    // The common case by far, an unchanged file, builds no path: equal statuses
+                    // have no change to report.
+                    let changed = o.status != n.status
+                    guard changed || n.directory != nil || o.directory != nil else {
+                        i += 1
+                        j += 1
+                        continue
+                    }
+                    let childPath = path.appendingComponent(n.name)
+                    if changed {
+                        appendChanges(from: o.status, to: n.status, path: childPath, renamed: false, into: &modifications)
+                    }
                     if let newDirectory = n.directory {
                         let oldDirectory = o.directory ?? attachEmptyDirectory(named: o.name, at: i, in: old)
                         compare(oldDirectory, newDirectory, path: childPath)
