@@ -16,11 +16,14 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        // The C floors a benchmark of ours divides by, run in the same process and run.
+        .target(name: "KernelFloors", path: "KernelFloors"),
         .executableTarget(
             name: "FileSystemEventsBenchmarks",
             dependencies: [
                 .product(name: "FileSystemEvents", package: "filewatch"),
                 .product(name: "Benchmark", package: "benchmark"),
+                "KernelFloors",
             ],
             path: "Benchmarks/FileSystemEventsBenchmarks",
             swiftSettings: [.swiftLanguageMode(.v6)],

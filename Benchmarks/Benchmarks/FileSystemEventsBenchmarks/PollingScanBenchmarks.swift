@@ -1,10 +1,12 @@
 import Benchmark
 import FileSystemEvents
 import Foundation
+import KernelFloors
 
 /// The polling backend's steady-state cost: one scan and diff of an unchanged tree per
 /// interval (time, entries per second), and what a snapshot of the tree costs to hold
-/// (`scan:` benchmarks, whose `Malloc / free Δ` is the snapshot's heap bytes).
+/// (`scan:` benchmarks, whose `Malloc / free Δ` is the snapshot's heap bytes), beside the C
+/// floor walk on the same tree (`scan floor:`), so the ratio comes from one run.
 func registerPollingScanBenchmarks() {
     let trees: [(String, Int, () -> FilePath)] = [
         ("10k entries", 10_000, { BenchmarkTree.entries(10_000) }),
@@ -20,6 +22,9 @@ func registerPollingScanBenchmarks() {
             )
         ) { benchmark in
             guard var current = snapshot else { return benchmark.error("no snapshot: setup failed") }
+            // The only holder of its tree, as in the polling backend: `update()` then diffs in
+            // place instead of copying a tree someone else still holds.
+            snapshot = nil
             let start = ContinuousClock.now
             benchmark.startMeasurement()
             let events: [FileSystemEvent]
@@ -37,6 +42,26 @@ func registerPollingScanBenchmarks() {
             snapshot = try FileTreeSnapshot.scan(makeTree())
         } teardown: {
             snapshot = nil
+        }
+
+        var floorRoot = FilePath()
+        Benchmark(
+            "scan floor: \(label) (C getdents64+fstatat)",
+            configuration: benchmarkConfiguration(
+                metrics: [.wallClock, .cpuTotal, BenchmarkMetrics.entriesPerSecond],
+                warmupIterations: 1, maxDuration: .seconds(10), maxIterations: 50
+            )
+        ) { benchmark in
+            let descriptor = open(floorRoot.string, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard descriptor >= 0 else { return benchmark.error("cannot open \(floorRoot)") }
+            defer { close(descriptor) }
+            let start = ContinuousClock.now
+            benchmark.startMeasurement()
+            let entries = kernel_floor_walk(descriptor)
+            benchmark.stopMeasurement()
+            benchmark.measurement(BenchmarkMetrics.entriesPerSecond, Int(Double(entries) / seconds(since: start)))
+        } setup: {
+            floorRoot = makeTree()
         }
 
         var root = FilePath()
