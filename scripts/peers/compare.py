@@ -668,6 +668,10 @@ GROUP_RUNS = [
     ("benchmark-snapshot-output.txt", "Saved snapshots: save, load, size, and changes since",
      "`FileTreeSnapshot.save(to:)` and `load(from:root:)` (docs/snapshot-format.md), the bytes per entry on "
      "disk, and `changes(since:)` on an unchanged tree (a load, then one scan and diff)."),
+    ("benchmark-scan-output.txt", "Polling scan and start-up next to the C floor walk, in one run",
+     "Issue 17's polling target: a scan and diff of an unchanged tree examines at least 0.8× the entries per second "
+     "of the C `getdents64` + `fstatat` walk (`scan floor:`, Benchmarks/KernelFloors), both on the same tree in the "
+     "same run; and the time to `ready` and the heap each backend's model holds on the 100k-entry tree."),
     ("benchmark-changes-vs-scan-output.txt", "`changes(since:)` next to one polling scan, 1M entries, in one run",
      "Issue 15's target: `changes(since:)` on an unchanged tree costs no more than one polling scan and diff of it. "
      "`FileTreeSnapshot.changes(sinceSnapshotAt:root:)` (what `filewatch changes` runs) decodes the saved file on a "
@@ -754,6 +758,16 @@ def walk_floor(package, floor, label):
     one; else the floor program's run in this script."""
     rate = package.get(f"scan floor: {label} (C getdents64+fstatat)", {}).get("Entries per second", {}).get("p50")
     return rate or floor.get("trees", {}).get(label, {}).get("walk", {}).get("entries_per_second")
+
+
+def polling_scan_figures(package, floor):
+    """Entries per second of a polling scan+diff of the 100k-entry tree and of the C floor walk on
+    it: from the scan group's run (docs/benchmark-scan-output.txt) when it has the floor beside
+    the scan, else from the full package run."""
+    group = benchmark_results(os.path.join(ROOT, "docs", "benchmark-scan-output.txt"))
+    results = group if "scan floor: 100k entries (C getdents64+fstatat)" in group else package
+    scan = results.get("scan+diff: 100k entries (polling)", {}).get("Entries per second", {}).get("p50")
+    return scan, walk_floor(results, floor, "100k entries")
 
 
 def benchmark_results(path=PACKAGE_OUTPUT):
@@ -969,8 +983,7 @@ def headlines(results):
         lines.append(f"- CLI latency (create → line on a pipe), `filewatch --backend inotify`: p50 {ours['p50_us']:.0f} µs "
                      f"({ours['p50_us'] / floor['latency']['latency_p50_us']:.1f}× the floor), p99 {ours['p99_us']:.0f} µs; "
                      "p50 / p99 as a multiple of each inotify peer's: " + "; ".join(others) + ".")
-    scan = package.get("scan+diff: 100k entries (polling)", {}).get("Entries per second", {}).get("p50")
-    walk = walk_floor(package, floor, "100k entries")
+    scan, walk = polling_scan_figures(package, floor)
     if scan and walk:
         lines.append(f"- Polling scan + diff, 100k entries: {scan:,.0f} entries/s, {scan / walk:.2f}× the C floor walk "
                      f"({walk:,.0f} entries/s) on the same tree.")
@@ -1099,10 +1112,9 @@ def targets_report(results):
                          mib(entry[key]), mib(b), mib(cval), ratio(entry[key], b), ratio(entry[key], cval),
                          f"≤ {limit} MiB", "met" if entry[key] <= limit * 1024 else "not met"))
     package = benchmark_results()
-    scan = package.get("scan+diff: 100k entries (polling)", {}).get("Entries per second", {}).get("p50")
-    walk = walk_floor(package, results["floor"], "100k entries")
+    scan, walk = polling_scan_figures(package, results["floor"])
     if scan and walk:
-        rows.append(("polling: entries examined per second (one core, benchmark package)", f"{scan:,.0f}", "–", f"{walk:,.0f} (C walk)",
+        rows.append(("polling: entries examined per second (one core, benchmark package, beside the C walk)", f"{scan:,.0f}", "–", f"{walk:,.0f} (C walk, same run)",
                      "–", ratio(scan, walk), "≥ 0.8× the C walk", "met" if scan >= 0.8 * walk else "not met"))
     if not rows:
         return []
