@@ -210,8 +210,11 @@ extension InotifyWatch {
             return
         }
         directory.isListed = true
+        // One table of the final size, not one per doubling: hashing the names again at each
+        // growth was a visible part of a start-up profile.
+        directory.children.reserveCapacity(listing.count)
+        let filter = options.filter
         for item in listing {
-            let path = relative.appendingComponent(item.name)
             var type = item.type
             var identity = FileIdentity(device: directory.device, inode: item.inode)
             if let found = item.status {
@@ -224,13 +227,19 @@ extension InotifyWatch {
                 type = .symlink
                 identity = FileIdentity(device: directory.device, inode: item.inode)
             }
-            guard options.filter.admits(relativePath: path, name: item.name, isDirectory: type == .directory) else { continue }
+            // The path is joined only where it is needed: most entries of a start-up are files
+            // with no filter to apply and no event to report.
+            if !filter.isEmpty {
+                let path = relative.appendingComponent(item.name)
+                guard filter.admits(relativePath: path, name: item.name, isDirectory: type == .directory) else { continue }
+            }
             if let existing = directory.children[item.name], existing.inode == identity.inode, existing.type == type { continue }
             if item.linksToFile && !followFileLink(item.name, in: directory, linkInode: identity.inode) {
                 type = .symlink  // no file behind it by now
             }
             var entry = WatchedEntry(type: type, inode: identity.inode)
             if emitting {
+                let path = relative.appendingComponent(item.name)
                 produced.append(makeEvent(.created, root: root, relative: path, type: type, identity: identity, synthetic: true))
             }
             if type == .file {
@@ -239,10 +248,10 @@ extension InotifyWatch {
                     state.changed.append((directory, item.name, found.modificationTime >= since))
                 }
                 if state.presentFiles != nil, let found = item.status {
-                    state.presentFiles!.append((path, found))
+                    state.presentFiles!.append((relative.appendingComponent(item.name), found))
                 }
             }
-            if type == .directory && options.isRecursive && options.filter.descends(intoDirectoryAt: path) {
+            if type == .directory && options.isRecursive && filter.descends(intoDirectoryAt: relative.appendingComponent(item.name)) {
                 let child = WatchedDirectory(parent: directory, name: item.name, root: root, device: identity.device, inode: identity.inode)
                 entry.directory = child
                 directory.children[item.name] = entry
