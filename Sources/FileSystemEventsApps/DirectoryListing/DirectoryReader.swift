@@ -57,7 +57,7 @@ package struct DirectoryReader: Sendable {
     package func listAll() throws(FileSystemEventsError) -> [DirectoryEntry] {
         let (tree, unreadable) = scanner.scanDirectory(try open(), relativePath: [])
         if let failure = unreadable.first(where: { $0.relativePath.isEmpty }) {
-            throw .forRoot(directory, call: "opendir", errno: failure.errno)
+            throw .forRoot(directory, call: DirectoryEntryReader.callName, errno: failure.errno)
         }
         var entries: [DirectoryEntry] = []
         entries.reserveCapacity(tree.entries.count)

@@ -117,10 +117,10 @@ package struct SnapshotScanner: Sendable {
             var entries = listing.withUnsafeBufferPointer { Array($0) }  // a copy at its size, not a share
             listing.removeAll(keepingCapacity: true)
             self.listing = listing
-            if case .failure(let errno) = listed, errno != .noSuchFileOrDirectory {
+            if case .failure(let errno) = listed {
                 // Cut short (an I/O error on a network file system, say): what was read is not
-                // the whole directory, and the diff must not take the rest for removed. A
-                // directory removed mid-scan (ENOENT) is empty, which is the truth.
+                // the whole directory, and the diff must not take the rest for removed. (A
+                // directory removed mid-scan is not a failure: it lists as empty, the truth.)
                 directory.isUnreadable = true
                 unreadable.append((relativePath, errno))
                 return

@@ -9,7 +9,7 @@ package import SystemPackage
 /// directory of a walk. `fdopendir` and `readdir` cost more per directory: an `fstat` and an
 /// `fcntl` before the first read, and a 32 KiB stream allocated and freed, which across the
 /// 10,000 directories of a 100k-entry tree measured 5% of a whole `statx` walk in C. Elsewhere
-/// the reader lists through `readdir`, on a duplicate of the descriptor.
+/// the reader lists through `readdir`, on a duplicate of the descriptor, and has no buffer.
 ///
 /// A reader is not thread-safe: one walk, one reader.
 package final class DirectoryEntryReader {
@@ -25,6 +25,14 @@ package final class DirectoryEntryReader {
         package var itemType: FileItemType { FileItemType(directoryEntryType: type) }
     }
 
+    /// The call that lists, for error messages.
+    #if os(Linux)
+    package static let callName = "getdents64"
+    #else
+    package static let callName = "readdir"
+    #endif
+
+    #if os(Linux)
     private static let bufferSize = 64 * 1024
     private let buffer: UnsafeMutableRawPointer
 
@@ -35,9 +43,15 @@ package final class DirectoryEntryReader {
     deinit {
         buffer.deallocate()
     }
+    #else
+    package init() {}
+    #endif
 
     /// Calls `body` for every entry of the directory open at `descriptor` but `.` and `..`, in
     /// the order the file system lists them. The descriptor stays open and the caller's.
+    ///
+    /// A directory removed while it is open lists as empty: the kernel then fails the read with
+    /// `ENOENT`, which POSIX (and `readdir`) treat as the end of the listing.
     ///
     /// - Returns: the error that stopped the listing, if one did. `body` may have been called
     ///   for some entries before it: what to make of a listing cut short is the caller's call.
@@ -48,6 +62,7 @@ package final class DirectoryEntryReader {
             let filled: Int
             switch valueOrErrno(retryOnInterrupt: true, { cfse_read_directory_entries(descriptor, buffer, Self.bufferSize) }) {
             case .success(let count): filled = count
+            case .failure(.noSuchFileOrDirectory): return .success(())
             case .failure(let errno): return .failure(errno)
             }
             if filled == 0 { return .success(()) }
@@ -63,7 +78,8 @@ package final class DirectoryEntryReader {
             }
         }
         #else
-        let duplicate = dup(descriptor)
+        // A duplicate that `closedir` can take, close-on-exec from the start.
+        let duplicate = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
         guard duplicate >= 0 else { return .failure(Errno(rawValue: errno)) }
         guard let stream = fdopendir(duplicate) else {
             let error = Errno(rawValue: errno)
