@@ -210,10 +210,11 @@ extension InotifyWatch {
             return
         }
         directory.isListed = true
-        // One table of the final size, not one per doubling: hashing the names again at each
-        // growth was a visible part of a start-up profile.
-        directory.children.reserveCapacity(listing.count)
         let filter = options.filter
+        // One table of the final size, not one per doubling: hashing the names again at each
+        // growth was a visible part of a start-up profile. (With a filter, most entries may
+        // be left out, and the table would keep the room for good.)
+        if filter.isEmpty { directory.children.reserveCapacity(listing.count) }
         for item in listing {
             var type = item.type
             var identity = FileIdentity(device: directory.device, inode: item.inode)
@@ -355,10 +356,10 @@ enum DirectoryListing {
     static func read(descriptor: CInt, with reader: DirectoryEntryReader, statEach: Bool, followSymlinks: Bool) -> Result<[Entry], Errno> {
         defer { Syscalls.close(descriptor) }
         var entries: [Entry] = []
-        let listed = reader.forEachEntry(in: descriptor) { listed in
-            let namePointer = listed.name
+        let listed = reader.forEachEntry(in: descriptor) { found in
+            let namePointer = found.name
             let name = [UInt8](UnsafeRawBufferPointer(start: namePointer, count: strlen(namePointer)))
-            var entry = Entry(name: name, type: listed.itemType, inode: listed.inode)
+            var entry = Entry(name: name, type: found.itemType, inode: found.inode)
             entry.isSymlink = entry.type == .symlink
             if statEach || entry.type == .unknown || entry.type == .directory || (followSymlinks && entry.type == .symlink) {
                 switch Syscalls.status(namePointer, relativeTo: descriptor) {

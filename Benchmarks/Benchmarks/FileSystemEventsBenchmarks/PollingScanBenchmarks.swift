@@ -31,6 +31,7 @@ func registerPollingScanBenchmarks() {
             do {
                 events = try current.update()
             } catch {
+                snapshot = current  // a failed update leaves the snapshot as it was
                 return benchmark.error("\(error)")
             }
             benchmark.stopMeasurement()
