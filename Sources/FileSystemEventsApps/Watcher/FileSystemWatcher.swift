@@ -110,6 +110,11 @@ public final class FileSystemWatcher: Sendable {
         current.withLock { $0?.subscriptionCount ?? 0 }
     }
 
+    /// The capabilities of the backend's source while a watch runs, else `nil`.
+    var runningSourceCapabilities: FileSystemEventSourceCapabilities? {
+        current.withLock { $0?.sourceCapabilities }
+    }
+
     // MARK: Internals
 
     private func makeSubscription(
@@ -161,10 +166,19 @@ struct SharedWatchSource: FileSystemEventSource {
 
     var backendName: String { "shared" }
 
+    /// How the backend finds changes, once the shared watch runs: a subscription over polling
+    /// scans (and sees remote changes) as its backend does, and hands a stalled subscriber
+    /// whole scans. It can always overflow (a subscriber that falls behind alone is told so)
+    /// and pairs renames (the shared model does). It claims no open-descriptor tracking: the
+    /// shared watch does not promise that the backend's `settled` rules hold for every
+    /// subscription. Before any watch runs, an event-driven backend is assumed.
     var capabilities: FileSystemEventSourceCapabilities {
-        FileSystemEventSourceCapabilities(
-            isEventDriven: true, pairsRenames: true, needsPollInterval: false, canOverflow: true,
-            usesPerDirectoryWatches: false, seesRemoteChanges: false
+        let backend = watcher.runningSourceCapabilities
+        return FileSystemEventSourceCapabilities(
+            isEventDriven: backend?.isEventDriven ?? true, pairsRenames: true,
+            needsPollInterval: backend?.needsPollInterval ?? false, canOverflow: true,
+            usesPerDirectoryWatches: backend?.usesPerDirectoryWatches ?? false,
+            seesRemoteChanges: backend?.seesRemoteChanges ?? false
         )
     }
 

@@ -31,6 +31,8 @@ final class SharedWatch: Sendable {
     /// The source's batches are in the order things happened (an event-driven source), so a
     /// subscription may be cut off in the middle of one; see ``apply(_:)``.
     private let batchesAreTimeOrdered: Bool
+    /// What the backend's source can do, which its subscriptions report as theirs.
+    let sourceCapabilities: FileSystemEventSourceCapabilities
     private let state = Mutex(State())
     private let stream: FileSystemEventStream
     private let dispatcherDone = DispatchSemaphore(value: 0)
@@ -41,6 +43,7 @@ final class SharedWatch: Sendable {
         self.roots = source.options.roots
         self.rootPaths = source.options.roots.map(PathBuilder.init(root:))
         self.settles = source.options.settleQuietPeriod != nil
+        self.sourceCapabilities = source.capabilities
         self.batchesAreTimeOrdered = source.capabilities.isEventDriven
         self.onIdle = onIdle
         self.stream = source.updates()
