@@ -12,15 +12,14 @@ func registerPollingScanBenchmarks() {
         ("10k entries", 10_000, { BenchmarkTree.entries(10_000) }),
         ("100k entries", 100_000, { BenchmarkTree.entries(100_000) }),
     ] + (BenchmarkTree.includesMillion ? [("1M entries", 1_000_000, { BenchmarkTree.entries(1_000_000) })] : [])
+    // The scan and its floor are measured alike, so that their ratio compares like with like.
+    let sideBySide = benchmarkConfiguration(
+        metrics: [.wallClock, .cpuTotal, BenchmarkMetrics.entriesPerSecond],
+        warmupIterations: 1, maxDuration: .seconds(10), maxIterations: 50
+    )
     for (label, _, makeTree) in trees {
         var snapshot: FileTreeSnapshot?
-        Benchmark(
-            "scan+diff: \(label) (polling)",
-            configuration: benchmarkConfiguration(
-                metrics: [.wallClock, .cpuTotal, BenchmarkMetrics.entriesPerSecond],
-                warmupIterations: 1, maxDuration: .seconds(10), maxIterations: 50
-            )
-        ) { benchmark in
+        Benchmark("scan+diff: \(label) (polling)", configuration: sideBySide) { benchmark in
             guard var current = snapshot else { return benchmark.error("no snapshot: setup failed") }
             // The only holder of its tree, as in the polling backend: `update()` then diffs in
             // place instead of copying a tree someone else still holds.
@@ -46,13 +45,7 @@ func registerPollingScanBenchmarks() {
         }
 
         var floorRoot = FilePath()
-        Benchmark(
-            "scan floor: \(label) (C getdents64+fstatat)",
-            configuration: benchmarkConfiguration(
-                metrics: [.wallClock, .cpuTotal, BenchmarkMetrics.entriesPerSecond],
-                warmupIterations: 1, maxDuration: .seconds(10), maxIterations: 50
-            )
-        ) { benchmark in
+        Benchmark("scan floor: \(label) (C getdents64+fstatat)", configuration: sideBySide) { benchmark in
             let descriptor = open(floorRoot.string, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             guard descriptor >= 0 else { return benchmark.error("cannot open \(floorRoot)") }
             defer { close(descriptor) }
