@@ -55,14 +55,18 @@ import Testing
         #expect(Self.replay(movingInitial, movingEvents, in: tree) == SubtreeReplay.walk(tree), "\(backend): the reading subscriber's replay differs from the disk")
         // Now the stalled one reads: overflow, then what turns what it was told into the tree.
         let events = try #require(try await Self.events(of: stalled, until: marker), "\(backend): the stalled subscriber never caught up")
-        #expect(events.contains { $0.kind == .overflow }, "\(backend): 3,000 events past a limit of 64 should have been an overflow")
-        // It held no more than it asked for, even where the source read the whole burst as
-        // one batch: its inbox (64), and its stream's buffer, which takes one more batch
-        // while it holds fewer than 64. (A scan's batch is never cut: polling's can add one.)
-        let heldBack = events.firstIndex { $0.kind == .overflow } ?? events.count
         if backend != .polling {
+            #expect(events.contains { $0.kind == .overflow }, "\(backend): 3,000 events past a limit of 64 should have been an overflow")
+            // It held no more than it asked for, even where the source read the whole burst
+            // as one batch: its inbox (64), and its stream's buffer, which takes one more
+            // batch while it holds fewer than 64.
+            let heldBack = events.firstIndex { $0.kind == .overflow } ?? events.count
             #expect(heldBack <= 3 * 64, "\(backend): the stalled subscriber held \(heldBack) events with a limit of 64")
         }
+        // A scan's batch is never cut, so over polling the stalled subscriber is held back
+        // only once a batch finds its inbox full: when the burst spans two scans or fewer,
+        // it gets every event instead (this failed 1 run in 6 while it asked for an overflow).
+        // Either way, the replay below must give the disk.
         let replayed = Self.replay(initial, events, in: tree)
         #expect(replayed == SubtreeReplay.walk(tree), "\(backend): the stalled subscriber's replay differs from the disk")
         await stalled.stop()
