@@ -83,16 +83,4 @@ public enum Libc {
         Darwin.link(source, destination)
         #endif
     }
-
-    /// The calling thread's `errno`, for code where a local or a property is called `errno`.
-    @inlinable
-    public static var errno: CInt {
-        #if canImport(Glibc)
-        Glibc.errno
-        #elseif canImport(Musl)
-        Musl.errno
-        #else
-        Darwin.errno
-        #endif
-    }
 }
