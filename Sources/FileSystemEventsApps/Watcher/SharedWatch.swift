@@ -28,11 +28,11 @@ final class SharedWatch: Sendable {
     private let rootPaths: [PathBuilder]
     /// The source reports `settled` (``WatchOptions/settleQuietPeriod``).
     private let settles: Bool
-    /// The source's batches are in the order things happened (an event-driven source), so a
-    /// subscription may be cut off in the middle of one; see ``apply(_:)``.
-    private let batchesAreTimeOrdered: Bool
     /// What the backend's source can do, which its subscriptions report as theirs.
     let sourceCapabilities: FileSystemEventSourceCapabilities
+    /// The source's batches are in the order things happened (an event-driven source), so a
+    /// subscription may be cut off in the middle of one; see ``apply(_:)``.
+    private var batchesAreTimeOrdered: Bool { sourceCapabilities.isEventDriven }
     private let state = Mutex(State())
     private let stream: FileSystemEventStream
     private let dispatcherDone = DispatchSemaphore(value: 0)
@@ -44,7 +44,6 @@ final class SharedWatch: Sendable {
         self.rootPaths = source.options.roots.map(PathBuilder.init(root:))
         self.settles = source.options.settleQuietPeriod != nil
         self.sourceCapabilities = source.capabilities
-        self.batchesAreTimeOrdered = source.capabilities.isEventDriven
         self.onIdle = onIdle
         self.stream = source.updates()
         let started = ProducerThread.start { [self] in
