@@ -85,9 +85,10 @@ package struct SnapshotScanner: Sendable {
             let filter = scanner.filter
             let followsSymlinks = scanner.followsSymlinks
             let onTheWayDown = ancestors
+            // Empty, with the capacity earlier directories gave it; taken out so that this
+            // copy is its buffer's only owner and appends to it in place.
             var listing = self.listing
             self.listing = []
-            listing.removeAll(keepingCapacity: true)
             let listed = reader.forEachEntry(in: descriptor) { entry in
                 let namePointer = entry.name
                 var status: FileStatus
