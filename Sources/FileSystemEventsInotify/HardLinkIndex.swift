@@ -43,8 +43,8 @@ struct HardLinkIndex {
                 for (childName, entry) in node.children where entry.type == .file {
                     let identity = FileIdentity(device: node.device, inode: entry.inode)
                     guard var list = found[identity] else { continue }
-                    if !list.contains(where: { $0.0 === node && $0.1 == childName }) {
-                        list.append((node, childName))
+                    if !list.contains(where: { $0.0 === node && $0.1.elementsEqual(childName) }) {
+                        list.append((node, Array(childName)))
                         found[identity] = list
                     }
                 }

@@ -34,7 +34,7 @@ extension InotifyWatch {
                 throw .permissionDenied(path, operation: "watch")
             }
             pendingCrawls.removeAll { $0 === tree }
-            registerHardLinks(crawlState.hardLinkCandidates)
+            registerHardLinks(hardLinkCandidates(in: tree, crawlState))
         } else {
             try addFileRoot(path, index: index, status: status)
             if settle != nil && status.itemType == .file { presentAtReady.append((index, [], status)) }
@@ -47,25 +47,22 @@ extension InotifyWatch {
         /// One batch buffer for every directory of the crawl: a listing is read whole before
         /// the crawl descends.
         let reader = DirectoryEntryReader()
-        /// Every file met, to find hard links within the tree once the crawl is done. An
-        /// array, not a dictionary by identity: appending is cheap, and sorting the inode
-        /// numbers once costs less than hashing every file as it is met (the dictionary's
-        /// hashing and growth were 15% of a 110k-entry start-up in a profile).
-        var files: [(identity: FileIdentity, directory: WatchedDirectory, name: [UInt8])] = []
+        /// The inode of every file met, to find hard links within the tree once the crawl is
+        /// done. Inode numbers only, not places: sorting them once costs less than hashing
+        /// every file as it is met (the dictionary's hashing and growth were 15% of a
+        /// 110k-entry start-up in a profile), and keeping 8 bytes a file instead of a place
+        /// and a name was most of a start-up's transient heap. The places of the few repeated
+        /// inodes are found again in the model (``InotifyWatch/hardLinkCandidates(in:_:)``).
+        var fileInodes: [UInt64] = []
 
-        /// The files met more than once by identity (hard links), each group in the order met.
-        var hardLinkCandidates: [FileIdentity: [(WatchedDirectory, [UInt8])]] {
-            guard files.count > 1 else { return [:] }
-            var inodes = files.map(\.identity.inode)
+        /// The inode numbers met more than once.
+        var repeatedInodes: Set<UInt64> {
+            guard fileInodes.count > 1 else { return [] }
+            var inodes = fileInodes
             inodes.sort()
             var repeated: Set<UInt64> = []
             for index in 1..<inodes.count where inodes[index] == inodes[index - 1] { repeated.insert(inodes[index]) }
-            guard !repeated.isEmpty else { return [:] }
-            var groups: [FileIdentity: [(WatchedDirectory, [UInt8])]] = [:]
-            for file in files where repeated.contains(file.identity.inode) {
-                groups[file.identity, default: []].append((file.directory, file.name))
-            }
-            return groups.filter { $0.value.count > 1 }
+            return repeated
         }
         /// Set during a rescan after lost events: files whose ctime is at or after this moment
         /// (wall-clock ns) changed while events were being lost.
@@ -138,7 +135,7 @@ extension InotifyWatch {
         if let failure = state.failure, failure != pendingFailure {
             pendingFailure = failure
         }
-        registerHardLinks(state.hardLinkCandidates)
+        registerHardLinks(hardLinkCandidates(in: directory, state))
     }
 
     /// Open, watch, then list: the watch exists before the listing is read, so anything
@@ -201,10 +198,10 @@ extension InotifyWatch {
         }
         reportedUnreadable.remove(absolute)
 
-        let listing: [DirectoryListing.Entry]
+        let listing: DirectoryListing
         let statEach = state.changedSince != nil || state.presentFiles != nil
         switch DirectoryListing.read(descriptor: descriptor, with: state.reader, statEach: statEach, followSymlinks: options.followsSymlinks) {
-        case .success(let entries): listing = entries
+        case .success(let found): listing = found
         case .failure(let errno):
             reportInaccessible(directory, errno: errno)
             return
@@ -214,8 +211,8 @@ extension InotifyWatch {
         // One table of the final size, not one per doubling: hashing the names again at each
         // growth was a visible part of a start-up profile. (With a filter, most entries may
         // be left out, and the table would keep the room for good.)
-        if filter.isEmpty { directory.children.reserveCapacity(listing.count) }
-        for item in listing {
+        if filter.isEmpty { directory.children.reserveCapacity(listing.entries.count, nameBytes: listing.names.count) }
+        for item in listing.entries {
             var type = item.type
             var identity = FileIdentity(device: directory.device, inode: item.inode)
             if let found = item.status {
@@ -228,40 +225,49 @@ extension InotifyWatch {
                 type = .symlink
                 identity = FileIdentity(device: directory.device, inode: item.inode)
             }
-            // The path is joined only where it is needed: most entries of a start-up are files
-            // with no filter to apply and no event to report.
+            // The name is copied out of the listing, and the path joined, only where they are
+            // needed: most entries of a start-up are files with no filter to apply and no event
+            // to report, and go straight from the listing into the directory's table.
             if !filter.isEmpty {
-                let path = relative.appendingComponent(item.name)
-                guard filter.admits(relativePath: path, name: item.name, isDirectory: type == .directory) else { continue }
+                let name = listing.name(of: item)
+                let path = relative.appendingComponent(name)
+                guard filter.admits(relativePath: path, name: name, isDirectory: type == .directory) else { continue }
             }
-            if let existing = directory.children[item.name], existing.inode == identity.inode, existing.type == type { continue }
-            if item.linksToFile && !followFileLink(item.name, in: directory, linkInode: identity.inode) {
+            if let existing = listing.withName(of: item, { directory.children.entry(named: $0) }),
+               existing.inode == identity.inode, existing.type == type
+            {
+                continue
+            }
+            if item.linksToFile && !followFileLink(listing.name(of: item), in: directory, linkInode: identity.inode) {
                 type = .symlink  // no file behind it by now
             }
             var entry = WatchedEntry(type: type, inode: identity.inode)
             if emitting {
-                let path = relative.appendingComponent(item.name)
+                let path = relative.appendingComponent(listing.name(of: item))
                 produced.append(makeEvent(.created, root: root, relative: path, type: type, identity: identity, synthetic: true))
             }
             if type == .file {
-                state.files.append((identity, directory, item.name))
+                state.fileInodes.append(identity.inode)
                 if let since = state.changedSince, let found = item.status, found.changeTime >= since {
-                    state.changed.append((directory, item.name, found.modificationTime >= since))
+                    state.changed.append((directory, listing.name(of: item), found.modificationTime >= since))
                 }
                 if state.presentFiles != nil, let found = item.status {
-                    state.presentFiles!.append((relative.appendingComponent(item.name), found))
+                    state.presentFiles!.append((relative.appendingComponent(listing.name(of: item)), found))
                 }
             }
-            if type == .directory && options.isRecursive && filter.descends(intoDirectoryAt: relative.appendingComponent(item.name)) {
-                let child = WatchedDirectory(parent: directory, name: item.name, root: root, device: identity.device, inode: identity.inode)
-                entry.directory = child
-                directory.children[item.name] = entry
-                state.ancestors.insert(identity)
-                crawl(child, emitting: emitting, state: &state)
-                state.ancestors.remove(identity)
-            } else {
-                directory.children[item.name] = entry
+            if type == .directory && options.isRecursive {
+                let name = listing.name(of: item)
+                if filter.descends(intoDirectoryAt: relative.appendingComponent(name)) {
+                    let child = WatchedDirectory(parent: directory, name: name, root: root, device: identity.device, inode: identity.inode)
+                    entry.directory = child
+                    directory.children[name] = entry
+                    state.ancestors.insert(identity)
+                    crawl(child, emitting: emitting, state: &state)
+                    state.ancestors.remove(identity)
+                    continue
+                }
             }
+            listing.withName(of: item) { directory.children.update($0, to: entry) }
         }
     }
 
@@ -319,6 +325,20 @@ extension InotifyWatch {
         }
     }
 
+    /// The files met more than once by identity (hard links) by the crawl of `top` that
+    /// collected `state`, each group in the order of the model.
+    func hardLinkCandidates(in top: WatchedDirectory, _ state: CrawlState) -> [FileIdentity: [(WatchedDirectory, [UInt8])]] {
+        let repeated = state.repeatedInodes
+        guard !repeated.isEmpty else { return [:] }
+        var groups: [FileIdentity: [(WatchedDirectory, [UInt8])]] = [:]
+        top.forEachDirectory { node in
+            for (name, entry) in node.children where entry.type == .file && repeated.contains(entry.inode) {
+                groups[FileIdentity(device: node.device, inode: entry.inode), default: []].append((node, Array(name)))
+            }
+        }
+        return groups.filter { $0.value.count > 1 }
+    }
+
     mutating func registerHardLinks(_ candidates: [FileIdentity: [(WatchedDirectory, [UInt8])]]) {
         for (identity, paths) in candidates {
             hardLinks.register(identity, paths: paths)
@@ -339,9 +359,11 @@ enum ProcessDescriptors {
 /// no `stat` per file unless asked (a rescan after lost events needs ctimes). Directories are
 /// examined relative to the listing's descriptor, for their identity (a mount point's `d_ino`
 /// is not the inode found there) and, when following symlinks, for what a symlink leads to.
-enum DirectoryListing {
+struct DirectoryListing {
     struct Entry {
-        var name: [UInt8]
+        /// Where the name is in the listing's ``DirectoryListing/names``.
+        var nameStart: Int
+        var nameCount: Int
         var type: FileItemType
         var inode: UInt64
         /// The entry's own status (the target's for a followed symlink), when examined.
@@ -352,14 +374,27 @@ enum DirectoryListing {
         var linksToFile = false
     }
 
+    var entries: [Entry] = []
+    /// Every entry's name, back to back: one allocation for the directory, not one per name
+    /// (which was a malloc and a free for every entry of a start-up).
+    var names: [UInt8] = []
+
+    func name(of entry: Entry) -> [UInt8] {
+        Array(names[entry.nameStart..<entry.nameStart + entry.nameCount])
+    }
+
+    func withName<Result>(of entry: Entry, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        names.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[entry.nameStart..<entry.nameStart + entry.nameCount])) }
+    }
+
     /// Lists the directory open at `descriptor`, which it takes over and closes.
-    static func read(descriptor: CInt, with reader: DirectoryEntryReader, statEach: Bool, followSymlinks: Bool) -> Result<[Entry], Errno> {
+    static func read(descriptor: CInt, with reader: DirectoryEntryReader, statEach: Bool, followSymlinks: Bool) -> Result<DirectoryListing, Errno> {
         defer { Syscalls.close(descriptor) }
-        var entries: [Entry] = []
+        var listing = DirectoryListing()
         let listed = reader.forEachEntry(in: descriptor) { found in
             let namePointer = found.name
-            let name = [UInt8](UnsafeRawBufferPointer(start: namePointer, count: strlen(namePointer)))
-            var entry = Entry(name: name, type: found.itemType, inode: found.inode)
+            let nameCount = strlen(namePointer)
+            var entry = Entry(nameStart: listing.names.count, nameCount: nameCount, type: found.itemType, inode: found.inode)
             entry.isSymlink = entry.type == .symlink
             if statEach || entry.type == .unknown || entry.type == .directory || (followSymlinks && entry.type == .symlink) {
                 switch Syscalls.status(namePointer, relativeTo: descriptor) {
@@ -382,11 +417,12 @@ enum DirectoryListing {
                     }
                 }
             }
-            entries.append(entry)
+            listing.names.append(contentsOf: UnsafeRawBufferPointer(start: namePointer, count: nameCount))
+            listing.entries.append(entry)
         }
         // A listing cut short keeps what it read (the queue reports the rest), as `readdir` did.
-        if case .failure(let errno) = listed, entries.isEmpty { return .failure(errno) }
-        return .success(entries)
+        if case .failure(let errno) = listed, listing.entries.isEmpty { return .failure(errno) }
+        return .success(listing)
     }
 }
 #endif

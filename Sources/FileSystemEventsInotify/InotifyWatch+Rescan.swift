@@ -116,7 +116,7 @@ extension InotifyWatch {
             node.isReplacedRoot = true
             roots[root].kind = .directory(fresh)
         }
-        registerHardLinks(state.hardLinkCandidates)
+        registerHardLinks(hardLinkCandidates(in: fresh, state))
         // Followed links of the old subtree: the fresh crawl watched those still there again.
         node.forEachDirectory { dropFileLinks(in: $0) }
         for (current, watch) in detached {

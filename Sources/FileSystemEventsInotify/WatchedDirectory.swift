@@ -12,7 +12,7 @@ final class WatchedDirectory {
     var watch: CInt = -1
     weak var parent: WatchedDirectory?
     var name: [UInt8]
-    var children: [[UInt8]: WatchedEntry] = [:]
+    var children = ChildTable()
     /// Which root (index into the watch's roots) this directory belongs to.
     let root: Int
     /// Set once the directory has been watched and listed; until then its contents may be
@@ -75,7 +75,7 @@ final class WatchedDirectory {
         var entries: [SnapshotEntry] = []
         entries.reserveCapacity(children.count)
         for (name, entry) in children {
-            var snapshotEntry = SnapshotEntry(name: name, status: entry.status(device: entry.directory?.device ?? device))
+            var snapshotEntry = SnapshotEntry(name: Array(name), status: entry.status(device: entry.directory?.device ?? device))
             if let directory = entry.directory {
                 let child = directory.snapshot()
                 child.parent = result

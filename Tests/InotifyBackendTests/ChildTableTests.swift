@@ -1,0 +1,96 @@
+#if os(Linux)
+@testable import FileSystemEventsInotify
+import Testing
+
+/// The inotify model's per-directory table, checked against a dictionary doing the same
+/// operations: every lookup, every iteration, and the memory kept after churn.
+struct ChildTableTests {
+    /// A deterministic generator, so a failure replays.
+    struct SplitMix {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+    }
+
+    static func name(_ number: Int, _ random: inout SplitMix) -> [UInt8] {
+        switch number % 4 {
+        case 0: return Array("file-\(number).txt".utf8)
+        case 1: return Array(repeating: UInt8(ascii: "x"), count: 200) + Array("\(number)".utf8)  // long
+        case 2: return [0xFF, 0xFE, UInt8(number & 0x7F) | 1, UInt8((number >> 7) & 0x7F) | 1]  // not UTF-8
+        default: return Array("\(number)".utf8)
+        }
+    }
+
+    static func assertSame(_ table: ChildTable, _ expected: [[UInt8]: WatchedEntry], among universe: [[UInt8]]) {
+        #expect(table.count == expected.count)
+        for name in universe {
+            let found = table[name]
+            #expect(found?.inode == expected[name]?.inode)
+            #expect(found?.type == expected[name]?.type)
+            #expect(found?.directory === expected[name]?.directory)
+        }
+        var listed: [[UInt8]: UInt64] = [:]
+        for (name, entry) in table {
+            #expect(listed[Array(name)] == nil, "a name is listed twice")
+            listed[Array(name)] = entry.inode
+        }
+        #expect(listed == expected.mapValues(\.inode))
+    }
+
+    @Test("random inserts, replacements and removals agree with a dictionary", arguments: [3, 40, 700])
+    func agreesWithDictionary(universeSize: Int) {
+        var random = SplitMix(state: UInt64(universeSize))
+        let universe = (0..<universeSize).map { Self.name($0, &random) }
+        var table = ChildTable()
+        var expected: [[UInt8]: WatchedEntry] = [:]
+        let directory = WatchedDirectory(parent: nil, name: [], root: 0)
+        for step in 0..<6_000 {
+            let name = universe[random.below(universe.count)]
+            if random.below(3) == 0 {
+                #expect(table.removeValue(forKey: name)?.inode == expected.removeValue(forKey: name)?.inode)
+            } else {
+                let entry = WatchedEntry(type: random.below(2) == 0 ? .file : .directory, inode: random.next(),
+                                         directory: random.below(5) == 0 ? directory : nil)
+                table[name] = entry
+                expected[name] = entry
+            }
+            if step % 97 == 0 { Self.assertSame(table, expected, among: universe) }
+        }
+        Self.assertSame(table, expected, among: universe)
+        for name in universe { table[name] = nil }
+        #expect(table.isEmpty)
+        #expect(table.retainedSlots <= ChildTable.linearLimit)
+    }
+
+    @Test("a directory that churns through names keeps memory in proportion to what it holds")
+    func churnIsCompacted() {
+        var table = ChildTable()
+        for number in 0..<50_000 {
+            table[Array("kept-\(number % 10)".utf8)] = WatchedEntry(type: .file, inode: 1)
+            table[Array("temporary-\(number)".utf8)] = WatchedEntry(type: .file, inode: UInt64(number))
+            table[Array("temporary-\(number)".utf8)] = nil
+            #expect(table.retainedSlots <= 2 * table.count + ChildTable.linearLimit + 1)
+        }
+        #expect(table.count == 10)
+        #expect(table.keys.map { String(decoding: $0, as: UTF8.self) }.sorted() == (0..<10).map { "kept-\($0)" })
+    }
+
+    @Test("a table reserved for a crawl takes every item, small or large")
+    func reservedCapacity() {
+        for size in [0, 1, 8, 9, 100, 10_000] {
+            var table = ChildTable()
+            table.reserveCapacity(size, nameBytes: size * 8)
+            for number in 0..<size { table[Array("n\(number)".utf8)] = WatchedEntry(type: .file, inode: UInt64(number)) }
+            #expect(table.count == size)
+            for number in 0..<size { #expect(table[Array("n\(number)".utf8)]?.inode == UInt64(number)) }
+            #expect(table[Array("n\(size)".utf8)] == nil)
+        }
+    }
+}
+#endif
