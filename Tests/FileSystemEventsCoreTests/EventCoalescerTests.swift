@@ -43,4 +43,42 @@ import Testing
         #expect(EventCoalescer.coalesce([]).isEmpty)
         #expect(EventCoalescer.coalesce([Self.event(.modified, "/a")]).count == 1)
     }
+
+    /// The rule, stated the simplest way: a record of every path kept from the first event.
+    static func reference(_ events: [FileSystemEvent]) -> [FileSystemEvent] {
+        var said: [FilePath: Set<String>] = [:]
+        var result: [FileSystemEvent] = []
+        for event in events {
+            switch event.kind {
+            case .modified:
+                let known = said[event.path, default: []]
+                if known.contains("created") || known.contains("modified") { continue }
+                said[event.path, default: []].insert("modified")
+            case .attributesChanged:
+                let known = said[event.path, default: []]
+                if known.contains("created") || known.contains("attributes") { continue }
+                said[event.path, default: []].insert("attributes")
+            case .created: said[event.path] = ["created"]
+            case .settled: said[event.path] = nil
+            case .removed, .renamed, .exchanged, .overflow, .rootRemoved: said.removeAll()
+            }
+            result.append(event)
+        }
+        return result
+    }
+
+    @Test("random batches are coalesced exactly as the plain rule says (the record is built lazily)")
+    func agreesWithReference() {
+        var generator = SystemRandomNumberGenerator()
+        let kinds: [FileSystemEvent.Kind] = [.created, .created, .created, .modified, .modified, .attributesChanged, .settled, .removed, .renamed]
+        for _ in 0..<500 {
+            let count = Int.random(in: 0..<40, using: &generator)
+            let input = (0..<count).map { _ in
+                let kind = kinds.randomElement(using: &generator)!
+                let path = "/\(Int.random(in: 0..<4, using: &generator))"
+                return kind == .renamed ? Self.event(.renamed, path, from: "/r") : Self.event(kind, path)
+            }
+            #expect(Self.kinds(EventCoalescer.coalesce(input)) == Self.kinds(Self.reference(input)), "\(Self.kinds(input))")
+        }
+    }
 }
