@@ -160,12 +160,19 @@ package struct SnapshotScanner: Sendable {
 }
 
 /// Calls `body` with `bytes` as a NUL-terminated C string.
+///
+/// The copy is made in temporary storage (on the stack, at the sizes of names and most
+/// paths): appending the terminator to a copy of the array allocated on the heap once per
+/// call, and this runs once per examined name.
 @inline(__always)
 package func withCString<R>(_ bytes: [UInt8], _ body: (UnsafePointer<CChar>) -> R) -> R {
-    var terminated = bytes
-    terminated.append(0)
-    return terminated.withUnsafeBufferPointer { buffer in
-        buffer.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) }
+    withUnsafeTemporaryAllocation(of: CChar.self, capacity: bytes.count + 1) { buffer in
+        bytes.withUnsafeBytes { source in
+            if let base = source.baseAddress {
+                UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: base, byteCount: source.count)
+            }
+        }
+        buffer[bytes.count] = 0
+        return body(UnsafePointer(buffer.baseAddress!))
     }
 }
-
