@@ -213,8 +213,11 @@ extension InotifyWatch {
 
     /// A new name in `directory`, examined once the events read with it have been applied.
     mutating func handleCreation(named name: [UInt8], in directory: WatchedDirectory, isDirectoryHint: Bool) {
-        let path = directory.relativePath.appendingComponent(name)
-        guard options.filter.admits(relativePath: path, name: name, isDirectory: isDirectoryHint) else { return }
+        // The path is joined only for a filter: a burst of creations is mostly this call.
+        if !options.filter.isEmpty {
+            let path = directory.relativePath.appendingComponent(name)
+            guard options.filter.admits(relativePath: path, name: name, isDirectory: isDirectoryHint) else { return }
+        }
         pendingCreations.append(PendingCreation(directory: directory, name: name, isDirectory: isDirectoryHint))
     }
 
@@ -338,8 +341,10 @@ extension InotifyWatch {
                 type = .file
             }
         }
-        let path = directory.relativePath.appendingComponent(name)
-        guard options.filter.admits(relativePath: path, name: name, isDirectory: type == .directory) else { return .ignored }
+        if !options.filter.isEmpty {
+            let path = directory.relativePath.appendingComponent(name)
+            guard options.filter.admits(relativePath: path, name: name, isDirectory: type == .directory) else { return .ignored }
+        }
         return .found(status, type: type, identity: identity)
     }
 
