@@ -38,7 +38,7 @@ struct ChildTable {
     }
 
     /// Up to this many slots, a lookup compares names in order and keeps no index.
-    static var linearLimit: Int { 8 }
+    static var linearLimit: Int { 16 }
     private static var emptyIndexEntry: UInt32 { 0 }
     private static var removedIndexEntry: UInt32 { .max }
 
