@@ -3,10 +3,11 @@ import SystemPackage
 
 /// One running polling watch: the producer loop behind ``PollingEventSource``.
 struct PollingWatch {
-    /// A scan this long holds a large tree: two of them, the old and the new, while they are
-    /// diffed. The old one's memory is freed after the diff but stays with the allocator, so
-    /// the process's resident size grew to twice the tree and stayed there; it is handed back
-    /// after such a scan (a few milliseconds for a million entries, against a scan of seconds).
+    /// A scan this long holds a large tree. What changed is held twice, the old and the new,
+    /// while they are diffed (the rest is shared as the scan goes); the old memory is freed
+    /// after the diff but stays with the allocator, so the process's resident size would keep
+    /// the peak; it is handed back after such a scan (a few milliseconds for a million entries,
+    /// against a scan of seconds).
     static let trimAfterScansOfNanoseconds: UInt64 = 20_000_000
 
     private let options: WatchOptions
@@ -143,7 +144,9 @@ struct PollingWatch {
             let timestamp = FileSystemEvent.Timestamp.now()
             let result: SnapshotScanner.Result
             do {
-                result = try scanner.scan(root: root.paths.root)
+                // This watch alone holds the previous tree, and diffs against it next: the
+                // scan shares what did not change, so the cycle's peak is one tree, not two.
+                result = try scanner.scan(root: root.paths.root, sharingWith: root.isAbsent ? nil : root.snapshot)
             } catch {
                 if case .rootNotFound = error {
                     if root.isFile, case .success(let parent) = Syscalls.status(atPath: root.paths.root.removingLastComponent().bytes, followSymlinks: true),

@@ -43,6 +43,63 @@ import Testing
         }
     }
 
+    /// The polling backend's cycle: each scan shares the subtrees it finds unchanged with the
+    /// previous one (``SnapshotScanner/scan(root:sharingWith:)``), the diff consumes the
+    /// previous tree, and the new tree is the next cycle's previous one.
+    @Test("replaying the diff reproduces the new tree when the scan shares unchanged subtrees", arguments: [1, 3, 8, 25])
+    func replayMatchesWhenSharing(operationsPerScan: Int) throws {
+        var sharedDirectories = 0
+        for seed in 1...40 {
+            let tree = try ScratchTree()
+            let scanner = SnapshotScanner()
+            var operations = RandomOperations(seed: UInt64(seed), tree: tree)
+            var before = try scanner.scan(root: tree.root).snapshot
+            var disk = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
+            for round in 0..<6 {
+                for _ in 0..<operationsPerScan { try operations.step() }
+                let after = try scanner.scan(root: tree.root, sharingWith: before).snapshot
+                guard let oldTree = before.tree, let newTree = after.tree else {
+                    Issue.record("root is not a directory")
+                    return
+                }
+                var newDirectories: Set<ObjectIdentifier> = []
+                Self.forEachDirectory(newTree) { newDirectories.insert(ObjectIdentifier($0)) }
+                Self.forEachDirectory(oldTree) { if $0 !== oldTree && newDirectories.contains(ObjectIdentifier($0)) { sharedDirectories += 1 } }
+                let events = SnapshotDiff.events(from: oldTree, to: newTree, root: PathBuilder(root: tree.root))
+                var model = ReplayModel(initial: disk, root: tree.root)
+                for event in events { model.apply(event) }
+                disk = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
+                let problems = model.anomalies + model.differences(from: disk)
+                if !problems.isEmpty {
+                    Issue.record(
+                        """
+                        seed \(seed), round \(round), \(operationsPerScan) operations per scan, sharing:
+                          \(problems.prefix(10).joined(separator: "\n  "))
+                        operations: \(operations.log.suffix(operationsPerScan).joined(separator: "; "))
+                        events:
+                          \(events.map(\.description).joined(separator: "\n  "))
+                        """
+                    )
+                    return
+                }
+                // What the next scan finds unchanged must be what this one holds, not a rescan.
+                let again = SnapshotDiff.events(from: after.tree!.deepCopy(parent: nil), to: try scanner.scan(root: tree.root).snapshot.tree!,
+                                                root: PathBuilder(root: tree.root))
+                #expect(again.isEmpty, "the kept tree differs from the disk: \(again.map(\.description))")
+                before = after
+            }
+        }
+        // Otherwise this test would not be testing the sharing at all.
+        #expect(sharedDirectories > 0)
+    }
+
+    private static func forEachDirectory(_ directory: SnapshotDirectory, _ body: (SnapshotDirectory) -> Void) {
+        body(directory)
+        for entry in directory.entries {
+            if let child = entry.directory { forEachDirectory(child, body) }
+        }
+    }
+
     /// A scan, optionally without birth times, as on file systems that do not record them
     /// (where the diff must fall back to mtime to refuse reused inodes as moves).
     private func scan(_ scanner: SnapshotScanner, _ tree: ScratchTree, _ withBirthTimes: Bool) throws -> RootSnapshot {

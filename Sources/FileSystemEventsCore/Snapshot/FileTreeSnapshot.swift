@@ -81,9 +81,11 @@ public struct FileTreeSnapshot: Sendable {
     /// the tree as it is now: one polling cycle. Nothing is copied when this snapshot is the
     /// only holder of its tree.
     public mutating func update() throws(FileSystemEventsError) -> [FileSystemEvent] {
-        let result = try scanner.scan(root: root)
-        let newer = result.snapshot
         let isShared = !isKnownUniquelyReferenced(&storage)
+        // A tree only this snapshot holds is consumed by the diff anyway: the scan may share
+        // its unchanged subtrees (one tree at the peak, not two).
+        let result = try scanner.scan(root: root, sharingWith: isShared ? nil : storage.snapshot)
+        let newer = result.snapshot
         defer {
             storage = Storage(newer)
             unreadableDirectories = Self.paths(of: result.unreadable, below: root)

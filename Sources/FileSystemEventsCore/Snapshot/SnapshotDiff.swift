@@ -135,6 +135,8 @@ package struct SnapshotDiff {
     // MARK: Phase 1: merge walk
 
     private mutating func compare(_ old: SnapshotDirectory, _ new: SnapshotDirectory, path: [UInt8]) {
+        // Shared by the scan because nothing in it changed (`SnapshotScanner.scan(root:sharingWith:)`).
+        if old === new { return }
         if new.isUnreadable {
             adoptListing(of: old, into: new)
             return
@@ -160,10 +162,10 @@ package struct SnapshotDiff {
                 let o = old.entries[i]
                 let n = new.entries[j]
                 if Self.isSameItem(o.status, n.status, atSamePath: true) {
-                    // The common case by far, an unchanged file, builds no path: equal statuses
-                    // have no change to report.
+                    // The common case by far, an unchanged file or a subtree the scan shared,
+                    // builds no path: equal statuses have no change to report.
                     let changed = o.status != n.status
-                    guard changed || n.directory != nil || o.directory != nil else {
+                    guard changed || n.directory !== o.directory else {
                         i += 1
                         j += 1
                         continue

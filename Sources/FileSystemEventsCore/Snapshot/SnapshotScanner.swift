@@ -33,7 +33,16 @@ package struct SnapshotScanner: Sendable {
 
     /// Scans `root` (a directory or a single file). A root that cannot be examined is an
     /// error the user must act on; anything below it that cannot be read is only reported.
-    package func scan(root: FilePath) throws(FileSystemEventsError) -> Result {
+    ///
+    /// - Parameter previous: the last scan of the same root, when the caller is about to diff
+    ///   against it and holds it alone. Every subtree found exactly as `previous` recorded it
+    ///   (names, statuses and structure) is then *shared*: `previous` is changed to point at
+    ///   the new scan's subtree, and its own copy is freed as soon as the walk has compared it.
+    ///   So a polling cycle holds one tree plus what changed, not two whole trees at its peak,
+    ///   and the diff skips shared subtrees by identity instead of comparing them again.
+    ///   `previous` still describes the state it recorded (what it shares is equal to what it
+    ///   held) and is consumed by the diff as usual.
+    package func scan(root: FilePath, sharingWith previous: RootSnapshot? = nil) throws(FileSystemEventsError) -> Result {
         let rootStatus: FileStatus
         switch Syscalls.status(root, followSymlinks: true) {
         case .success(let status): rootStatus = status
@@ -50,7 +59,11 @@ package struct SnapshotScanner: Sendable {
         let tree = SnapshotDirectory(parent: nil, name: [])
         var walk = Walk(scanner: self)
         walk.ancestors.insert(rootStatus.identity)
-        walk.list(descriptor, into: tree, relativePath: [], depth: 0)
+        // Only the same directory's tree is shared from (what the diff will also decide).
+        let previousTree = previous.flatMap { previous in
+            SnapshotDiff.isSameItem(previous.status, rootStatus, atSamePath: true) ? previous.tree : nil
+        }
+        walk.list(descriptor, into: tree, relativePath: [], depth: 0, previous: previousTree)
         return Result(snapshot: RootSnapshot(status: rootStatus, tree: tree), unreadable: walk.unreadable)
     }
 
@@ -80,7 +93,15 @@ package struct SnapshotScanner: Sendable {
             self.scanner = scanner
         }
 
-        mutating func list(_ descriptor: CInt, into directory: SnapshotDirectory, relativePath: [UInt8], depth: Int) {
+        /// Lists the directory open at `descriptor` (consumed) into `directory`, and below it.
+        ///
+        /// - Parameter previous: the same directory in the previous scan, if any; its subtrees
+        ///   found unchanged are replaced by the new ones (see ``SnapshotScanner/scan(root:sharingWith:)``).
+        /// - Returns: whether `directory` holds exactly what `previous` held, so that the
+        ///   caller can share it too.
+        @discardableResult
+        mutating func list(_ descriptor: CInt, into directory: SnapshotDirectory, relativePath: [UInt8], depth: Int,
+                           previous: SnapshotDirectory? = nil) -> Bool {
             defer { Syscalls.close(descriptor) }
             let filter = scanner.filter
             let followsSymlinks = scanner.followsSymlinks
@@ -124,8 +145,11 @@ package struct SnapshotScanner: Sendable {
                 // directory removed mid-scan is not a failure: it lists as empty, the truth.)
                 directory.isUnreadable = true
                 unreadable.append((relativePath, errno))
-                return
+                return false
             }
+            // Previous listings are kept sorted like this one, so they pair by one merge walk.
+            let sharing = previous.flatMap { $0.isUnreadable ? nil : $0 }
+            var cursor = 0
 
             if scanner.isRecursive || depth == 0 {
                 let descend = scanner.isRecursive
@@ -137,14 +161,29 @@ package struct SnapshotScanner: Sendable {
                     if !filter.descends(intoDirectoryAt: childPath) { continue }
                     let child = SnapshotDirectory(parent: directory, name: entries[index].name)
                     entries[index].directory = child
+                    var previousChild: SnapshotDirectory?
+                    if let sharing {
+                        let name = entries[index].name
+                        while cursor < sharing.entries.count && compareBytes(sharing.entries[cursor].name, name) < 0 { cursor += 1 }
+                        if cursor < sharing.entries.count, let candidate = sharing.entries[cursor].directory,
+                           compareBytes(sharing.entries[cursor].name, name) == 0,
+                           SnapshotDiff.isSameItem(sharing.entries[cursor].status, entries[index].status, atSamePath: true)
+                        {
+                            previousChild = candidate
+                        }
+                    }
                     let opened = withCString(entries[index].name) {
                         Syscalls.openDirectory($0, relativeTo: descriptor, followSymlinks: scanner.followsSymlinks)
                     }
                     switch opened {
                     case .success(let childDescriptor):
                         if scanner.followsSymlinks { ancestors.insert(identity) }
-                        list(childDescriptor, into: child, relativePath: childPath, depth: depth + 1)
+                        let unchanged = list(childDescriptor, into: child, relativePath: childPath, depth: depth + 1, previous: previousChild)
                         if scanner.followsSymlinks { ancestors.remove(identity) }
+                        if unchanged, let sharing {
+                            // The previous scan's copy of this subtree goes now, not after the diff.
+                            sharing.entries[cursor].directory = child
+                        }
                     case .failure(let errno):
                         if errno == .noSuchFileOrDirectory || errno == .notDirectory || errno == .tooManySymbolicLinkLevels {
                             continue  // replaced or removed since it was examined; the next scan sees the truth
@@ -155,6 +194,13 @@ package struct SnapshotScanner: Sendable {
                 }
             }
             directory.entries = entries
+            guard let sharing, sharing.entries.count == entries.count else { return false }
+            for index in entries.indices {
+                let old = sharing.entries[index]
+                let new = entries[index]
+                guard old.directory === new.directory, old.status == new.status, old.name == new.name else { return false }
+            }
+            return true
         }
     }
 }
