@@ -465,6 +465,7 @@ extension InotifyWatch {
         guard let sourceDirectory, let entry = sourceDirectory.children[source.name] else {
             // Moved from somewhere we do not know (outside, excluded, or never seen): a move in.
             if let destinationDirectory {
+                carrySettleSession(from: source, in: sourceDirectory, to: destination, in: destinationDirectory)
                 handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: destination.mask.contains(.isDirectory))
             }
             return
@@ -472,6 +473,7 @@ extension InotifyWatch {
         guard let destinationDirectory, destinationDirectory.root == sourceDirectory.root else {
             handleMoveOut(source)
             if let destinationDirectory {
+                carrySettleSession(from: source, in: sourceDirectory, to: destination, in: destinationDirectory)
                 handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: destination.mask.contains(.isDirectory))
             }
             return
@@ -511,6 +513,18 @@ extension InotifyWatch {
         // A relative link may lead elsewhere from its new directory: looked at after the
         // rename is told, so what it says applies to the new path.
         if sourceDirectory !== destinationDirectory { relookMovedFileLink(destination.name, in: destinationDirectory) }
+    }
+
+    /// A file renamed before it was reported under its old name (or across roots) is reported
+    /// `created` at the new one: the settle tracker's knowledge of its writer follows it there
+    /// (``SettleTracker/renamedBeforeReported(from:to:now:)``).
+    private mutating func carrySettleSession(from source: Inotify.Event, in sourceDirectory: WatchedDirectory?,
+                                             to destination: Inotify.Event, in destinationDirectory: WatchedDirectory) {
+        guard settle != nil, !destination.mask.contains(.isDirectory), let sourceDirectory, sourceDirectory.isAttached,
+              destinationDirectory.isAttached else { return }
+        let from = roots[sourceDirectory.root].paths.bytes(sourceDirectory.relativePath.appendingComponent(source.name))
+        let to = roots[destinationDirectory.root].paths.bytes(destinationDirectory.relativePath.appendingComponent(destination.name))
+        settle!.renamedBeforeReported(from: from, to: to, now: MonotonicClock.nanoseconds())
     }
 
     /// Whether a rescan has already put the result of this rename into the model: it looked at

@@ -24,6 +24,35 @@ import Testing
         #expect(tracker.due(now: 3 * Self.second).map(\.path) == ["/tree/report.pdf"])
     }
 
+    /// `echo > a.tmp; mv a.tmp a` read in one go: the backend never reported `a.tmp`, so the
+    /// file is `created` at `a`, and what the tracker knows of its writer must follow it there.
+    @Test("a file renamed before it was reported: settled with its created when its writer had closed, after the close when not")
+    func renamedBeforeReported() {
+        let created = FileSystemEvent(kind: .created, path: "/tree/a", itemType: .file, isSynthetic: false, identity: FileIdentity(device: 1, inode: 7))
+
+        var closed = SettleTracker(quietPeriod: .seconds(1), usesOpenAndClose: true)
+        closed.wrote(Array("/tree/a.tmp".utf8), now: Self.second)
+        closed.closedAfterWriting(Array("/tree/a.tmp".utf8), now: Self.second)
+        closed.renamedBeforeReported(from: Array("/tree/a.tmp".utf8), to: Array("/tree/a".utf8), now: Self.second)
+        #expect(closed.observe([created], now: Self.second).map(\.kind) == [.created, .settled])
+        #expect(closed.due(now: 10 * Self.second).isEmpty, "settled twice")
+
+        var open = SettleTracker(quietPeriod: .seconds(1), usesOpenAndClose: true)
+        open.wrote(Array("/tree/a.tmp".utf8), now: Self.second)
+        open.renamedBeforeReported(from: Array("/tree/a.tmp".utf8), to: Array("/tree/a".utf8), now: Self.second)
+        #expect(open.observe([created], now: Self.second).map(\.kind) == [.created])
+        #expect(open.due(now: 10 * Self.second).isEmpty, "settled while its writer is at work")
+        open.closedAfterWriting(Array("/tree/a".utf8), now: 11 * Self.second)
+        #expect(open.due(now: 11 * Self.second + Self.second / 2).isEmpty)
+        #expect(open.due(now: 13 * Self.second).map(\.path) == ["/tree/a"])
+
+        // Nothing known of a writer: a new file like any other, settled a quiet period later.
+        var unknown = SettleTracker(quietPeriod: .seconds(1), usesOpenAndClose: true)
+        unknown.renamedBeforeReported(from: Array("/tree/a.tmp".utf8), to: Array("/tree/a".utf8), now: Self.second)
+        #expect(unknown.observe([created], now: Self.second).map(\.kind) == [.created])
+        #expect(unknown.due(now: 3 * Self.second).map(\.path) == ["/tree/a"])
+    }
+
     @Test("events without a settled cause pass through unchanged and in order")
     func passThrough() {
         var tracker = SettleTracker(quietPeriod: .seconds(1), usesOpenAndClose: true)

@@ -261,6 +261,22 @@ public struct SettleTracker: Sendable {
         sessions[path] = session
     }
 
+    /// A file renamed inside the tree before the backend reported it under its old name (made
+    /// and moved within one read, as `echo > a.tmp; mv a.tmp a` often is): it is reported
+    /// `created` at `to`, so what is known of its writer goes there. A writer that wrote and
+    /// closed it before the move left it complete, as a rename of a reported file or a file
+    /// moved in from outside is: settled as soon as it is reported. One still at work goes on
+    /// under the new name. With nothing known (no write seen), `created` starts a session as
+    /// for any new file.
+    package mutating func renamedBeforeReported(from: [UInt8], to: [UInt8], now: UInt64) {
+        guard let session = sessions.removeValue(forKey: from) else { return }
+        if session.openCount > 0 {
+            sessions[to] = session
+        } else if session.isDirty || session.isMovedIn {
+            movedIn(to, now: now)
+        }
+    }
+
     /// The file at `path` was written through a descriptor (inotify `IN_MODIFY`): a writer is
     /// at work until it closes. Fed in kernel order, before the events are translated.
     package mutating func wrote(_ path: [UInt8], now: UInt64) {
