@@ -169,16 +169,17 @@ struct SharedWatchSource: FileSystemEventSource {
     /// How the backend finds changes, once the shared watch runs: a subscription over polling
     /// scans (and sees remote changes) as its backend does, and hands a stalled subscriber
     /// whole scans. It can always overflow (a subscriber that falls behind alone is told so)
-    /// and pairs renames (the shared model does). It claims no open-descriptor tracking: the
-    /// shared watch does not promise that the backend's `settled` rules hold for every
-    /// subscription. Before any watch runs, an event-driven backend is assumed.
+    /// and pairs renames (the shared model does). It settles on the last close where the
+    /// backend does: a subscription hands on the backend's own `settled`, and a file moved
+    /// across the subscription's boundary inside the shared watch is settled as one moved in
+    /// from outside is. Before any watch runs, an event-driven backend is assumed.
     var capabilities: FileSystemEventSourceCapabilities {
         let backend = watcher.runningSourceCapabilities
         return FileSystemEventSourceCapabilities(
             isEventDriven: backend?.isEventDriven ?? true, pairsRenames: true,
             needsPollInterval: backend?.needsPollInterval ?? false, canOverflow: true,
             usesPerDirectoryWatches: backend?.usesPerDirectoryWatches ?? false,
-            seesRemoteChanges: backend?.seesRemoteChanges ?? false
+            seesRemoteChanges: backend?.seesRemoteChanges ?? false, seesOpenDescriptors: backend?.seesOpenDescriptors ?? false
         )
     }
 
