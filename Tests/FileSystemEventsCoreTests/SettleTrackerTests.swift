@@ -46,6 +46,16 @@ import Testing
         #expect(open.due(now: 11 * Self.second + Self.second / 2).isEmpty)
         #expect(open.due(now: 13 * Self.second).map(\.path) == ["/tree/a"])
 
+        // A writer at work on a file the consumer had heard of, moved to a name it never hears
+        // of (left out by the filter): nothing is ever settled there.
+        var unreported = SettleTracker(quietPeriod: .seconds(1), usesOpenAndClose: true)
+        let earlier = FileSystemEvent(kind: .created, path: "/tree/x", itemType: .file, isSynthetic: false)
+        _ = unreported.observe([earlier], now: 0)
+        unreported.wrote(Array("/tree/x".utf8), now: Self.second)
+        unreported.renamedBeforeReported(from: Array("/tree/x".utf8), to: Array("/tree/.x.swp".utf8), now: Self.second)
+        unreported.closedAfterWriting(Array("/tree/.x.swp".utf8), now: 2 * Self.second)
+        #expect(unreported.due(now: 10 * Self.second).isEmpty, "settled under a name never reported")
+
         // Nothing known of a writer: a new file like any other, settled a quiet period later.
         var unknown = SettleTracker(quietPeriod: .seconds(1), usesOpenAndClose: true)
         unknown.renamedBeforeReported(from: Array("/tree/a.tmp".utf8), to: Array("/tree/a".utf8), now: Self.second)

@@ -271,7 +271,12 @@ public struct SettleTracker: Sendable {
     package mutating func renamedBeforeReported(from: [UInt8], to: [UInt8], now: UInt64) {
         guard let session = sessions.removeValue(forKey: from) else { return }
         if session.openCount > 0 {
-            sessions[to] = session
+            // Known to the consumer only once `to` is reported: a destination the filter
+            // leaves out, or gone before it is examined, must never be settled.
+            var carried = session
+            carried.isKnown = false
+            carried.isPresentAtReady = false
+            sessions[to] = carried
         } else if session.isDirty || session.isMovedIn {
             movedIn(to, now: now)
         }
