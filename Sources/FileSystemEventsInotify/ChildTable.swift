@@ -193,7 +193,9 @@ struct ChildTable {
     private mutating func compact() {
         var liveNames: [UInt8] = []
         var liveSlots: [Slot] = []
-        liveNames.reserveCapacity(names.count)
+        var liveNameBytes = 0
+        for slot in slots where slot.type != nil { liveNameBytes += Int(slot.nameCount) }
+        liveNames.reserveCapacity(liveNameBytes)
         liveSlots.reserveCapacity(count)
         for var slot in slots where slot.type != nil {
             let start = slot.nameStart
