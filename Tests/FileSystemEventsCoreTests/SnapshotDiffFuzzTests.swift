@@ -21,11 +21,7 @@ import Testing
                     Issue.record("root is not a directory")
                     return
                 }
-                let events = SnapshotDiff.events(from: oldTree, to: newTree, root: PathBuilder(root: tree.root))
-                var model = ReplayModel(initial: disk, root: tree.root)
-                for event in events { model.apply(event) }
-                disk = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
-                let problems = model.anomalies + model.differences(from: disk)
+                let (events, problems) = Self.replay(from: oldTree, to: newTree, in: tree, startingFrom: &disk)
                 if !problems.isEmpty {
                     Issue.record(
                         """
@@ -65,11 +61,7 @@ import Testing
                 var newDirectories: Set<ObjectIdentifier> = []
                 Self.forEachDirectory(newTree) { newDirectories.insert(ObjectIdentifier($0)) }
                 Self.forEachDirectory(oldTree) { if $0 !== oldTree && newDirectories.contains(ObjectIdentifier($0)) { sharedDirectories += 1 } }
-                let events = SnapshotDiff.events(from: oldTree, to: newTree, root: PathBuilder(root: tree.root))
-                var model = ReplayModel(initial: disk, root: tree.root)
-                for event in events { model.apply(event) }
-                disk = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
-                let problems = model.anomalies + model.differences(from: disk)
+                let (events, problems) = Self.replay(from: oldTree, to: newTree, in: tree, startingFrom: &disk)
                 if !problems.isEmpty {
                     Issue.record(
                         """
@@ -91,6 +83,17 @@ import Testing
         }
         // Otherwise this test would not be testing the sharing at all.
         #expect(sharedDirectories > 0)
+    }
+
+    /// Diffs `old` against `new` (consuming `old`), replays the events on `disk` (the tree
+    /// as it was at `old`) and compares the result with the disk now, which becomes `disk`.
+    private static func replay(from old: SnapshotDirectory, to new: SnapshotDirectory, in tree: ScratchTree,
+                               startingFrom disk: inout DiskTree) -> (events: [FileSystemEvent], problems: [String]) {
+        let events = SnapshotDiff.events(from: old, to: new, root: PathBuilder(root: tree.root))
+        var model = ReplayModel(initial: disk, root: tree.root)
+        for event in events { model.apply(event) }
+        disk = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
+        return (events, model.anomalies + model.differences(from: disk))
     }
 
     private static func forEachDirectory(_ directory: SnapshotDirectory, _ body: (SnapshotDirectory) -> Void) {
