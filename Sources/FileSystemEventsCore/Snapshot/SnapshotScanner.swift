@@ -185,10 +185,14 @@ package struct SnapshotScanner: Sendable {
                             sharing.entries[cursor].directory = child
                         }
                     case .failure(let errno):
+                        // Not listed, so its contents are unknown, not gone: the diff keeps what
+                        // the previous scan found there. (Left as an empty listing, a directory
+                        // renamed away between its `statx` and this `open` looked emptied: the
+                        // next scan then reported its rename and every item in it created anew.)
+                        child.isUnreadable = true
                         if errno == .noSuchFileOrDirectory || errno == .notDirectory || errno == .tooManySymbolicLinkLevels {
                             continue  // replaced or removed since it was examined; the next scan sees the truth
                         }
-                        child.isUnreadable = true
                         unreadable.append((childPath, errno))
                     }
                 }
