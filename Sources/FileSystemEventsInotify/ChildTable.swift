@@ -67,7 +67,7 @@ struct ChildTable {
 
     subscript(name: [UInt8]) -> WatchedEntry? {
         get {
-            name.withUnsafeBytes { key in find(key).map { slots[$0].entry } }
+            name.withUnsafeBytes { entry(named: $0) }
         }
         set {
             name.withUnsafeBytes { key in
