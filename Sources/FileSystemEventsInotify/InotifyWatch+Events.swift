@@ -16,12 +16,40 @@ extension InotifyWatch {
         let name: [UInt8]
         /// `IN_ISDIR`: the kernel's word that the item was a directory.
         let isDirectory: Bool
+        /// Monotonic nanoseconds of the first time the creation was deferred because its
+        /// name held an item the model has elsewhere (0 if never).
+        var deferredSince: UInt64 = 0
+    }
+
+    /// A name in the model whose item came from a batch examined while the kernel still held
+    /// unread events (see ``resolvePending(drained:)``). The item is what the name held when
+    /// examined, which may be newer than the item the creation meant: after `mkdir c; mv c d;
+    /// mkdir c`, the first `c` examined late is the second directory. So until the queue
+    /// drains, a rename of such a name is not trusted to move the model's item: it is told as
+    /// the removal of that item and a creation at the destination, examined there.
+    struct ProvisionalName: Hashable {
+        let directory: ObjectIdentifier
+        let name: [UInt8]
+
+        init(_ directory: WatchedDirectory, _ name: [UInt8]) {
+            self.directory = ObjectIdentifier(directory)
+            self.name = name
+        }
     }
 
     /// How long pending creations wait for a quiet kernel queue before they are examined
     /// anyway, so that a tree that never stops changing still gets its creations reported.
-    /// What they could get wrong then is settled by identity when the queue drains.
+    /// The time the watch spends not reading, for a consumer that is behind, does not count.
     static var maximumResolutionDelayNanoseconds: UInt64 { 500_000_000 }
+
+    /// How long a creation is deferred at most for a rename still queued (see
+    /// ``deferredCreations``): past it, the name is taken to hold what was created.
+    static var maximumDeferralNanoseconds: UInt64 { 2_000_000_000 }
+
+    /// How many creations wait for a quiet queue at most before they are examined anyway:
+    /// the buffer limit, and never fewer than the kernel's default queue length
+    /// (`fs.inotify.max_queued_events`), so a small buffer does not make every batch early.
+    var pendingCreationLimit: Int { max(options.bufferLimit, 16_384) }
 
     /// Translates one kernel read, in order.
     mutating func handle(_ events: [Inotify.Event]) {
@@ -232,8 +260,13 @@ extension InotifyWatch {
     /// what they hold is explained by the events applied. So: the batch waits while the queue
     /// is busy (one `FIONREAD`, nothing per name), is examined, and is applied only if the
     /// queue is still empty afterwards. It waits at most ``maximumResolutionDelayNanoseconds``
-    /// and never beyond the buffer limit, so a flood neither hides creations nor grows memory;
-    /// what a forced batch gets wrong is settled by identity once the queue drains.
+    /// and never beyond ``pendingCreationLimit``, so a flood neither hides creations nor grows
+    /// memory. A batch examined with events still queued (an early batch) is checked two ways:
+    /// - a name holding an item the model has at another name (a rename onto it is still
+    ///   queued: `ln -s x L; mv L S; mv F L` finds F at L) is not reported: it is deferred to
+    ///   the next batch, by when the rename has moved the model's item there;
+    /// - a name holding an item the model does not know is reported, but provisionally (see
+    ///   ``ProvisionalName``) until the queue drains.
     ///
     /// - Parameter drained: the kernel queue was found empty, so the model is as current as
     ///   it can be: what still disagrees with the disk is a move the model missed, and is
@@ -242,8 +275,12 @@ extension InotifyWatch {
         let now = MonotonicClock.nanoseconds()
         if pendingSince == 0 { pendingSince = now }
         let overdue = now - pendingSince >= Self.maximumResolutionDelayNanoseconds
-            || pendingCreations.count >= options.bufferLimit
+            || pendingCreations.count >= pendingCreationLimit
         if !overdue && kernel?.hasPendingEvents() == true { return }
+        if !deferredCreations.isEmpty {
+            pendingCreations = deferredCreations + pendingCreations
+            deferredCreations.removeAll()
+        }
         var directories = OpenedDirectories()
         defer {
             isResolvingDrained = false
@@ -268,8 +305,15 @@ extension InotifyWatch {
             pendingSince = 0
             let quiet = drained && !busy
             isResolvingDrained = quiet
-            for (creation, examination) in zip(creations, examined) {
-                apply(creation, examination, quiet: quiet)
+            let deferred = busy ? renamedOntoLater(creations, examined, now: now) : []
+            for (index, (creation, examination)) in zip(creations, examined).enumerated() {
+                if deferred.contains(index) {
+                    var waiting = creation
+                    if waiting.deferredSince == 0 { waiting.deferredSince = now }
+                    deferredCreations.append(waiting)
+                    continue
+                }
+                apply(creation, examination, quiet: quiet, provisional: busy)
             }
             let crawls = pendingCrawls
             pendingCrawls.removeAll()
@@ -348,7 +392,44 @@ extension InotifyWatch {
         return .found(status, type: type, identity: identity)
     }
 
-    private mutating func apply(_ creation: PendingCreation, _ examination: Examination, quiet: Bool) {
+    /// The creations of an early batch whose names hold an item that the model has, by
+    /// identity, at another name: the rename that put it there is still queued, and reporting
+    /// it created would put one item in the replay twice. Found in one walk of the model, only
+    /// for early batches (rare: the queue stayed busy for half a second, or a flood).
+    ///
+    /// A file with more than one link is not counted: a new hard link does hold a known item.
+    /// Nor is a directory when symlinks are followed (one directory may stand at several
+    /// paths). A creation deferred for ``maximumDeferralNanoseconds`` is reported as found.
+    private func renamedOntoLater(_ creations: [PendingCreation], _ examined: [Examination], now: UInt64) -> Set<Int> {
+        var wanted: [FileIdentity: [Int]] = [:]
+        for (index, examination) in examined.enumerated() {
+            guard case .found(let status, let type, let identity) = examination else { continue }
+            let creation = creations[index]
+            guard type == .directory ? !options.followsSymlinks : status.linkCount <= 1,
+                  creation.deferredSince == 0 || now &- creation.deferredSince < Self.maximumDeferralNanoseconds,
+                  creation.directory.children[creation.name]?.inode != identity.inode
+            else { continue }
+            wanted[identity, default: []].append(index)
+        }
+        guard !wanted.isEmpty else { return [] }
+        var deferred: Set<Int> = []
+        for tree in roots.compactMap(\.tree) {
+            tree.forEachDirectory { node in
+                for (name, entry) in node.children {
+                    let identity = FileIdentity(device: entry.directory?.device ?? node.device, inode: entry.inode)
+                    guard let indices = wanted[identity] else { continue }
+                    for index in indices where !(creations[index].directory === node && creations[index].name.elementsEqual(name)) {
+                        deferred.insert(index)
+                    }
+                }
+            }
+        }
+        return deferred
+    }
+
+    /// - Parameter provisional: the batch was examined with events still queued; the name is
+    ///   noted in ``provisionalNames``.
+    private mutating func apply(_ creation: PendingCreation, _ examination: Examination, quiet: Bool, provisional: Bool) {
         let directory = creation.directory
         let name = creation.name
         // A crawl or an eviction earlier in the batch may have taken the directory out.
@@ -390,6 +471,7 @@ extension InotifyWatch {
         }
         var entry = WatchedEntry(type: type, inode: identity.inode)
         produced.append(makeEvent(.created, root: root, relative: path, type: type, identity: identity, synthetic: false))
+        if provisional { provisionalNames.insert(ProvisionalName(directory, name)) }
         if type == .file && status.linkCount > 1 {
             hardLinks.add(identity, directory, name)
         }
@@ -470,7 +552,11 @@ extension InotifyWatch {
             }
             return
         }
-        guard let destinationDirectory, destinationDirectory.root == sourceDirectory.root else {
+        guard let destinationDirectory, destinationDirectory.root == sourceDirectory.root,
+              provisionalNames.isEmpty || provisionalNames.remove(ProvisionalName(sourceDirectory, source.name)) == nil
+        else {
+            // Moved across roots, or a provisional item (which may not be the one that moved):
+            // a removal here and a creation there, examined where it arrived.
             handleMoveOut(source)
             if let destinationDirectory {
                 carrySettleSession(from: source, in: sourceDirectory, to: destination, in: destinationDirectory)

@@ -15,6 +15,8 @@ extension InotifyWatch {
         let since = drainedAt - 20_000_000
         // Whatever waited to be examined is examined by the rescan itself.
         pendingCreations.removeAll()
+        deferredCreations.removeAll()
+        provisionalNames.removeAll()
         pendingSince = 0
         pendingCrawls.removeAll()
         hardLinks.removeAll()

@@ -72,6 +72,14 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// Names the kernel reported created, examined once the events read with them are applied
     /// (see ``resolvePending(drained:)``).
     var pendingCreations: [PendingCreation] = []
+    /// Creations of a batch examined before the queue drained whose name held an item the model
+    /// has at another name: the rename that put it there is still queued. They are examined
+    /// again with the next batch (see ``resolvePending(drained:)``).
+    var deferredCreations: [PendingCreation] = []
+    /// Names whose items were put into the model from a batch examined before the queue
+    /// drained: until it drains, a rename of such a name may be of another item (see
+    /// ``ProvisionalName``).
+    var provisionalNames: Set<ProvisionalName> = []
     /// Directories of the model that could not be opened at their path yet.
     var pendingCrawls: [WatchedDirectory] = []
     /// Monotonic nanoseconds since when ``pendingCreations`` has been waiting for a quiet
@@ -180,7 +188,9 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             if !status.hasRoom {
                 // The consumer is behind. Stop reading: the kernel queue absorbs what it can,
                 // then overflows, and the rescan after IN_Q_OVERFLOW reconciles. Memory stays
-                // bounded by the buffer limit.
+                // bounded by the buffer limit. Creations waiting for the queue to drain wait
+                // afresh: the queue could not drain while the watch was not reading it.
+                if pendingSince != 0 { pendingSince = MonotonicClock.nanoseconds() }
                 if !channel.requestWakeupWhenRoom() {
                     _ = Syscalls.pollReadable([channel.wakeupReadEnd], timeoutMilliseconds: -1)
                     channel.drainWakeups()
@@ -191,7 +201,8 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             // Creations and crawls still waiting for the model to catch up are looked at again
             // soon even if the kernel says nothing more: the queue they waited for may be
             // empty already (a read stopped early for the consumer, or a move still settling).
-            let hasPendingWork = !pendingCreations.isEmpty || !pendingCrawls.isEmpty || pendingMovePair != nil
+            let hasPendingWork = !pendingCreations.isEmpty || !deferredCreations.isEmpty || !pendingCrawls.isEmpty
+                || pendingMovePair != nil
             if hasPendingWork { timeout = timeout < 0 ? 2 : min(timeout, 2) }
             if let deadline = settle?.nextDeadlineNanoseconds {
                 let wait = MonotonicClock.pollTimeout(from: MonotonicClock.nanoseconds(), until: deadline)
@@ -265,12 +276,12 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             parsed.removeAll(keepingCapacity: true)
             // Take from the kernel queue only about as much as the buffer limit allows: a stalled
             // consumer leaves the rest there (and an overflow reconciles), as documented.
-            let budget = max(0, options.bufferLimit - produced.count - pendingCreations.count) &* 48
+            let budget = max(0, options.bufferLimit - produced.count) &* 48
             switch kernel?.read(into: &parsed, maximumBytes: budget) ?? .failure(.badFileDescriptor) {
             case .success:
                 mirrorWaitStarted = 0
                 handle(parsed)
-                if produced.count + pendingCreations.count >= options.bufferLimit || !channel.hasRoom {
+                if produced.count >= options.bufferLimit || pendingCreations.count >= pendingCreationLimit || !channel.hasRoom {
                     // Enough for the consumer for now; what stays in the kernel queue waits
                     // (and overflows into a rescan if the consumer stays behind).
                     resolvePendingWork(drained: false)
@@ -348,7 +359,9 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// new hard links, in one walk for the whole batch.
     private mutating func resolvePendingWork(drained: Bool) {
         if (pendingMoveFrom == nil && pendingMovePair == nil) || drained {
-            if !pendingCreations.isEmpty || !pendingCrawls.isEmpty { resolvePending(drained: drained) }
+            // Every event queued when a batch was examined early has been read and applied.
+            if drained { provisionalNames.removeAll() }
+            if !pendingCreations.isEmpty || !deferredCreations.isEmpty || !pendingCrawls.isEmpty { resolvePending(drained: drained) }
         }
         if hardLinks.hasUnresolved { hardLinks.resolve(searching: roots.compactMap(\.tree)) }
     }

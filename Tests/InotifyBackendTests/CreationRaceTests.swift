@@ -1,0 +1,37 @@
+#if os(Linux)
+import Foundation
+import FileSystemEventsConformance
+import FileSystemEventsCore
+import FileSystemEventsInotify
+import Testing
+
+/// A creation examined while the events after it are still queued can find its name holding
+/// something else: an item a queued rename put there (`ln -s x L; mv L S; mv F L` finds F at
+/// L), or a newer item of the same name (`mkdir c; mv c d; mkdir c`). The watch waits for a
+/// quiet queue before it examines, but not forever. The scenarios whose changes happen
+/// beneath queued events, against a kernel that keeps the queue busy past that wait right
+/// after each such creation.
+@Suite(.serialized)
+struct CreationRaceTests {
+    static let queuedScenarios: [ConformanceScenario] = {
+        let numbers = ProcessInfo.processInfo.environment["FILEWATCH_CREATION_RACE_ONLY"]
+            .map { $0.split(separator: ",").compactMap { Int($0) } } ?? [38, 39, 47, 70, 71, 92]
+        return ConformanceSuite.scenarios.filter { numbers.contains($0.number) }
+    }()
+
+    @Test("scenarios beneath queued events replay exactly when creations are examined before the queue drains",
+          arguments: queuedScenarios)
+    func creationsExaminedEarly(_ scenario: ConformanceScenario) async throws {
+        let backend = ConformanceBackend(name: "inotify, creations examined before the queue drains") { options in
+            CreationSplitSource(options: options, delay: .milliseconds(700))
+        }
+        do {
+            try await scenario.run(against: backend)
+        } catch let skip as ConformanceSkip {
+            try Test.cancel("scenario \(scenario): \(skip.reason)")
+        } catch let failure as ConformanceFailure {
+            Issue.record("scenario \(scenario): \(failure.message)")
+        }
+    }
+}
+#endif

@@ -1,0 +1,123 @@
+#if os(Linux)
+import FileSystemEventsCore
+import FileSystemEventsInotify
+import Foundation
+import SystemPackage
+
+/// The real kernel, except that a creation whose name is renamed, removed or created again
+/// later in the same read ends that read, and the rest is held back for `delay`. Meanwhile
+/// every read yields one write to a file outside the tree, as from a tree that never stops
+/// changing elsewhere: the queue never drains.
+///
+/// That is a watch that falls behind: a creation read while the events that explain what its
+/// name holds now are still queued, and a queue that does not drain before the watch stops
+/// waiting for it (half a second) and examines the name anyway. The name may then hold an
+/// item renamed onto it later (`ln -s x L; mv L S; mv F L` finds the file F at L), or a newer
+/// item of the same name (`mkdir c; mv c d; mkdir c`).
+///
+/// The writes are to a private file the kernel watches, and the watch ignores them: their
+/// watch descriptor is not one it added. One real write keeps the inotify descriptor readable
+/// while events are held, so a watch asleep in `poll` wakes for them.
+struct CreationSplitKernel: InotifyKernel {
+    private var kernel: RawInotifyKernel
+    private let delay: Duration
+    private var held: [Inotify.Event] = []
+    private var releaseAt: ContinuousClock.Instant?
+    private let nudgeDirectory: URL
+    private let nudgeDescriptor: CInt
+    private var nudgeWatch: CInt = -1
+
+    init(delay: Duration) throws(FileSystemEventsError) {
+        kernel = try RawInotifyKernel()
+        self.delay = delay
+        nudgeDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("filewatch-nudge-\(UUID().uuidString)")
+        let file = nudgeDirectory.appendingPathComponent("nudge").path
+        do {
+            try FileManager.default.createDirectory(at: nudgeDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw .systemCallFailed(call: "mkdir", path: FilePath(nudgeDirectory.path), errno: .ioError)
+        }
+        nudgeDescriptor = open(file, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+        guard nudgeDescriptor >= 0 else {
+            throw .systemCallFailed(call: "open", path: FilePath(file), errno: Errno(rawValue: errno))
+        }
+        switch kernel.addWatch(path: Array(file.utf8), mask: .modify) {
+        case .success(let watch): nudgeWatch = watch
+        case .failure(let error): throw .systemCallFailed(call: "inotify_add_watch", path: FilePath(file), errno: error)
+        }
+    }
+
+    var readinessDescriptor: CInt { kernel.readinessDescriptor }
+
+    mutating func addWatch(path: [UInt8], mask: Inotify.Mask) -> Result<CInt, Errno> {
+        kernel.addWatch(path: path, mask: mask)
+    }
+
+    mutating func removeWatch(_ watch: CInt) { kernel.removeWatch(watch) }
+
+    mutating func read(into events: inout [Inotify.Event], maximumBytes: Int) -> Result<Void, Errno> {
+        var read: [Inotify.Event]
+        if let releaseAt {
+            guard ContinuousClock.now >= releaseAt else {
+                events.append(Inotify.Event(watch: nudgeWatch, mask: .modify, cookie: 0, name: []))
+                return .success(())
+            }
+            self.releaseAt = nil
+            read = held
+            held = []
+        } else {
+            read = []
+            // As much as the kernel has, so that a creation and what follows it meet in one read.
+            let result = kernel.read(into: &read, maximumBytes: .max)
+            guard case .success = result else { return result }
+        }
+        if let split = Self.splitPoint(in: read) {
+            events += read[..<split]
+            held = Array(read[split...])
+            releaseAt = ContinuousClock.now + delay
+            var byte: UInt8 = 0
+            _ = pwrite(nudgeDescriptor, &byte, 1, 0)
+        } else {
+            events += read
+        }
+        return .success(())
+    }
+
+    /// Just after the first creation whose name a later event in `events` creates, removes or
+    /// renames again (a write to it changes nothing the examination sees).
+    private static func splitPoint(in events: [Inotify.Event]) -> Int? {
+        let structural: Inotify.Mask = [.create, .delete, .movedFrom, .movedTo]
+        for (index, event) in events.enumerated() where event.mask.contains(.create) {
+            if events[(index + 1)...].contains(where: {
+                $0.watch == event.watch && $0.name == event.name && !$0.mask.isDisjoint(with: structural)
+            }) {
+                return index + 1
+            }
+        }
+        return nil
+    }
+
+    func hasPendingEvents() -> Bool { !held.isEmpty || kernel.hasPendingEvents() }
+
+    mutating func close() {
+        kernel.close()
+        Foundation.close(nudgeDescriptor)
+        try? FileManager.default.removeItem(at: nudgeDirectory)
+    }
+}
+
+/// An inotify source whose reads stop after creations named again later (``CreationSplitKernel``).
+struct CreationSplitSource: ProducerThreadEventSource {
+    let options: WatchOptions
+    let delay: Duration
+    var backendName: String { "inotify, reads split after creations, \(delay) behind" }
+    var capabilities: FileSystemEventSourceCapabilities { InotifyEventSource.capabilities }
+
+    func makeStream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
+        let delay = self.delay
+        return InotifyEventSource.updates(options: options, handler: handler) { () throws(FileSystemEventsError) in
+            try CreationSplitKernel(delay: delay)
+        }
+    }
+}
+#endif
