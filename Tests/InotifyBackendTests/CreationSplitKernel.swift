@@ -23,6 +23,9 @@ struct CreationSplitKernel: InotifyKernel {
     private let delay: Duration
     private var held: [Inotify.Event] = []
     private var releaseAt: ContinuousClock.Instant?
+    /// Splits left: each costs `delay`, and a scenario that removes a flood of files it
+    /// created would otherwise spend minutes in them.
+    private var splitsLeft = 16
     private let nudgeDirectory: URL
     private let nudgeDescriptor: CInt
     private var nudgeWatch: CInt = -1
@@ -71,7 +74,8 @@ struct CreationSplitKernel: InotifyKernel {
             let result = kernel.read(into: &read, maximumBytes: .max)
             guard case .success = result else { return result }
         }
-        if let split = Self.splitPoint(in: read) {
+        if splitsLeft > 0, let split = Self.splitPoint(in: read) {
+            splitsLeft -= 1
             events += read[..<split]
             held = Array(read[split...])
             releaseAt = ContinuousClock.now + delay
