@@ -25,13 +25,7 @@ struct CreationRaceTests {
         let backend = ConformanceBackend(name: "inotify, creations examined before the queue drains") { options in
             CreationSplitSource(options: options, delay: .milliseconds(700))
         }
-        do {
-            try await scenario.run(against: backend)
-        } catch let skip as ConformanceSkip {
-            try Test.cancel("scenario \(scenario): \(skip.reason)")
-        } catch let failure as ConformanceFailure {
-            Issue.record("scenario \(scenario): \(failure.message)")
-        }
+        try await run(scenario, against: backend)
     }
 }
 #endif

@@ -17,13 +17,7 @@ struct ExchangeRaceTests {
         let backend = ConformanceBackend(name: "inotify, exchanges split") { options in
             SplitExchangeSource(options: options, delay: .milliseconds(50))
         }
-        do {
-            try await scenario.run(against: backend)
-        } catch let skip as ConformanceSkip {
-            try Test.cancel("scenario \(scenario): \(skip.reason)")
-        } catch let failure as ConformanceFailure {
-            Issue.record("scenario \(scenario): \(failure.message)")
-        }
+        try await run(scenario, against: backend)
     }
 }
 #endif
