@@ -21,21 +21,6 @@ extension InotifyWatch {
         var deferredSince: UInt64 = 0
     }
 
-    /// A name in the model whose item came from a batch examined while the kernel still held
-    /// unread events (see ``resolvePending(drained:)``). The item is what the name held when
-    /// examined, which may be newer than the item the creation meant: after `mkdir c; mv c d;
-    /// mkdir c`, the first `c` examined late is the second directory. So until the queue
-    /// drains, a rename of such a name is not trusted to move the model's item: it is told as
-    /// the removal of that item and a creation at the destination, examined there.
-    struct ProvisionalName: Hashable {
-        let directory: ObjectIdentifier
-        let name: [UInt8]
-
-        init(_ directory: WatchedDirectory, _ name: [UInt8]) {
-            self.directory = ObjectIdentifier(directory)
-            self.name = name
-        }
-    }
 
     /// How long pending creations wait for a quiet kernel queue before they are examined
     /// anyway, so that a tree that never stops changing still gets its creations reported.
@@ -265,8 +250,12 @@ extension InotifyWatch {
     /// - a name holding an item the model has at another name (a rename onto it is still
     ///   queued: `ln -s x L; mv L S; mv F L` finds F at L) is not reported: it is deferred to
     ///   the next batch, by when the rename has moved the model's item there;
-    /// - a name holding an item the model does not know is reported, but provisionally (see
-    ///   ``ProvisionalName``) until the queue drains.
+    /// - a name holding an item the model does not know is reported, but provisionally until
+    ///   the queue drains. That item is what the name held when examined, which may be newer
+    ///   than the one the creation meant: after `mkdir c; mv c d; mkdir c`, the first `c`
+    ///   examined early is the second directory. So a rename of a name in
+    ///   ``provisionalNames`` is not trusted to move the model's item: it is told as the
+    ///   removal of that item and a creation at the destination, examined there.
     ///
     /// - Parameter drained: the kernel queue was found empty, so the model is as current as
     ///   it can be: what still disagrees with the disk is a move the model missed, and is
@@ -471,7 +460,7 @@ extension InotifyWatch {
         }
         var entry = WatchedEntry(type: type, inode: identity.inode)
         produced.append(makeEvent(.created, root: root, relative: path, type: type, identity: identity, synthetic: false))
-        if provisional { provisionalNames.insert(ProvisionalName(directory, name)) }
+        if provisional { provisionalNames.insert(NameInModel(directory, name)) }
         if type == .file && status.linkCount > 1 {
             hardLinks.add(identity, directory, name)
         }
@@ -553,7 +542,7 @@ extension InotifyWatch {
             return
         }
         guard let destinationDirectory, destinationDirectory.root == sourceDirectory.root,
-              provisionalNames.isEmpty || provisionalNames.remove(ProvisionalName(sourceDirectory, source.name)) == nil
+              provisionalNames.isEmpty || provisionalNames.remove(NameInModel(sourceDirectory, source.name)) == nil
         else {
             // Moved across roots, or a provisional item (which may not be the one that moved):
             // a removal here and a creation there, examined where it arrived.

@@ -34,16 +34,6 @@ struct FollowedFileLink {
     }
 }
 
-/// Where a followed link stands in the model, for finding its watch.
-struct FileLinkKey: Hashable {
-    let directory: ObjectIdentifier
-    let name: [UInt8]
-
-    init(_ directory: WatchedDirectory, _ name: [UInt8]) {
-        self.directory = ObjectIdentifier(directory)
-        self.name = name
-    }
-}
 
 extension InotifyWatch {
     /// What a watch on a link's target listens for: its content, its attributes and link
@@ -109,7 +99,7 @@ extension InotifyWatch {
         dropFileLink(name, in: directory)
         let link = FollowedFileLink(directory: directory, name: name, inode: linkInode, target: target.identity)
         targets[watch, default: WatchTargets()].fileLinks.append(link)
-        fileLinkWatches[FileLinkKey(directory, name)] = watch
+        fileLinkWatches[NameInModel(directory, name)] = watch
         return .watched
     }
 
@@ -132,27 +122,27 @@ extension InotifyWatch {
     /// Forgets the followed link at `name` in `directory`, if any (it was removed, replaced or
     /// moved out), releasing its watch unless another link shares it.
     mutating func dropFileLink(_ name: [UInt8], in directory: WatchedDirectory) {
-        guard !fileLinkWatches.isEmpty, let watch = fileLinkWatches.removeValue(forKey: FileLinkKey(directory, name)) else { return }
+        guard !fileLinkWatches.isEmpty, let watch = fileLinkWatches.removeValue(forKey: NameInModel(directory, name)) else { return }
         targets[watch]?.fileLinks.removeAll { $0.directory === directory && $0.name == name }
         releaseIfUnused(watch)
     }
 
     /// The followed link at `name` in `source` is now `destinationName` in `destination`.
     mutating func moveFileLink(_ name: [UInt8], in source: WatchedDirectory, to destinationName: [UInt8], in destination: WatchedDirectory) {
-        guard !fileLinkWatches.isEmpty, let watch = fileLinkWatches.removeValue(forKey: FileLinkKey(source, name)) else { return }
+        guard !fileLinkWatches.isEmpty, let watch = fileLinkWatches.removeValue(forKey: NameInModel(source, name)) else { return }
         guard var target = targets[watch], let index = target.fileLinks.firstIndex(where: { $0.directory === source && $0.name == name }) else { return }
         let old = target.fileLinks[index]
         target.fileLinks[index] = FollowedFileLink(directory: destination, name: destinationName, inode: old.inode, target: old.target)
         targets[watch] = target
-        fileLinkWatches[FileLinkKey(destination, destinationName)] = watch
+        fileLinkWatches[NameInModel(destination, destinationName)] = watch
     }
 
     /// The items at `first` in `firstDirectory` and `second` in `secondDirectory` were swapped
     /// (the model has them swapped already); followed links among them go along.
     mutating func exchangeFileLinks(_ first: [UInt8], in firstDirectory: WatchedDirectory, with second: [UInt8], in secondDirectory: WatchedDirectory) {
         guard !fileLinkWatches.isEmpty else { return }
-        let firstWasLink = fileLinkWatches[FileLinkKey(firstDirectory, first)] != nil
-        let secondWasLink = fileLinkWatches[FileLinkKey(secondDirectory, second)] != nil
+        let firstWasLink = fileLinkWatches[NameInModel(firstDirectory, first)] != nil
+        let secondWasLink = fileLinkWatches[NameInModel(secondDirectory, second)] != nil
         guard firstWasLink || secondWasLink else { return }
         dropFileLink(first, in: firstDirectory)
         dropFileLink(second, in: secondDirectory)
@@ -170,7 +160,7 @@ extension InotifyWatch {
     /// The followed link just moved to `name` in `directory` (another directory than before):
     /// a relative link may lead to another file, or to none, from there.
     mutating func relookMovedFileLink(_ name: [UInt8], in directory: WatchedDirectory) {
-        guard !fileLinkWatches.isEmpty, let watch = fileLinkWatches[FileLinkKey(directory, name)],
+        guard !fileLinkWatches.isEmpty, let watch = fileLinkWatches[NameInModel(directory, name)],
               let link = targets[watch]?.fileLinks.first(where: { $0.directory === directory && $0.name == name })
         else { return }
         relook(at: link)
@@ -179,7 +169,7 @@ extension InotifyWatch {
     /// Forgets every followed link directly in `directory` (it left the model).
     mutating func dropFileLinks(in directory: WatchedDirectory) {
         guard !fileLinkWatches.isEmpty else { return }
-        for name in directory.children.keys where fileLinkWatches[FileLinkKey(directory, name)] != nil {
+        for name in directory.children.keys where fileLinkWatches[NameInModel(directory, name)] != nil {
             dropFileLink(name, in: directory)
         }
     }
@@ -192,14 +182,14 @@ extension InotifyWatch {
         if live.count != links.count {
             // Links that left the model without being seen to (inside a removed subtree).
             for link in links where !link.isLive {
-                fileLinkWatches[FileLinkKey(link.directory, link.name)] = nil
+                fileLinkWatches[NameInModel(link.directory, link.name)] = nil
             }
             targets[event.watch]?.fileLinks = live
         }
         if mask.contains(.ignored) {
             // The kernel dropped the watch (the file is gone): look again through each link.
             targets[event.watch]?.fileLinks = []
-            for link in live { fileLinkWatches[FileLinkKey(link.directory, link.name)] = nil }
+            for link in live { fileLinkWatches[NameInModel(link.directory, link.name)] = nil }
             releaseIfUnused(event.watch, droppedByKernel: true)
             for link in live { relook(at: link) }
             return

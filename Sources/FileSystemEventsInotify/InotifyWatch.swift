@@ -78,8 +78,8 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     var deferredCreations: [PendingCreation] = []
     /// Names whose items were put into the model from a batch examined before the queue
     /// drained: until it drains, a rename of such a name may be of another item (see
-    /// ``ProvisionalName``).
-    var provisionalNames: Set<ProvisionalName> = []
+    /// ``provisionalNames``).
+    var provisionalNames: Set<NameInModel> = []
     /// Directories of the model that could not be opened at their path yet.
     var pendingCrawls: [WatchedDirectory] = []
     /// Monotonic nanoseconds since when ``pendingCreations`` has been waiting for a quiet
@@ -98,7 +98,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     var pendingFailure: FileSystemEventsError?
     /// The watch on the target of each followed symlink to a file, by the link's place in
     /// the model (see `InotifyWatch+FileLinks.swift`).
-    var fileLinkWatches: [FileLinkKey: CInt] = [:]
+    var fileLinkWatches: [NameInModel: CInt] = [:]
 
     var watchMask: Inotify.Mask {
         var mask = Inotify.Mask.eventModel.union([.onlyDirectory, .excludeUnlinked])

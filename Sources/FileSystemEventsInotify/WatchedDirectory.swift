@@ -112,4 +112,17 @@ extension FileItemType {
         }
     }
 }
+
+/// A name in a directory of the model, as a key: where a followed link stands (for finding its
+/// watch), or a name reported from an early batch (``InotifyWatch/provisionalNames``). The
+/// directory is held by identity only, so a key never keeps a node alive.
+struct NameInModel: Hashable {
+    let directory: ObjectIdentifier
+    let name: [UInt8]
+
+    init(_ directory: WatchedDirectory, _ name: [UInt8]) {
+        self.directory = ObjectIdentifier(directory)
+        self.name = name
+    }
+}
 #endif
