@@ -31,11 +31,6 @@ extension InotifyWatch {
     /// ``deferredCreations``): past it, the name is taken to hold what was created.
     static var maximumDeferralNanoseconds: UInt64 { 2_000_000_000 }
 
-    /// How many creations wait for a quiet queue at most before they are examined anyway:
-    /// the buffer limit, and never fewer than the kernel's default queue length
-    /// (`fs.inotify.max_queued_events`), so a small buffer does not make every batch early.
-    var pendingCreationLimit: Int { max(options.bufferLimit, 16_384) }
-
     /// Translates one kernel read, in order.
     mutating func handle(_ events: [Inotify.Event]) {
         var index = events.startIndex
@@ -245,8 +240,10 @@ extension InotifyWatch {
     /// what they hold is explained by the events applied. So: the batch waits while the queue
     /// is busy (one `FIONREAD`, nothing per name), is examined, and is applied only if the
     /// queue is still empty afterwards. It waits at most ``maximumResolutionDelayNanoseconds``
-    /// and never beyond ``pendingCreationLimit``, so a flood neither hides creations nor grows
-    /// memory. A batch examined with events still queued (an early batch) is checked two ways:
+    /// and never beyond the buffer limit (creations waiting to be examined are events owed to
+    /// the consumer: past the limit the watch stops reading, and a consumer that is behind
+    /// makes the kernel queue overflow, as documented), so a flood neither hides creations nor
+    /// grows memory. A batch examined with events still queued (an early batch) is checked two ways:
     /// - a name holding an item the model has at another name (a rename onto it is still
     ///   queued: `ln -s x L; mv L S; mv F L` finds F at L) is not reported: it is deferred to
     ///   the next batch, by when the rename has moved the model's item there;
@@ -264,7 +261,7 @@ extension InotifyWatch {
         let now = MonotonicClock.nanoseconds()
         if pendingSince == 0 { pendingSince = now }
         let overdue = now - pendingSince >= Self.maximumResolutionDelayNanoseconds
-            || pendingCreations.count >= pendingCreationLimit
+            || pendingCreations.count >= options.bufferLimit
         if !overdue && kernel?.hasPendingEvents() == true { return }
         if !deferredCreations.isEmpty {
             pendingCreations = deferredCreations + pendingCreations
@@ -384,7 +381,9 @@ extension InotifyWatch {
     /// The creations of an early batch whose names hold an item that the model has, by
     /// identity, at another name: the rename that put it there is still queued, and reporting
     /// it created would put one item in the replay twice. Found in one walk of the model, only
-    /// for early batches (rare: the queue stayed busy for half a second, or a flood).
+    /// for early batches: the queue stayed busy for half a second of reading, or more creations
+    /// than the buffer limit came without a pause (with the default limit, 65,536, a walk per
+    /// 65,536 creations at most).
     ///
     /// A file with more than one link is not counted: a new hard link does hold a known item.
     /// Nor is a directory when symlinks are followed (one directory may stand at several

@@ -276,12 +276,12 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             parsed.removeAll(keepingCapacity: true)
             // Take from the kernel queue only about as much as the buffer limit allows: a stalled
             // consumer leaves the rest there (and an overflow reconciles), as documented.
-            let budget = max(0, options.bufferLimit - produced.count) &* 48
+            let budget = max(0, options.bufferLimit - produced.count - pendingCreations.count) &* 48
             switch kernel?.read(into: &parsed, maximumBytes: budget) ?? .failure(.badFileDescriptor) {
             case .success:
                 mirrorWaitStarted = 0
                 handle(parsed)
-                if produced.count >= options.bufferLimit || pendingCreations.count >= pendingCreationLimit || !channel.hasRoom {
+                if produced.count + pendingCreations.count >= options.bufferLimit || !channel.hasRoom {
                     // Enough for the consumer for now; what stays in the kernel queue waits
                     // (and overflows into a rescan if the consumer stays behind).
                     resolvePendingWork(drained: false)
