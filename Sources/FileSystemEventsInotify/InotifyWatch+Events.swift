@@ -21,7 +21,6 @@ extension InotifyWatch {
         var deferredSince: UInt64 = 0
     }
 
-
     /// How long pending creations wait for a quiet kernel queue before they are examined
     /// anyway, so that a tree that never stops changing still gets its creations reported.
     /// The time the watch spends not reading, for a consumer that is behind, does not count.

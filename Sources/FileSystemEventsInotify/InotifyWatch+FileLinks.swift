@@ -34,7 +34,6 @@ struct FollowedFileLink {
     }
 }
 
-
 extension InotifyWatch {
     /// What a watch on a link's target listens for: its content, its attributes and link
     /// count, and its end. Not `IN_ONLYDIR` (it is a file), not `IN_DONT_FOLLOW` (the watch is

@@ -78,7 +78,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     var deferredCreations: [PendingCreation] = []
     /// Names whose items were put into the model from a batch examined before the queue
     /// drained: until it drains, a rename of such a name may be of another item (see
-    /// ``provisionalNames``).
+    /// ``resolvePending(drained:)``).
     var provisionalNames: Set<NameInModel> = []
     /// Directories of the model that could not be opened at their path yet.
     var pendingCrawls: [WatchedDirectory] = []
@@ -201,8 +201,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             // Creations and crawls still waiting for the model to catch up are looked at again
             // soon even if the kernel says nothing more: the queue they waited for may be
             // empty already (a read stopped early for the consumer, or a move still settling).
-            let hasPendingWork = !pendingCreations.isEmpty || !deferredCreations.isEmpty || !pendingCrawls.isEmpty
-                || pendingMovePair != nil
+            let hasPendingWork = awaitsQuietQueue || pendingMovePair != nil
             if hasPendingWork { timeout = timeout < 0 ? 2 : min(timeout, 2) }
             if let deadline = settle?.nextDeadlineNanoseconds {
                 let wait = MonotonicClock.pollTimeout(from: MonotonicClock.nanoseconds(), until: deadline)
@@ -361,9 +360,14 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
         if (pendingMoveFrom == nil && pendingMovePair == nil) || drained {
             // Every event queued when a batch was examined early has been read and applied.
             if drained { provisionalNames.removeAll() }
-            if !pendingCreations.isEmpty || !deferredCreations.isEmpty || !pendingCrawls.isEmpty { resolvePending(drained: drained) }
+            if awaitsQuietQueue { resolvePending(drained: drained) }
         }
         if hardLinks.hasUnresolved { hardLinks.resolve(searching: roots.compactMap(\.tree)) }
+    }
+
+    /// Creations (pending or deferred) or crawls wait for the kernel queue to drain.
+    private var awaitsQuietQueue: Bool {
+        !pendingCreations.isEmpty || !deferredCreations.isEmpty || !pendingCrawls.isEmpty
     }
 
     /// The model as it stands, one snapshot per root: names, types and identities.
