@@ -38,7 +38,7 @@ extension InotifyWatch {
             if let third = pendingMoveFrom {
                 // The mirror's first half ended the last read; its second half starts this one.
                 pendingMoveFrom = nil
-                if index < events.endIndex, Self.isMirror(from: pair.from, to: pair.to, third, events[index]), handleExchange(pair.from, pair.to) {
+                if index < events.endIndex, Self.isMirror(from: pair.from, to: pair.to, third, events[index]), handleExchange(pair.from, pair.to, mirror: (third, events[index])) {
                     index += 1
                 } else {
                     handleRename(from: pair.from, to: pair.to)
@@ -112,7 +112,8 @@ extension InotifyWatch {
         var next = index
         while next < events.endIndex && events[next].name.isEmpty && events[next].mask.contains(.moveSelf) { next += 1 }
         if next + 1 < events.endIndex {
-            if Self.isMirror(from: from, to: to, events[next], events[next + 1]) && handleExchange(from, to) {
+            if Self.isMirror(from: from, to: to, events[next], events[next + 1]),
+               handleExchange(from, to, mirror: (events[next], events[next + 1])) {
                 for selfEvent in events[index..<next] { dispatch(selfEvent) }
                 index = next + 2
                 return
@@ -574,6 +575,8 @@ extension InotifyWatch {
             dropFileLink(destination.name, in: destinationDirectory)
         }
         destinationDirectory.children[destination.name] = entry
+        // What the destination holds is now an item the model knows, no longer one examined early.
+        if !provisionalNames.isEmpty { provisionalNames.remove(NameInModel(destinationDirectory, destination.name)) }
         if let child = entry.directory {
             child.parent = destinationDirectory
             child.name = destination.name
@@ -624,7 +627,8 @@ extension InotifyWatch {
     /// `renameat2(RENAME_EXCHANGE)` of the items named by `first` and `second`. Confirmed on
     /// disk before the model swaps them: the same four events also come from a rename over an
     /// item followed at once by a rename back. Returns `false` when it was not an exchange.
-    private mutating func handleExchange(_ first: Inotify.Event, _ second: Inotify.Event) -> Bool {
+    private mutating func handleExchange(_ first: Inotify.Event, _ second: Inotify.Event,
+                                         mirror: (from: Inotify.Event, to: Inotify.Event)) -> Bool {
         guard targets[first.watch]?.fileRoots.isEmpty ?? true, targets[second.watch]?.fileRoots.isEmpty ?? true,
               let sourceDirectory = liveDirectory(first.watch),
               let destinationDirectory = liveDirectory(second.watch),
@@ -643,6 +647,14 @@ extension InotifyWatch {
         }
         if let aDirectory = a.directory, destinationDirectory.isInside(aDirectory) { return false }
         if let bDirectory = b.directory, sourceDirectory.isInside(bDirectory) { return false }
+        if !provisionalNames.isEmpty {
+            let aProvisional = provisionalNames.remove(NameInModel(sourceDirectory, first.name)) != nil
+            let bProvisional = provisionalNames.remove(NameInModel(destinationDirectory, second.name)) != nil
+            if aProvisional || bProvisional {
+                exchangeProvisional((first, second), mirror, aProvisional, bProvisional, destinationDirectory, sourceDirectory)
+                return true
+            }
+        }
         let aPath = sourceDirectory.relativePath.appendingComponent(first.name)
         let bPath = destinationDirectory.relativePath.appendingComponent(second.name)
         let aIdentity = identity(of: a, in: sourceDirectory)
@@ -666,6 +678,31 @@ extension InotifyWatch {
         // as the symlink it is at that place.
         exchangeFileLinks(first.name, in: sourceDirectory, with: second.name, in: destinationDirectory)
         return true
+    }
+
+    /// An exchange where one name or both were reported from an early batch
+    /// (``provisionalNames``): what the model has there is what the name held when examined,
+    /// possibly after this very exchange, so swapping it would report each item at the other's
+    /// name. As for a rename of such a name, the model's item there is told removed and the
+    /// other name is examined anew; an item the model knows for sure is told renamed.
+    /// In replay order: removals first, then the renames, each creation examined with the
+    /// pending batch.
+    private mutating func exchangeProvisional(_ pair: (from: Inotify.Event, to: Inotify.Event),
+                                              _ mirror: (from: Inotify.Event, to: Inotify.Event),
+                                              _ aProvisional: Bool, _ bProvisional: Bool,
+                                              _ destinationDirectory: WatchedDirectory, _ sourceDirectory: WatchedDirectory) {
+        if aProvisional { handleMoveOut(pair.from) }
+        if bProvisional { handleMoveOut(mirror.from) }
+        if aProvisional {
+            handleCreation(named: pair.to.name, in: destinationDirectory, isDirectoryHint: pair.to.mask.contains(.isDirectory))
+        } else {
+            handleRename(from: pair.from, to: pair.to)
+        }
+        if bProvisional {
+            handleCreation(named: mirror.to.name, in: sourceDirectory, isDirectoryHint: mirror.to.mask.contains(.isDirectory))
+        } else {
+            handleRename(from: mirror.from, to: mirror.to)
+        }
     }
 
     /// The status of `name` in `directory`, opened at the model's path and checked by identity.

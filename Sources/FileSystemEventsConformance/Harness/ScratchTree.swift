@@ -1,3 +1,4 @@
+import FileSystemEventsCore
 import PlatformLibc
 public import SystemPackage
 import Synchronization
@@ -125,6 +126,18 @@ public final class ScratchTree: Sendable {
     public func symlink(_ path: RelativePath, pointingTo target: String, in area: Area = .root) throws {
         let link = absolute(path, in: area)
         try Self.call("symlink \(path)") { withC(link) { l in Libc.symlink(target, l) } }
+    }
+
+    /// Swaps the items at two paths in one `renameat2(RENAME_EXCHANGE)`. Throws
+    /// ``ConformanceSkip`` where the kernel or file system has no exchange, so the scenario is
+    /// skipped with that reason rather than failed.
+    public func exchange(_ first: RelativePath, _ second: RelativePath, in area: Area = .root) throws {
+        switch Syscalls.exchange(absolute(first, in: area), absolute(second, in: area)) {
+        case .success: return
+        case .failure(let errno) where errno == .noFunction || errno == .invalidArgument:
+            throw ConformanceSkip("this kernel or file system has no renameat2(RENAME_EXCHANGE) (\(errno))")
+        case .failure(let errno): throw ConformanceFailure("renameat2 \(first) <-> \(second): \(errno)")
+        }
     }
 
     /// Gives the item at `existing` a second name, `path`, in the same area (`link(2)`).

@@ -116,6 +116,33 @@ extension ConformanceSuite {
             try watch.expect(.created, "X/inside/after.txt")
             try watch.assertReplayMatchesDisk("a file created in the directory renamed onto X")
         },
+        ConformanceScenario(94, "items exchanged just after they were created, read one event at a time behind queued events") { context in
+            // With a one-event buffer each creation is examined while the exchange that follows
+            // it is still queued, so the name holds the other item by then. An exchange of such
+            // names must not swap what the watcher reported: it reported each name holding
+            // what the exchange put there.
+            try context.tree.write("kept", "known before the watch")
+            let watch = try await context.watch { $0.bufferLimit = 1 }
+            try await watch.hold(queuing: 300)
+            try context.tree.write("x", "first")
+            try context.tree.write("y", "second")
+            try context.tree.exchange("x", "y")
+            try context.tree.makeDirectory("d")
+            try context.tree.write("f", "a file that becomes d")
+            try context.tree.exchange("d", "f")
+            try context.tree.write("f/inside", "in the directory now at f")
+            try context.tree.write("n", "new")
+            try context.tree.exchange("n", "kept")
+            watch.resume()
+            try await watch.sync()
+            try watch.expect(.created, "f/inside")
+            try watch.assertReplayMatchesDisk("x <-> y, d <-> f, n <-> kept, each just after its creation")
+            try context.tree.write("f/after", "after")
+            try context.tree.exchange("x", "kept")
+            try await watch.sync()
+            try watch.expect(.created, "f/after")
+            try watch.assertReplayMatchesDisk("exchanged again once the queue drained")
+        },
         ConformanceScenario(70, "renames in a chain and a directory swap beneath queued events", runsUnprivileged: true) { context in
             try context.tree.makeDirectories("p/q")
             try context.tree.write("p/q/deep.txt", "deep")

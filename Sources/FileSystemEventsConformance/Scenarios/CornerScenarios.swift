@@ -140,32 +140,24 @@ extension ConformanceSuite {
             try context.tree.write("plain", "p")
             try context.tree.makeDirectories("folder")
             let watch = try await context.watch()
-            func exchange(_ first: RelativePath, _ second: RelativePath) throws {
-                switch Syscalls.exchange(context.tree.absolute(first, in: .root), context.tree.absolute(second, in: .root)) {
-                case .success: return
-                case .failure(let errno) where errno == .noFunction || errno == .invalidArgument:
-                    throw ConformanceSkip("this kernel or file system has no renameat2(RENAME_EXCHANGE) (\(errno))")
-                case .failure(let errno): throw ConformanceFailure("renameat2 \(first) <-> \(second): \(errno)")
-                }
-            }
-            try exchange("a.txt", "b.txt")
+            try context.tree.exchange("a.txt", "b.txt")
             try await watch.sync()
             try watch.assertReplayMatchesDisk("files exchanged")
-            try exchange("A", "B")
+            try context.tree.exchange("A", "B")
             try context.tree.write("A/after-a", "1")
             try context.tree.write("B/deep/after-b", "2")
             try await watch.sync()
             try watch.expect(.created, "A/after-a")
             try watch.expect(.created, "B/deep/after-b")
             try watch.assertReplayMatchesDisk("directories exchanged")
-            try exchange("plain", "folder")
+            try context.tree.exchange("plain", "folder")
             try context.tree.write("plain/inside", "3")
             try await watch.sync()
             try watch.expect(.created, "plain/inside")
             try watch.assertReplayMatchesDisk("a file exchanged with a directory")
             // A move that a misunderstood exchange would have turned into a cycle, then work
             // inside it: the watch must neither hang nor lose anything.
-            try exchange("A", "B")
+            try context.tree.exchange("A", "B")
             try context.tree.rename("A", to: "B/A")
             try context.tree.write("B/A/inside-again", "4")
             try await watch.sync()
@@ -179,12 +171,7 @@ extension ConformanceSuite {
             let watch = try await context.watch { $0.bufferLimit = 2 }
             for round in 0..<12 {
                 try context.tree.write(RelativePath("pad-" + String(repeating: "x", count: round * 3)), "")
-                switch Syscalls.exchange(context.tree.absolute("A", in: .root), context.tree.absolute("B", in: .root)) {
-                case .success: break
-                case .failure(let errno) where errno == .noFunction || errno == .invalidArgument:
-                    throw ConformanceSkip("this kernel or file system has no renameat2(RENAME_EXCHANGE) (\(errno))")
-                case .failure(let errno): throw ConformanceFailure("renameat2 A <-> B: \(errno)")
-                }
+                try context.tree.exchange("A", "B")
                 try context.tree.write(RelativePath("A/after-\(round)"), "\(round)")
             }
             try await watch.sync()
