@@ -2,7 +2,7 @@
 import Glibc
 import FileSystemEventsCore
 
-/// A directory's items by name: what `[[UInt8]: WatchedEntry]` would hold, in about half
+/// A directory's items by name: what `[[UInt8]: WatchedEntry]` would hold, in a fraction of
 /// the memory and with no allocation per name.
 ///
 /// The model holds one of these for every directory of the watched tree, so its cost per item
@@ -11,11 +11,14 @@ import FileSystemEventsCore
 /// factor, and hashed names element by element. Here:
 ///
 /// - names are stored back to back in one byte arena per directory;
-/// - each item is one 24-byte slot (inode, child directory, where its name is, type);
-/// - a directory of more than ``linearLimit`` slots also has an open-addressed index of 32-bit
-///   slot numbers, hashed with the standard library's seeded `Hasher` (names come from whoever
-///   can write to the tree, so the hash must not be predictable); smaller ones, most
-///   directories of most trees, are searched in order, which is as fast at that size.
+/// - each item is one 16-byte slot (inode, where its name is, type);
+/// - the few items that are watched directories of the tree keep their node in a side table
+///   by slot number, so files, most of any tree, pay nothing for it;
+/// - a directory of more than ``linearLimit`` slots also has an open-addressed index of slot
+///   numbers, 16-bit while the table is small enough (nearly always) and 32-bit beyond, hashed
+///   with the standard library's seeded `Hasher` (names come from whoever can write to the
+///   tree, so the hash must not be predictable); smaller ones, most directories of most trees,
+///   are searched in order, which is as fast at that size.
 ///
 /// Removing an item leaves its slot and name bytes behind as garbage, so that no other slot
 /// moves; once garbage outweighs what is live, the table is compacted, so a directory that
@@ -23,30 +26,50 @@ import FileSystemEventsCore
 struct ChildTable {
     private struct Slot {
         var inode: UInt64
-        var directory: WatchedDirectory?
         /// Where the name starts in ``names``: the low 32 bits, then the next 8 (the arena of
         /// one directory is allowed up to a terabyte of names, not just 4 GiB).
         var nameStartLow: UInt32
-        var nameStartHigh: UInt8
-        /// `nil` for a removed item's slot.
-        var type: FileItemType?
         /// A name from `getdents64` or inotify fits: a directory record's length is 16 bits.
         var nameCount: UInt16
+        var nameStartHigh: UInt8
+        /// The type's ``typeCodes`` index, plus ``hasDirectoryFlag`` when ``directories``
+        /// holds the item's node; ``removedState`` for a removed item's slot.
+        var state: UInt8
 
         var nameStart: Int { Int(nameStartLow) | Int(nameStartHigh) << 32 }
-        var entry: WatchedEntry { WatchedEntry(type: type ?? .unknown, inode: inode, directory: directory) }
+        var isLive: Bool { state != ChildTable.removedState }
+        var hasDirectory: Bool { state & ChildTable.hasDirectoryFlag != 0 }
+        var type: FileItemType { ChildTable.typeCodes[Int(state & ~ChildTable.hasDirectoryFlag)] }
     }
 
     /// Up to this many slots, a lookup compares names in order and keeps no index.
     static var linearLimit: Int { 16 }
-    private static var emptyIndexEntry: UInt32 { 0 }
-    private static var removedIndexEntry: UInt32 { .max }
+    private static var removedState: UInt8 { 0xFF }
+    private static var hasDirectoryFlag: UInt8 { 0x80 }
+    private static let typeCodes: [FileItemType] = [.file, .directory, .symlink, .other, .unknown]
+
+    private static func state(of entry: WatchedEntry) -> UInt8 {
+        let code: UInt8
+        switch entry.type {
+        case .file: code = 0
+        case .directory: code = 1
+        case .symlink: code = 2
+        case .other: code = 3
+        case .unknown: code = 4
+        }
+        return entry.directory == nil ? code : code | hasDirectoryFlag
+    }
 
     private var names: [UInt8] = []
     private var slots: [Slot] = []
-    /// Slot number + 1 at each position; ``emptyIndexEntry`` or ``removedIndexEntry`` otherwise.
-    /// Empty while the table has no more than ``linearLimit`` slots.
-    private var index: [UInt32] = []
+    /// The watched directories among the items, by slot number.
+    private var directories: [UInt32: WatchedDirectory] = [:]
+    /// Slot number + 1 at each position, 0 where empty, the type's maximum where removed. One
+    /// of the two is in use, and neither while the table has no more than ``linearLimit``
+    /// slots: the narrow one while the index has at most 65,536 positions (the load limit
+    /// keeps slot numbers below 49,152 then), the wide one beyond.
+    private var narrowIndex: [UInt16] = []
+    private var wideIndex: [UInt32] = []
     /// Live items.
     private(set) var count = 0
 
@@ -62,7 +85,7 @@ struct ChildTable {
     mutating func reserveCapacity(_ count: Int, nameBytes: Int = 0) {
         slots.reserveCapacity(count)
         if nameBytes > 0 { names.reserveCapacity(nameBytes) }
-        if count > Self.linearLimit && index.count < Self.indexSize(for: count) { rebuildIndex(size: Self.indexSize(for: count)) }
+        if count > Self.linearLimit && indexSize < Self.indexSize(for: count) { rebuildIndex(size: Self.indexSize(for: count)) }
     }
 
     subscript(name: [UInt8]) -> WatchedEntry? {
@@ -78,25 +101,26 @@ struct ChildTable {
 
     /// The item at the name `key`, given as bytes (a crawl's listing buffer).
     func entry(named key: UnsafeRawBufferPointer) -> WatchedEntry? {
-        find(key).map { slots[$0].entry }
+        find(key).map { entry(at: $0) }
     }
 
     /// Sets the item at the name `key`, given as bytes (a crawl's listing buffer).
     mutating func update(_ key: UnsafeRawBufferPointer, to entry: WatchedEntry) {
         if let found = find(key) {
             slots[found].inode = entry.inode
-            slots[found].type = entry.type
-            slots[found].directory = entry.directory
+            slots[found].state = Self.state(of: entry)
+            directories[UInt32(found)] = entry.directory
             return
         }
         let start = names.count
         names.append(contentsOf: key)
-        slots.append(Slot(inode: entry.inode, directory: entry.directory,
-                          nameStartLow: UInt32(truncatingIfNeeded: start), nameStartHigh: UInt8(truncatingIfNeeded: start >> 32),
-                          type: entry.type, nameCount: UInt16(truncatingIfNeeded: key.count)))
+        slots.append(Slot(inode: entry.inode, nameStartLow: UInt32(truncatingIfNeeded: start),
+                          nameCount: UInt16(truncatingIfNeeded: key.count), nameStartHigh: UInt8(truncatingIfNeeded: start >> 32),
+                          state: Self.state(of: entry)))
+        if let directory = entry.directory { directories[UInt32(slots.count - 1)] = directory }
         count += 1
-        if !index.isEmpty || slots.count > Self.linearLimit {
-            if slots.count * 4 > index.count * 3 {
+        if indexSize > 0 || slots.count > Self.linearLimit {
+            if slots.count * 4 > indexSize * 3 {
                 rebuildIndex(size: Self.indexSize(for: slots.count))
             } else {
                 insertIntoIndex(slot: slots.count - 1, hash: Self.hash(key))
@@ -117,10 +141,38 @@ struct ChildTable {
 
     // MARK: Storage
 
+    private func entry(at slot: Int) -> WatchedEntry {
+        let stored = slots[slot]
+        return WatchedEntry(type: stored.type, inode: stored.inode, directory: stored.hasDirectory ? directories[UInt32(slot)] : nil)
+    }
+
     private static func indexSize(for slotCount: Int) -> Int {
         var size = 16
         while size * 3 < slotCount * 4 + 4 { size <<= 1 }
         return size
+    }
+
+    private var indexSize: Int { wideIndex.isEmpty ? narrowIndex.count : wideIndex.count }
+
+    /// What the index holds at `position`: a slot number, or `nil` where empty (`isEnd`) or
+    /// removed.
+    @inline(__always)
+    private func indexEntry(at position: Int) -> (slot: Int?, isEnd: Bool) {
+        if wideIndex.isEmpty {
+            let raw = narrowIndex[position]
+            return raw == 0 ? (nil, true) : raw == .max ? (nil, false) : (Int(raw) - 1, false)
+        }
+        let raw = wideIndex[position]
+        return raw == 0 ? (nil, true) : raw == .max ? (nil, false) : (Int(raw) - 1, false)
+    }
+
+    @inline(__always)
+    private mutating func setIndexEntry(at position: Int, slot: Int?) {
+        if wideIndex.isEmpty {
+            narrowIndex[position] = slot.map { UInt16(truncatingIfNeeded: $0 + 1) } ?? .max
+        } else {
+            wideIndex[position] = slot.map { UInt32(truncatingIfNeeded: $0 + 1) } ?? .max
+        }
     }
 
     private static func hash(_ key: UnsafeRawBufferPointer) -> Int {
@@ -130,7 +182,7 @@ struct ChildTable {
     }
 
     private func nameMatches(_ slot: Slot, _ key: UnsafeRawBufferPointer) -> Bool {
-        guard Int(slot.nameCount) == key.count, slot.type != nil else { return false }
+        guard Int(slot.nameCount) == key.count, slot.isLive else { return false }
         if key.isEmpty { return true }
         return names.withUnsafeBytes { arena in
             memcmp(arena.baseAddress! + slot.nameStart, key.baseAddress!, key.count) == 0
@@ -138,33 +190,32 @@ struct ChildTable {
     }
 
     private func find(_ key: UnsafeRawBufferPointer) -> Int? {
-        if index.isEmpty {
+        let size = indexSize
+        if size == 0 {
             return slots.firstIndex { nameMatches($0, key) }
         }
-        let mask = index.count - 1
+        let mask = size - 1
         var position = Self.hash(key) & mask
         while true {
-            let entry = index[position]
-            if entry == Self.emptyIndexEntry { return nil }
-            if entry != Self.removedIndexEntry {
-                let slot = Int(entry) - 1
-                if nameMatches(slots[slot], key) { return slot }
-            }
+            let (slot, isEnd) = indexEntry(at: position)
+            if isEnd { return nil }
+            if let slot, nameMatches(slots[slot], key) { return slot }
             position = (position + 1) & mask
         }
     }
 
     private mutating func remove(_ key: UnsafeRawBufferPointer) -> WatchedEntry? {
         guard let found = find(key) else { return nil }
-        let entry = slots[found].entry
-        if !index.isEmpty {
-            let mask = index.count - 1
+        let entry = entry(at: found)
+        let size = indexSize
+        if size > 0 {
+            let mask = size - 1
             var position = Self.hash(key) & mask
-            while index[position] != UInt32(found + 1) { position = (position + 1) & mask }
-            index[position] = Self.removedIndexEntry
+            while indexEntry(at: position).slot != found { position = (position + 1) & mask }
+            setIndexEntry(at: position, slot: nil)
         }
-        slots[found].type = nil
-        slots[found].directory = nil
+        if slots[found].hasDirectory { directories[UInt32(found)] = nil }
+        slots[found].state = Self.removedState
         count -= 1
         let garbage = slots.count - count
         if garbage > Self.linearLimit && garbage > count { compact() }
@@ -172,17 +223,25 @@ struct ChildTable {
     }
 
     private mutating func insertIntoIndex(slot: Int, hash: Int) {
-        let mask = index.count - 1
+        let mask = indexSize - 1
         var position = hash & mask
-        while index[position] != Self.emptyIndexEntry && index[position] != Self.removedIndexEntry {
+        while true {
+            let (occupant, isEnd) = indexEntry(at: position)
+            if isEnd || occupant == nil { break }
             position = (position + 1) & mask
         }
-        index[position] = UInt32(slot + 1)
+        setIndexEntry(at: position, slot: slot)
     }
 
     private mutating func rebuildIndex(size: Int) {
-        index = Array(repeating: Self.emptyIndexEntry, count: size)
-        for slot in slots.indices where slots[slot].type != nil {
+        if size <= 1 << 16 {
+            narrowIndex = Array(repeating: 0, count: size)
+            wideIndex = []
+        } else {
+            narrowIndex = []
+            wideIndex = Array(repeating: 0, count: size)
+        }
+        for slot in slots.indices where slots[slot].isLive {
             let start = slots[slot].nameStart
             let hash = names.withUnsafeBytes { Self.hash(UnsafeRawBufferPointer(rebasing: $0[start..<start + Int(slots[slot].nameCount)])) }
             insertIntoIndex(slot: slot, hash: hash)
@@ -193,24 +252,29 @@ struct ChildTable {
     private mutating func compact() {
         var liveNames: [UInt8] = []
         var liveSlots: [Slot] = []
+        var liveDirectories: [UInt32: WatchedDirectory] = [:]
         var liveNameBytes = 0
-        for slot in slots where slot.type != nil { liveNameBytes += Int(slot.nameCount) }
+        for slot in slots where slot.isLive { liveNameBytes += Int(slot.nameCount) }
         liveNames.reserveCapacity(liveNameBytes)
         liveSlots.reserveCapacity(count)
-        for var slot in slots where slot.type != nil {
+        liveDirectories.reserveCapacity(directories.count)
+        for (number, var slot) in slots.enumerated() where slot.isLive {
             let start = slot.nameStart
             let newStart = liveNames.count
             liveNames.append(contentsOf: names[start..<start + Int(slot.nameCount)])
             slot.nameStartLow = UInt32(truncatingIfNeeded: newStart)
             slot.nameStartHigh = UInt8(truncatingIfNeeded: newStart >> 32)
+            if slot.hasDirectory { liveDirectories[UInt32(liveSlots.count)] = directories[UInt32(number)] }
             liveSlots.append(slot)
         }
         names = liveNames
         slots = liveSlots
+        directories = liveDirectories
         if slots.count > Self.linearLimit {
             rebuildIndex(size: Self.indexSize(for: slots.count))
         } else {
-            index = []
+            narrowIndex = []
+            wideIndex = []
         }
     }
 }
@@ -227,9 +291,9 @@ extension ChildTable: Sequence {
             while position < table.slots.count {
                 let slot = table.slots[position]
                 position += 1
-                guard slot.type != nil else { continue }
+                guard slot.isLive else { continue }
                 let start = slot.nameStart
-                return (table.names[start..<start + Int(slot.nameCount)], slot.entry)
+                return (table.names[start..<start + Int(slot.nameCount)], table.entry(at: position - 1))
             }
             return nil
         }

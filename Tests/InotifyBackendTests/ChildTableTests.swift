@@ -81,9 +81,30 @@ struct ChildTableTests {
         #expect(table.keys.map { String(decoding: $0, as: UTF8.self) }.sorted() == (0..<10).map { "kept-\($0)" })
     }
 
+    @Test("a table that grows one item at a time past the 16-bit index keeps every item and its directory")
+    func growsPastNarrowIndex() {
+        var table = ChildTable()
+        let directory = WatchedDirectory(parent: nil, name: [], root: 0)
+        let size = 120_000
+        for number in 0..<size {
+            table[Array("n\(number)".utf8)] = WatchedEntry(type: number % 1_000 == 0 ? .directory : .file, inode: UInt64(number),
+                                                          directory: number % 1_000 == 0 ? directory : nil)
+        }
+        // Remove most, so the table compacts back below the 16-bit index's reach.
+        for number in 0..<size where number % 10 != 0 { table[Array("n\(number)".utf8)] = nil }
+        #expect(table.count == size / 10)
+        #expect(table.retainedSlots <= 2 * table.count + ChildTable.linearLimit + 1)
+        for number in stride(from: 0, to: size, by: 10) {
+            let entry = table[Array("n\(number)".utf8)]
+            #expect(entry?.inode == UInt64(number))
+            #expect((entry?.directory === directory) == (number % 1_000 == 0))
+        }
+        #expect(table[Array("n1".utf8)] == nil)
+    }
+
     @Test("a table reserved for a crawl takes every item, small or large")
     func reservedCapacity() {
-        for size in [0, 1, 8, 9, 100, 10_000] {
+        for size in [0, 1, 8, 9, 100, 10_000, 70_000] {
             var table = ChildTable()
             table.reserveCapacity(size, nameBytes: size * 8)
             for number in 0..<size { table[Array("n\(number)".utf8)] = WatchedEntry(type: .file, inode: UInt64(number)) }
