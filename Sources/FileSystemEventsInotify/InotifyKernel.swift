@@ -42,10 +42,7 @@ package struct RawInotifyKernel: InotifyKernel {
         switch Inotify.initialize() {
         case .success(let fd): readinessDescriptor = fd
         case .failure(let errno):
-            if errno == .tooManyOpenFiles {
-                throw .instanceLimitReached(currentLimit: InotifyLimits.current("max_user_instances"))
-            }
-            throw .systemCallFailed(call: "inotify_init1", path: nil, errno: errno)
+            throw InotifyLimits.initializationError(errno, call: "inotify_init1")
         }
         buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readBufferSize, alignment: 8)
     }

@@ -153,6 +153,11 @@ extension InotifyWatch {
             // event not read yet. Looked at again once the queue has been read.
             pendingCrawls.append(directory)
             return
+        case .inaccessible(let errno) where FileSystemEventsError.isDescriptorShortage(errno):
+            // Not the directory's fault, and it would never be retried: left unlisted, its
+            // contents would be missing from the model for good. The watch stops, saying why.
+            state.failure = .systemCallFailed(call: "open", path: FilePath(bytes: roots[root].paths.bytes(relative)), errno: errno)
+            return
         case .inaccessible(let errno):
             reportInaccessible(directory, errno: errno)
             return
@@ -292,9 +297,14 @@ extension InotifyWatch {
     /// the model missed its move. It leaves the model (reported removed), and its directory is
     /// reported where it is now. Returns `false` if the node is still right (a bind mount).
     mutating func evictIfStale(_ node: WatchedDirectory) -> Bool {
-        if case .opened(let fd, _) = open(node) {
+        switch open(node) {
+        case .opened(let fd, _):
             Syscalls.close(fd)
             return false
+        case .inaccessible:
+            return false  // cannot tell (permissions, no descriptor left): kept, not reported removed
+        case .stale:
+            break
         }
         guard let parent = node.parent, let entry = parent.children[node.name], entry.directory === node else { return false }
         let path = node.relativePath

@@ -436,6 +436,10 @@ extension InotifyWatch {
                 pendingCreations.append(creation)
             }
             return
+        case .inaccessible(let errno) where FileSystemEventsError.isDescriptorShortage(errno):
+            let path = roots[directory.root].paths.bytes(directory.relativePath)
+            pendingFailure = pendingFailure ?? .systemCallFailed(call: "open", path: FilePath(bytes: path), errno: errno)
+            return
         case .inaccessible(let errno):
             recordUnexamined(creation, errno: errno)
             return

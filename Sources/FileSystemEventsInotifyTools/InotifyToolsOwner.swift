@@ -314,9 +314,7 @@ final class InotifyToolsOwner: Sendable {
         var sentinel: CInt?
         if inotifytools_initialize() == 0 {
             let errno = Errno(rawValue: inotifytools_error())
-            let error: FileSystemEventsError = errno == .tooManyOpenFiles
-                ? .instanceLimitReached(currentLimit: InotifyLimits.current("max_user_instances"))
-                : .systemCallFailed(call: "inotifytools_initialize", path: nil, errno: errno)
+            let error = InotifyLimits.initializationError(errno, call: "inotifytools_initialize")
             state.withLock { $0.initializationError = error }
         } else {
             switch Self.makeSentinelFile() {

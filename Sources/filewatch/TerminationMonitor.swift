@@ -35,7 +35,8 @@ final class TerminationMonitor: Sendable {
     ) throws(CommandFailure) {
         switch Syscalls.pipe() {
         case .success(let fds): pipe = fds
-        case .failure(let errno): throw CommandFailure.failed("cannot create the signal pipe: \(errno)")
+        case .failure(let errno):
+            throw CommandFailure.failed(FileSystemEventsError.systemCallFailed(call: "pipe (for signals)", path: nil, errno: errno).description)
         }
         signal(SIGPIPE, SIG_IGN)
         terminationSignalPipe = pipe.write

@@ -25,10 +25,17 @@ final class FilewatchProcess: Sendable {
 
     /// - Parameter readsOutput: false to leave stdout to the test (``readOutput(until:timeout:)``,
     ///   ``closeOutput()``): a reader thread blocked in `read` would keep the pipe open.
-    init(_ arguments: [String], environment: [String: String] = [:], directory: URL? = nil, readsOutput: Bool = true) throws {
+    /// - Parameter openFileLimit: run under this `ulimit -n` (through `sh`, which `exec`s it).
+    init(_ arguments: [String], environment: [String: String] = [:], directory: URL? = nil, readsOutput: Bool = true,
+         openFileLimit: Int? = nil) throws {
         process = Process()
-        process.executableURL = Self.binary
-        process.arguments = arguments
+        if let openFileLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -n \(openFileLimit) && exec \"$0\" \"$@\"", Self.binary.path] + arguments
+        } else {
+            process.executableURL = Self.binary
+            process.arguments = arguments
+        }
         var env = ProcessInfo.processInfo.environment
         for key in env.keys where key.hasPrefix("FILEWATCH_") { env[key] = nil }
         env.merge(environment) { $1 }

@@ -86,6 +86,45 @@ struct FilewatchRobustnessTests {
         #expect(try await watch.waitForExit(timeout: .seconds(10)) == 0)
     }
 
+    // MARK: Resource limits
+
+    @Test("out of descriptors at any point of start-up: the error names the open file limit, never permissions or inotify instances",
+          arguments: ["inotify", "polling", "inotifytools"])
+    func descriptorShortage(backend: String) async throws {
+        guard try await Self.availableBackends().contains(backend) else { return }
+        let tree = try ScratchTree()
+        for directory in ["a", "a/b", "a/b/c", "d"] {
+            try tree.makeDirectories(RelativePath(directory))
+            try tree.write(RelativePath(directory + "/file"), "x")
+        }
+        var failures: [Int] = []
+        var readyAt: [Int] = []
+        // From a limit nothing starts under to one with room to spare: every limit in between
+        // stops start-up somewhere else (the signal pipe, the wakeup pipe, the inotify
+        // instance, the root, a directory of the tree). Below the first limit at which
+        // filewatch itself gets to speak, the dynamic loader or libdispatch gives up first
+        // (libdispatch traps when it cannot make its eventfd): not this program's to word.
+        for limit in 3...28 {
+            let watch = try FilewatchProcess(["watch", "--backend", backend, "--format", "json", tree.root.string], openFileLimit: limit)
+            do {
+                try await watch.waitForLine("ready", timeout: .seconds(30)) { $0.contains(#""kind":"ready""#) }
+                readyAt.append(limit)
+                watch.signal(SIGINT)
+                #expect(try await watch.waitForExit() == 0, "ulimit -n \(limit): \(watch.standardError)")
+            } catch is CLITestFailure {
+                let status = try await watch.waitForExit()
+                let message = watch.standardError
+                if failures.isEmpty && !message.hasPrefix("filewatch: error:") { continue }
+                failures.append(limit)
+                #expect(status != 0)
+                #expect(message.contains("open file limit"), "ulimit -n \(limit): \(message)")
+                #expect(!message.contains("permission denied") && !message.contains("max_user_instances"), "ulimit -n \(limit): \(message)")
+            }
+        }
+        #expect(failures.count >= 3 && !readyAt.isEmpty, "failed under \(failures), ready under \(readyAt)")
+        #expect(failures.allSatisfy { failed in readyAt.allSatisfy { failed < $0 } }, "failed under \(failures), ready under \(readyAt)")
+    }
+
     // MARK: Nothing left behind (item 4)
 
     @Test("the inotifytools backend leaves nothing in TMPDIR: while running, after SIGINT, SIGTERM or a closed stdout",

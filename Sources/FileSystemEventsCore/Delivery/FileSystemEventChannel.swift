@@ -60,9 +60,6 @@ public final class FileSystemEventChannel: Sendable {
         switch Syscalls.pipe() {
         case .success(let fds): pipe = fds
         case .failure(let errno):
-            if errno == .tooManyOpenFiles || errno == .tooManyOpenFilesInSystem {
-                throw .systemCallFailed(call: "pipe (raise the open file limit, `ulimit -n`)", path: nil, errno: errno)
-            }
             throw .systemCallFailed(call: "pipe", path: nil, errno: errno)
         }
         self.bufferLimit = max(1, bufferLimit)

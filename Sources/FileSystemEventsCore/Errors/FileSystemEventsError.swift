@@ -31,7 +31,8 @@ public enum FileSystemEventsError: Error, Sendable, Hashable, CustomStringConver
     /// once. The stream has one consumer: the second waiter gets this error and the first goes
     /// on undisturbed. Call `updates()` once per consumer instead.
     case concurrentIteration
-    /// A system call failed in a way none of the cases above explains.
+    /// A system call failed in a way none of the cases above explains. Out of descriptors
+    /// (`EMFILE`, `ENFILE`), the description names the limit to raise.
     case systemCallFailed(call: String, path: FilePath?, errno: Errno)
 
     /// What went wrong and what to do about it, on one line.
@@ -68,9 +69,21 @@ public enum FileSystemEventsError: Error, Sendable, Hashable, CustomStringConver
             return "a FileSystemEventStream was iterated by two tasks at once; iterate each stream from one task, "
                 + "or call updates() once per consumer"
         case .systemCallFailed(let call, let path, let errno):
-            if let path { return "\(call) failed for \(path): \(errno)" }
-            return "\(call) failed: \(errno)"
+            let failure = path.map { "\(call) failed for \($0): \(errno)" } ?? "\(call) failed: \(errno)"
+            // Any call that makes a descriptor can meet these, and the remedy is the same.
+            switch errno {
+            case .tooManyOpenFiles: return failure + "; raise the open file limit (`ulimit -n`)"
+            case .tooManyOpenFilesInSystem: return failure + "; raise the system's open file limit (`sysctl fs.file-max`)"
+            default: return failure
+            }
         }
+    }
+
+    /// Whether `errno` says that no descriptor was left for the call: the process's
+    /// (`EMFILE`) or the system's (`ENFILE`). Nothing about the path is wrong then, and the
+    /// remedy is the open file limit, whatever the call was.
+    package static func isDescriptorShortage(_ errno: Errno) -> Bool {
+        errno == .tooManyOpenFiles || errno == .tooManyOpenFilesInSystem
     }
 
     /// Maps the errno of an operation on a root to the case a user can act on.
