@@ -125,6 +125,37 @@ struct FilewatchRobustnessTests {
         #expect(failures.allSatisfy { failed in readyAt.allSatisfy { failed < $0 } }, "failed under \(failures), ready under \(readyAt)")
     }
 
+    @Test("a tree deeper than the open file limit is scanned whole: a scan does not hold a descriptor per level",
+          arguments: ["polling", "inotify"])
+    func deeperThanDescriptorLimit(backend: String) async throws {
+        let tree = try ScratchTree()
+        let depth = 150
+        let levels = (1...depth).map { Array(repeating: "d", count: $0).joined(separator: "/") }
+        try tree.makeDirectories(RelativePath(levels[depth - 1]))
+        // Beside every tenth level, a directory named after the deep branch ("e" sorts after
+        // "d"): it is opened once the whole branch below has been walked, from a parent whose
+        // descriptor a scan cannot have kept.
+        for level in stride(from: 9, to: depth, by: 10) {
+            try tree.makeDirectories(RelativePath(levels[level] + "/e"))
+            try tree.write(RelativePath(levels[level] + "/e/old"), "listed at start")
+        }
+        let watch = try FilewatchProcess(["watch", "--backend", backend, "--format", "json", "--poll-interval", "0.05", tree.root.string],
+                                         openFileLimit: 64)
+        defer { watch.signal(SIGTERM) }
+        try await watch.waitForLine("ready") { $0.contains(#""kind":"ready""#) }
+        #expect(watch.standardError.isEmpty, "\(watch.standardError)")
+        try tree.write(RelativePath(levels[depth - 1] + "/deepest"), "new")
+        try tree.write(RelativePath(levels[99] + "/e/new"), "new")
+        for name in [levels[depth - 1] + "/deepest", levels[99] + "/e/new"] {
+            let path = tree.root.appending(name).string
+            try await watch.waitForLine("created \(name.count) bytes deep", timeout: .seconds(30)) {
+                $0.contains(#""kind":"created""#) && $0.contains(path)
+            }
+        }
+        // Nothing listed at start is reported as new: the scan saw every level.
+        #expect(!watch.outputLines.contains { $0.contains(#""kind":"created""#) && $0.contains("/e/old") })
+    }
+
     // MARK: Nothing left behind (item 4)
 
     @Test("the inotifytools backend leaves nothing in TMPDIR: while running, after SIGINT, SIGTERM or a closed stdout",

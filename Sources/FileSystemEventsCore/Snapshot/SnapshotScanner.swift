@@ -63,7 +63,7 @@ package struct SnapshotScanner: Sendable {
         let previousTree = previous.flatMap { previous in
             SnapshotDiff.isSameItem(previous.status, rootStatus, atSamePath: true) ? previous.tree : nil
         }
-        walk.list(descriptor, into: tree, relativePath: [], depth: 0, previous: previousTree)
+        walk.list(descriptor, into: tree, relativePath: [], identity: rootStatus.identity, previous: previousTree)
         return Result(snapshot: RootSnapshot(status: rootStatus, tree: tree), unreadable: walk.unreadable)
     }
 
@@ -72,7 +72,7 @@ package struct SnapshotScanner: Sendable {
     package func scanDirectory(_ descriptor: CInt, relativePath: [UInt8]) -> (SnapshotDirectory, [(relativePath: [UInt8], errno: Errno)]) {
         let tree = SnapshotDirectory(parent: nil, name: [])
         var walk = Walk(scanner: self)
-        walk.list(descriptor, into: tree, relativePath: relativePath, depth: 0)
+        walk.list(descriptor, into: tree, relativePath: relativePath, identity: nil)
         return (tree, walk.unreadable)
     }
 
@@ -88,9 +88,85 @@ package struct SnapshotScanner: Sendable {
         var unreadable: [(relativePath: [UInt8], errno: Errno)] = []
         /// Directories on the current descent, to stop symlink loops when following links.
         var ancestors: Set<FileIdentity> = []
+        /// The directories on the current descent, the walk's top first: a directory's
+        /// descriptor is needed again after its subdirectories are walked (to open the next
+        /// one), but holding one per level would take as many descriptors as the tree is deep,
+        /// and a tree 1,100 levels deep would then fail under the common `ulimit -n` of 1024.
+        /// So at most ``descriptorBudget`` stay open: past it the shallowest (never the top)
+        /// is closed, and opened again from the top, checked by identity, only if it still has
+        /// a subdirectory to open (in a deep chain of single directories, none has).
+        var descent: [Level] = []
+        private var openLevels = 0
+        /// No level above this one is open, except the top.
+        private var shallowestOpen = 1
+
+        struct Level {
+            var descriptor: CInt?
+            let name: [UInt8]
+            /// `nil` for the top of a ``SnapshotScanner/scanDirectory(_:relativePath:)``
+            /// walk, which is never closed early.
+            let identity: FileIdentity?
+            /// Found moved or gone when it was to be opened again: its other subdirectories are
+            /// left to the next scan, not each opened again in vain.
+            var isLost = false
+        }
+
+        static var descriptorBudget: Int { 32 }
 
         init(scanner: SnapshotScanner) {
             self.scanner = scanner
+        }
+
+        private mutating func enter(_ descriptor: CInt, name: [UInt8], identity: FileIdentity?) {
+            descent.append(Level(descriptor: descriptor, name: name, identity: identity))
+            openLevels += 1
+            while openLevels > Self.descriptorBudget && shallowestOpen < descent.count - 1 {
+                if let open = descent[shallowestOpen].descriptor {
+                    Syscalls.close(open)
+                    descent[shallowestOpen].descriptor = nil
+                    openLevels -= 1
+                }
+                shallowestOpen += 1
+            }
+        }
+
+        private mutating func leave() {
+            if let open = descent.removeLast().descriptor {
+                Syscalls.close(open)
+                openLevels -= 1
+            }
+            shallowestOpen = min(shallowestOpen, max(1, descent.count))
+        }
+
+        /// The descriptor of the directory at `depth` on the descent, opened again if it was
+        /// closed to stay within the budget: from the top, by the names walked, and only if it
+        /// is still the directory listed (a rename since is the next scan's to see).
+        private mutating func reopenedDescriptor(atDepth depth: Int) -> Swift.Result<CInt, Errno> {
+            if let open = descent[depth].descriptor { return .success(open) }
+            guard !descent[depth].isLost, let top = descent[0].descriptor, let identity = descent[depth].identity else {
+                return .failure(.noSuchFileOrDirectory)
+            }
+            descent[depth].isLost = true  // until found below
+            var current = top
+            for level in 1...depth {
+                let opened = withCString(descent[level].name) {
+                    Syscalls.openDirectory($0, relativeTo: current, followSymlinks: scanner.followsSymlinks)
+                }
+                if current != top { Syscalls.close(current) }
+                switch opened {
+                case .success(let next): current = next
+                case .failure(let errno): return .failure(errno)
+                }
+            }
+            guard case .success(let found) = Syscalls.status(ofDescriptor: current), found.identity == identity else {
+                Syscalls.close(current)
+                return .failure(.noSuchFileOrDirectory)
+            }
+            descent[depth].descriptor = current
+            descent[depth].isLost = false
+            openLevels += 1
+            shallowestOpen = min(shallowestOpen, depth)
+            return .success(current)
         }
 
         /// Lists the directory open at `descriptor` (consumed) into `directory`, and below it.
@@ -100,9 +176,11 @@ package struct SnapshotScanner: Sendable {
         /// - Returns: whether `directory` holds exactly what `previous` held, so that the
         ///   caller can share it too.
         @discardableResult
-        mutating func list(_ descriptor: CInt, into directory: SnapshotDirectory, relativePath: [UInt8], depth: Int,
+        mutating func list(_ descriptor: CInt, into directory: SnapshotDirectory, relativePath: [UInt8], identity: FileIdentity?,
                            previous: SnapshotDirectory? = nil) -> Bool {
-            defer { Syscalls.close(descriptor) }
+            let depth = descent.count
+            enter(descriptor, name: directory.name, identity: identity)
+            defer { leave() }
             let filter = scanner.filter
             let followsSymlinks = scanner.followsSymlinks
             let onTheWayDown = ancestors
@@ -172,13 +250,15 @@ package struct SnapshotScanner: Sendable {
                             previousChild = candidate
                         }
                     }
-                    let opened = withCString(entries[index].name) {
-                        Syscalls.openDirectory($0, relativeTo: descriptor, followSymlinks: scanner.followsSymlinks)
+                    let opened = reopenedDescriptor(atDepth: depth).flatMap { parent in
+                        withCString(entries[index].name) {
+                            Syscalls.openDirectory($0, relativeTo: parent, followSymlinks: scanner.followsSymlinks)
+                        }
                     }
                     switch opened {
                     case .success(let childDescriptor):
                         if scanner.followsSymlinks { ancestors.insert(identity) }
-                        let unchanged = list(childDescriptor, into: child, relativePath: childPath, depth: depth + 1, previous: previousChild)
+                        let unchanged = list(childDescriptor, into: child, relativePath: childPath, identity: identity, previous: previousChild)
                         if scanner.followsSymlinks { ancestors.remove(identity) }
                         if unchanged, let sharing {
                             // The previous scan's copy of this subtree goes now, not after the diff.
