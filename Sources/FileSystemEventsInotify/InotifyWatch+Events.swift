@@ -636,10 +636,13 @@ extension InotifyWatch {
         guard targets[first.watch]?.fileRoots.isEmpty ?? true, targets[second.watch]?.fileRoots.isEmpty ?? true,
               let sourceDirectory = liveDirectory(first.watch),
               let destinationDirectory = liveDirectory(second.watch),
-              sourceDirectory.root == destinationDirectory.root,
-              let a = sourceDirectory.children[first.name],
-              let b = destinationDirectory.children[second.name]
+              sourceDirectory.root == destinationDirectory.root
         else { return false }
+        let knownA = sourceDirectory.children[first.name]
+        let knownB = destinationDirectory.children[second.name]
+        guard let a = knownA, let b = knownB else {
+            return exchangeWithNameNotYetKnown((first, second), mirror, a: knownA, b: knownB, sourceDirectory, destinationDirectory)
+        }
         // The same four events come from `mv a b` (replacing b) then `mv b a`, which destroys
         // b. An exchange keeps both: right after it a stands at b's name; events still queued
         // may have moved them on since (more exchanges, say), but b's inode still stands at
@@ -681,6 +684,41 @@ extension InotifyWatch {
         // After the exchange is told: a link that leads nowhere from its new place is reported
         // as the symlink it is at that place.
         exchangeFileLinks(first.name, in: sourceDirectory, with: second.name, in: destinationDirectory)
+        return true
+    }
+
+    /// An exchange of an item the model has with a name whose creation is still waiting to be
+    /// examined (`echo > f; exchange d f` read in one go): the model has one side only. Taken
+    /// for two renames, the second would carry the known item back where it came from. On disk
+    /// the known item now stands at the other name, which confirms the exchange: it is told
+    /// renamed there, and the name it left is examined like any creation. (Not confirmed,
+    /// it was `mv a b; mv b a`, told as the two renames it was.)
+    private mutating func exchangeWithNameNotYetKnown(_ pair: (from: Inotify.Event, to: Inotify.Event),
+                                                      _ mirror: (from: Inotify.Event, to: Inotify.Event),
+                                                      a: WatchedEntry?, b: WatchedEntry?,
+                                                      _ sourceDirectory: WatchedDirectory, _ destinationDirectory: WatchedDirectory) -> Bool {
+        // The known side's move and the directories it leaves and enters; the other pair moves
+        // the unknown item into the name the known one left.
+        let known: WatchedEntry, move: (from: Inotify.Event, to: Inotify.Event), unknownArrives: Inotify.Event
+        let leaves: WatchedDirectory, enters: WatchedDirectory
+        if let a {
+            (known, move, unknownArrives, leaves, enters) = (a, pair, mirror.to, sourceDirectory, destinationDirectory)
+        } else if let b {
+            (known, move, unknownArrives, leaves, enters) = (b, mirror, pair.to, destinationDirectory, sourceDirectory)
+        } else {
+            return false
+        }
+        guard case .success(let there) = statusOfChild(move.to.name, in: enters), there.inode == known.inode else { return false }
+        if let directory = known.directory, enters.isInside(directory) { return false }
+        let isProvisional = !provisionalNames.isEmpty && provisionalNames.remove(NameInModel(leaves, move.from.name)) != nil
+        if isProvisional {
+            // What the model has there may not be the item that moved: both names examined.
+            handleMoveOut(move.from)
+            handleCreation(named: move.to.name, in: enters, isDirectoryHint: move.to.mask.contains(.isDirectory))
+        } else {
+            handleRename(from: move.from, to: move.to)
+        }
+        handleCreation(named: unknownArrives.name, in: leaves, isDirectoryHint: unknownArrives.mask.contains(.isDirectory))
         return true
     }
 

@@ -346,12 +346,18 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// way (nanoseconds).
     static var mirrorWaitLimit: UInt64 { 1_000_000_000 }
 
-    /// Whether `pair` can be the first half of an exchange: both names stand in the model (an
-    /// exchange swaps two existing items). A pair whose source the model does not know (a
-    /// creation still pending) is decided at once, as before.
+    /// Whether `pair` can be the first half of an exchange: both names stand in the model, or
+    /// wait there to be examined (an exchange swaps two existing items, and `echo > f;
+    /// exchange d f` can be read in one go). A pair to a name nothing stands at is decided
+    /// at once. The pending creations are searched only here, when a read ends on a pair.
     private func isExchangeCandidate(_ pair: (from: Inotify.Event, to: Inotify.Event)) -> Bool {
         guard let source = liveDirectory(pair.from.watch), let destination = liveDirectory(pair.to.watch) else { return false }
-        return source.children[pair.from.name] != nil && destination.children[pair.to.name] != nil
+        func stands(_ name: [UInt8], in directory: WatchedDirectory) -> Bool {
+            if directory.children[name] != nil { return true }
+            let waiting = { (creation: PendingCreation) in creation.directory === directory && creation.name == name }
+            return pendingCreations.contains(where: waiting) || deferredCreations.contains(where: waiting)
+        }
+        return stands(pair.from.name, in: source) && stands(pair.to.name, in: destination)
     }
 
     /// Creations and crawls that waited for the events read with them, then the other paths of

@@ -10,7 +10,7 @@ import Testing
 /// The exchange scenarios, against a kernel that holds the second pair back.
 @Suite(.serialized)
 struct ExchangeRaceTests {
-    static let exchangeScenarios = ConformanceSuite.scenarios.filter { [46, 84].contains($0.number) }
+    static let exchangeScenarios = ConformanceSuite.scenarios.filter { [46, 84, 95].contains($0.number) }
 
     @Test("exchanges whose second pair arrives 50 ms late replay exactly", arguments: exchangeScenarios)
     func secondPairLate(_ scenario: ConformanceScenario) async throws {

@@ -163,6 +163,24 @@ extension ConformanceSuite {
             try await watch.sync()
             try watch.assertReplayMatchesDisk("moved after exchanging")
         },
+        ConformanceScenario(95, "renameat2 exchanges with a name created a moment before") { context in
+            // The new name's creation is still waiting to be examined when the exchange is read:
+            // one side of the exchange is in the watcher's tree, the other not yet.
+            try context.tree.makeDirectories("d/sub")
+            try context.tree.write("d/sub/deep", "deep")
+            try context.tree.write("kept", "known at ready")
+            let watch = try await context.watch()
+            try context.tree.write("f", "a file made just now")
+            try context.tree.exchange("d", "f")
+            try context.tree.makeDirectory("e")
+            try context.tree.exchange("e", "kept")
+            try context.tree.write("f/after", "in the directory now at f")
+            try context.tree.write("kept/after", "in the directory now at kept")
+            try await watch.sync()
+            try watch.expect(.created, "f/after")
+            try watch.expect(.created, "kept/after")
+            try watch.assertReplayMatchesDisk("mkdir d; echo > f; exchange d f; mkdir e; exchange e kept")
+        },
         ConformanceScenario(84, "directory exchanges whose two move pairs fall into different reads") { context in
             try context.tree.makeDirectories("A/deep")
             try context.tree.makeDirectories("B")
