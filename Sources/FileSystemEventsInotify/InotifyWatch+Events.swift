@@ -648,9 +648,11 @@ extension InotifyWatch {
         // may have moved them on since (more exchanges, say), but b's inode still stands at
         // one of the two names unless b was destroyed. So: an exchange if a is at b's name,
         // or b is at either name.
-        guard case .success(let atB) = statusOfChild(second.name, in: destinationDirectory) else { return false }
-        if atB.inode != a.inode && atB.inode != b.inode {
-            guard case .success(let atA) = statusOfChild(first.name, in: sourceDirectory), atA.inode == b.inode else { return false }
+        let atB = try? statusOfChild(second.name, in: destinationDirectory).get()
+        if atB?.inode != a.inode && atB?.inode != b.inode {
+            guard (try? statusOfChild(first.name, in: sourceDirectory).get())?.inode == b.inode else {
+                return unconfirmedExchange(first, second, mirror, sourceDirectory, destinationDirectory)
+            }
         }
         if let aDirectory = a.directory, destinationDirectory.isInside(aDirectory) { return false }
         if let bDirectory = b.directory, sourceDirectory.isInside(bDirectory) { return false }
@@ -708,7 +710,9 @@ extension InotifyWatch {
         } else {
             return false
         }
-        guard case .success(let there) = statusOfChild(move.to.name, in: enters), there.inode == known.inode else { return false }
+        guard case .success(let there) = statusOfChild(move.to.name, in: enters), there.inode == known.inode else {
+            return unconfirmedExchange(pair.from, pair.to, mirror, sourceDirectory, destinationDirectory)
+        }
         if let directory = known.directory, enters.isInside(directory) { return false }
         let isProvisional = !provisionalNames.isEmpty && provisionalNames.remove(NameInModel(leaves, move.from.name)) != nil
         if isProvisional {
@@ -720,6 +724,20 @@ extension InotifyWatch {
         }
         handleCreation(named: unknownArrives.name, in: leaves, isDirectoryHint: unknownArrives.mask.contains(.isDirectory))
         return true
+    }
+
+    /// Four events that the disk does not confirm as an exchange are told as the two renames
+    /// they may be (`mv a b; mv b a`). They may also be an exchange whose traces later changes
+    /// wiped out: `mv --exchange new doc && rm new` leaves the old version at neither name,
+    /// exactly as the two renames would have left it at `doc`, yet `doc` is another file now.
+    /// So both names are examined once the queue is read, like creations: an item other than
+    /// the one the model ends up with there is reported `created`, replacing it.
+    private mutating func unconfirmedExchange(_ first: Inotify.Event, _ second: Inotify.Event,
+                                              _ mirror: (from: Inotify.Event, to: Inotify.Event),
+                                              _ sourceDirectory: WatchedDirectory, _ destinationDirectory: WatchedDirectory) -> Bool {
+        handleCreation(named: first.name, in: sourceDirectory, isDirectoryHint: mirror.to.mask.contains(.isDirectory))
+        handleCreation(named: second.name, in: destinationDirectory, isDirectoryHint: second.mask.contains(.isDirectory))
+        return false
     }
 
     /// An exchange where one name or both were reported from an early batch

@@ -10,6 +10,9 @@ import Testing
 /// The exchange scenarios, against a kernel that holds the second pair back.
 @Suite(.serialized)
 struct ExchangeRaceTests {
+    /// Not 96 (an exchange, then `rm` of the name it swapped away): this kernel would hold the
+    /// second pair back while the `rm` that the same thread makes only after `renameat2`
+    /// returns (so after both pairs are queued) is already done, which cannot happen.
     static let exchangeScenarios = ConformanceSuite.scenarios.filter { [46, 84, 95].contains($0.number) }
 
     @Test("exchanges whose second pair arrives 50 ms late replay exactly", arguments: exchangeScenarios)

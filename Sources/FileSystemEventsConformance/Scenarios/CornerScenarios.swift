@@ -181,6 +181,31 @@ extension ConformanceSuite {
             try watch.expect(.created, "kept/after")
             try watch.assertReplayMatchesDisk("mkdir d; echo > f; exchange d f; mkdir e; exchange e kept")
         },
+        ConformanceScenario(96, "an atomic save by exchange: the new version swapped in, the old one removed at once") { context in
+            // `mv --exchange doc.tmp doc.txt && rm doc.tmp`: by the time the exchange is read,
+            // the old version is gone from both names, so the disk cannot tell it from
+            // `mv doc.txt doc.tmp; mv doc.tmp doc.txt`, which would leave the old version in
+            // place. The consumer must still learn that doc.txt is another file now.
+            try context.tree.write("doc.txt", "version 1")
+            try context.tree.write("known.tmp", "a temporary the watcher knows")
+            let watch = try await context.watch()
+            try context.tree.write("doc.tmp", "version 2")
+            try context.tree.exchange("doc.txt", "doc.tmp")
+            try context.tree.remove("doc.tmp")
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("echo > doc.tmp; exchange doc.txt doc.tmp; rm doc.tmp")
+            try context.tree.write("doc.tmp", "version 3")
+            try context.tree.exchange("doc.tmp", "doc.txt")
+            try context.tree.remove("doc.tmp")
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("echo > doc.tmp; exchange doc.tmp doc.txt; rm doc.tmp")
+            try context.tree.rename("known.tmp", to: "known.new")
+            try context.tree.write("known.tmp", "version 4")
+            try context.tree.exchange("doc.txt", "known.new")
+            try context.tree.remove("known.new")
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("a temporary known before the save")
+        },
         ConformanceScenario(84, "directory exchanges whose two move pairs fall into different reads") { context in
             try context.tree.makeDirectories("A/deep")
             try context.tree.makeDirectories("B")
