@@ -131,8 +131,11 @@ public final class ScratchTree: Sendable {
     /// Swaps the items at two paths in one `renameat2(RENAME_EXCHANGE)`. Throws
     /// ``ConformanceSkip`` where the kernel or file system has no exchange, so the scenario is
     /// skipped with that reason rather than failed.
-    public func exchange(_ first: RelativePath, _ second: RelativePath, in area: Area = .root) throws {
-        switch Syscalls.exchange(absolute(first, in: area), absolute(second, in: area)) {
+    ///
+    /// - Parameter secondArea: where `second` is, when not in `area` (an exchange across the
+    ///   root's edge).
+    public func exchange(_ first: RelativePath, _ second: RelativePath, in area: Area = .root, secondIn secondArea: Area? = nil) throws {
+        switch Syscalls.exchange(absolute(first, in: area), absolute(second, in: secondArea ?? area)) {
         case .success: return
         case .failure(let errno) where errno == .noFunction || errno == .invalidArgument:
             throw ConformanceSkip("this kernel or file system has no renameat2(RENAME_EXCHANGE) (\(errno))")

@@ -206,6 +206,30 @@ extension ConformanceSuite {
             try await watch.sync()
             try watch.assertReplayMatchesDisk("a temporary known before the save")
         },
+        ConformanceScenario(97, "renameat2 exchanges across the root's edge") { context in
+            // One side in the watched tree, the other outside it: the tree loses one item and
+            // gains another at the same name (with its contents, for a directory).
+            try context.tree.write("inside.txt", "inside")
+            try context.tree.makeDirectories("inner/deep")
+            try context.tree.write("inner/deep/file", "in a watched directory")
+            try context.tree.write("outer.txt", "outside", in: .outside)
+            try context.tree.makeDirectories("outer/deep", in: .outside)
+            try context.tree.write("outer/deep/file", "in an unwatched directory", in: .outside)
+            let watch = try await context.watch()
+            func exchange(_ inside: RelativePath, _ outside: RelativePath) throws {
+                try context.tree.exchange(inside, outside, secondIn: .outside)
+            }
+            try exchange("inside.txt", "outer.txt")
+            try exchange("inner", "outer")
+            try context.tree.write("inner/deep/after", "written in the directory that came in")
+            try await watch.sync()
+            try watch.expect(.created, "inner/deep/after")
+            try watch.assertReplayMatchesDisk("a file and a directory exchanged with items outside the root")
+            try exchange("inner", "outer.txt")
+            try context.tree.write("inside.txt", "rewritten")
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("a directory exchanged out for a file")
+        },
         ConformanceScenario(84, "directory exchanges whose two move pairs fall into different reads") { context in
             try context.tree.makeDirectories("A/deep")
             try context.tree.makeDirectories("B")
