@@ -27,8 +27,10 @@ struct InotifyToolsKernel: InotifyKernel {
         subscription.take(into: &events, limit: max(128, maximumBytes / 32)) ? .success(()) : .failure(.resourceTemporarilyUnavailable)
     }
 
+    /// The library's side first: an event read by the owner meanwhile is then in this
+    /// source's queue by the time that is looked at (see `libraryHasUnreadEvents`).
     func hasPendingEvents() -> Bool {
-        subscription.hasQueuedEvents || InotifyToolsOwner.shared.libraryHasUnreadEvents
+        InotifyToolsOwner.shared.libraryHasUnreadEvents || subscription.hasQueuedEvents
     }
 
     mutating func close() {

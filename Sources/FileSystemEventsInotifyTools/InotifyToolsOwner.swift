@@ -310,6 +310,8 @@ final class InotifyToolsOwner: Sendable {
     }
 
     private func run(ready: DispatchSemaphore) {
+        let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: RawInotifyKernel.readBufferSize, alignment: 8)
+        defer { readBuffer.deallocate() }
         var sentinelWatch: CInt = -1
         var sentinel: CInt?
         if inotifytools_initialize() == 0 {
@@ -381,7 +383,7 @@ final class InotifyToolsOwner: Sendable {
                 waitForRequests()
                 continue
             }
-            dispatchEvents(until: sentinelWatch)
+            dispatchEvents(until: sentinelWatch, buffer: readBuffer)
         }
         if initialized { inotifytools_cleanup() }
         if let sentinel { Syscalls.close(sentinel) }
@@ -398,25 +400,39 @@ final class InotifyToolsOwner: Sendable {
         _ = idle.wait(timeout: .now() + .milliseconds(100))
     }
 
-    /// Blocks in the library until an event arrives, and hands each real event to the sources
-    /// holding its watch (all of them for an overflow). Returns when the sentinel fires, so
-    /// requests are served.
+    /// Waits for events and hands each real event to the sources holding its watch (all of
+    /// them for an overflow). Returns when the sentinel fires, so requests are served.
     ///
-    /// An `IN_MOVED_FROM` is held until the next event is read: if that is its `IN_MOVED_TO`
-    /// both go out in one append, as the kernel queues them, so a source never mistakes the
-    /// first half for a move out of the tree. Touching the sentinel first guarantees the next
-    /// read returns: a matching `IN_MOVED_TO` is queued before the sentinel's event.
-    /// Whether the kernel holds events the owner has not read, or the owner holds a move it
-    /// has not handed out yet: the sources' models are then behind the disk.
+    /// The events are read from the library's descriptor directly, all of a read at once, not
+    /// through `inotifytools_next_event`: that reads ahead into a buffer of its own, and events
+    /// waiting there are invisible to `FIONREAD`, so ``libraryHasUnreadEvents`` said "nothing
+    /// unread" while they waited. A source then examined a name as if its model were current,
+    /// with the renames that explain what it holds still in that buffer (scenario 47 failed
+    /// so: `ln -s x L; mv L T2; mv F L` examined `L` as the file F). Reading into its own
+    /// buffer, the owner knows when every event read is handed on. (Where the descriptor could
+    /// not be found, the library reads, as before.)
+    ///
+    /// An `IN_MOVED_FROM` that ends a read is held until the next read: if that starts with
+    /// its `IN_MOVED_TO` both go out in one append, as the kernel queues them, so a source
+    /// never mistakes the first half for a move out of the tree. Touching the sentinel makes
+    /// sure the next read comes: a matching `IN_MOVED_TO` is queued before the sentinel's event.
+    ///
+    /// Whether the kernel holds events the owner has not read, or the owner holds events it
+    /// has not handed out yet: the sources' models are then behind the disk. Asked in this
+    /// order, before a source looks at its own queue, so that an event is always seen in one
+    /// of the three places.
     var libraryHasUnreadEvents: Bool {
-        if isHoldingMove.load(ordering: .acquiring) { return true }
         let descriptor = state.withLock { $0.libraryDescriptor }
-        return descriptor >= 0 && cfse_bytes_waiting(descriptor) > 0
+        if descriptor >= 0 && cfse_bytes_waiting(descriptor) > 0 { return true }
+        return isRouting.load(ordering: .acquiring) || isHoldingMove.load(ordering: .acquiring)
     }
 
     private let isHoldingMove = Atomic<Bool>(false)
+    /// Raised before a read takes events out of the kernel's queue, lowered once every one
+    /// of them is with its sources.
+    private let isRouting = Atomic<Bool>(false)
 
-    private func dispatchEvents(until sentinelWatch: CInt) {
+    private func dispatchEvents(until sentinelWatch: CInt, buffer: UnsafeMutableRawBufferPointer) {
         var held: Inotify.Event? {
             didSet { isHoldingMove.store(held != nil, ordering: .releasing) }
         }
@@ -431,25 +447,59 @@ final class InotifyToolsOwner: Sendable {
             held = nil
         }
         defer { routeHeld() }
-        // A negative timeout blocks until an event (the sentinel's, at the latest).
-        while let pointer = inotifytools_next_event(-1) {
-            let event = Inotify.event(at: UnsafeRawPointer(pointer))
-            if event.watch == sentinelWatch { return }
+        /// Hands on one event; true when it was the sentinel's.
+        func dispatch(_ event: Inotify.Event) -> Bool {
+            if event.watch == sentinelWatch { return true }
             if let first = held {
                 if event.mask.contains(.movedTo) && event.cookie == first.cookie {
                     routeHeld(followedBy: event)
-                    if hasPendingRequests { return }
-                    continue
+                    return false
                 }
                 routeHeld()
             }
             if event.mask.contains(.movedFrom) {
                 held = event
-                wake()
-                continue
+                return false
             }
             route([event])
-            if hasPendingRequests { return }
+            return false
+        }
+        let descriptor = state.withLock { $0.libraryDescriptor }
+        guard descriptor >= 0 else {
+            // A negative timeout blocks until an event (the sentinel's, at the latest).
+            while let pointer = inotifytools_next_event(-1) {
+                if dispatch(Inotify.event(at: UnsafeRawPointer(pointer))) { return }
+                if held != nil {
+                    wake()
+                } else if hasPendingRequests {
+                    return
+                }
+            }
+            return
+        }
+        var events: [Inotify.Event] = []
+        while true {
+            guard case .success = Syscalls.pollReadable([descriptor], timeoutMilliseconds: -1) else { return }
+            isRouting.store(true, ordering: .releasing)
+            events.removeAll(keepingCapacity: true)
+            switch Syscalls.read(descriptor, into: buffer) {
+            case .success(let count):
+                Inotify.parse(UnsafeRawBufferPointer(rebasing: buffer[..<count]), into: &events)
+            case .failure(.resourceTemporarilyUnavailable):
+                break
+            case .failure:
+                isRouting.store(false, ordering: .releasing)
+                return
+            }
+            var sawSentinel = false
+            for event in events where dispatch(event) { sawSentinel = true }
+            isRouting.store(false, ordering: .releasing)
+            if sawSentinel { return }
+            if held != nil {
+                wake()
+            } else if hasPendingRequests {
+                return
+            }
         }
     }
 
