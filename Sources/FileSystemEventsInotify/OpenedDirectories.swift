@@ -11,10 +11,18 @@ extension InotifyWatch {
     struct OpenedDirectories {
         private var entries: [ObjectIdentifier: (node: WatchedDirectory, opening: Opening)] = [:]
 
-        /// The cached opening of `directory`, or `open`'s answer, remembered.
+        /// At most this many are kept open: a batch spread over thousands of directories
+        /// (`touch */new`) must not need a descriptor for each at once, which under the usual
+        /// `ulimit -n` of 1024 would stop the watch. A batch comes in event order, so the
+        /// names of one directory mostly come together and still share one `open`.
+        static var capacity: Int { 32 }
+
+        /// The cached opening of `directory`, or `open`'s answer, remembered. A descriptor it
+        /// returns is valid until the next call.
         mutating func opening(of directory: WatchedDirectory, opening open: (WatchedDirectory) -> Opening) -> Opening {
             let key = ObjectIdentifier(directory)
             if let entry = entries[key] { return entry.opening }
+            if entries.count >= Self.capacity { closeAll() }
             let opening = open(directory)
             entries[key] = (directory, opening)
             return opening
