@@ -156,9 +156,17 @@ let package = Package(
             dependencies: ["FileSystemEvents", "FileSystemEventsCore", "FileSystemEventsConformance", "FileSystemEventsFoundation", "DigestPollingBackend"],
             swiftSettings: strictSettings
         ),
+        // Runs a conformance scenario as a Swift Testing test case (skips cancel it, failures
+        // are issues): for the test targets that run scenarios.
+        .target(
+            name: "ConformanceTestSupport",
+            dependencies: ["FileSystemEventsConformance"],
+            path: "Tests/ConformanceTestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "ConformanceTests",
-            dependencies: ["FileSystemEvents", "FileSystemEventsCore", "FileSystemEventsConformance", "DigestPollingBackend"],
+            dependencies: ["FileSystemEvents", "FileSystemEventsCore", "FileSystemEventsConformance", "ConformanceTestSupport", "DigestPollingBackend"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -170,6 +178,7 @@ let package = Package(
                     condition: .when(platforms: [.linux], traits: [inotifyToolsTrait])
                 ),
                 "FileSystemEventsConformance",
+                "ConformanceTestSupport",
             ],
             swiftSettings: strictSettings
         ),

@@ -1,5 +1,6 @@
 import FileSystemEvents
 import FileSystemEventsConformance
+import ConformanceTestSupport
 import Foundation
 import Testing
 
@@ -102,15 +103,5 @@ struct ConformanceTests {
     @Test("inotifytools backend", .enabled(if: FileSystemEventBackend.inotifytools.availability.isAvailable), arguments: scenarios)
     func inotifytools(_ scenario: ConformanceScenario) async throws {
         try await run(scenario, against: ConformanceBackends.named(.inotifytools))
-    }
-}
-
-func run(_ scenario: ConformanceScenario, against backend: ConformanceBackend) async throws {
-    do {
-        try await scenario.run(against: backend)
-    } catch let skip as ConformanceSkip {
-        try Test.cancel("\(backend.name), scenario \(scenario): \(skip.reason)")
-    } catch let failure as ConformanceFailure {
-        Issue.record("\(backend.name), scenario \(scenario): \(failure.message)")
     }
 }

@@ -1,6 +1,7 @@
 #if os(Linux)
 import Foundation
 import FileSystemEventsConformance
+import ConformanceTestSupport
 import FileSystemEventsCore
 import FileSystemEventsInotify
 import Testing

@@ -1,5 +1,6 @@
 #if os(Linux)
 import FileSystemEventsConformance
+import ConformanceTestSupport
 import FileSystemEventsCore
 import FileSystemEventsInotify
 import Testing
