@@ -75,7 +75,7 @@ final class WatchedDirectory {
         var entries: [SnapshotEntry] = []
         entries.reserveCapacity(children.count)
         for (name, entry) in children {
-            var snapshotEntry = SnapshotEntry(name: Array(name), status: entry.status(device: entry.directory?.device ?? device))
+            var snapshotEntry = SnapshotEntry(name: name.withUnsafeBytes { SnapshotName($0) }, status: entry.status(device: entry.directory?.device ?? device))
             if let directory = entry.directory {
                 let child = directory.snapshot()
                 child.parent = result
@@ -83,7 +83,7 @@ final class WatchedDirectory {
             }
             entries.append(snapshotEntry)
         }
-        entries.sort { compareBytes($0.name, $1.name) < 0 }
+        entries.sort { SnapshotName.compare($0.name, $1.name) < 0 }
         result.entries = entries
         return result
     }

@@ -115,10 +115,11 @@ import Testing
     private static func checkRules(_ directory: SnapshotDirectory) {
         var previous: [UInt8]?
         for entry in directory.entries {
-            #expect(!entry.name.isEmpty && !entry.name.contains(0) && !entry.name.contains(UInt8(ascii: "/")))
-            #expect(entry.name != [0x2E] && entry.name != [0x2E, 0x2E])
-            if let previous { #expect(compareBytes(previous, entry.name) < 0) }
-            previous = entry.name
+            let name = entry.name.bytes
+            #expect(!name.isEmpty && !name.contains(0) && !name.contains(UInt8(ascii: "/")))
+            #expect(name != [0x2E] && name != [0x2E, 0x2E])
+            if let previous { #expect(compareBytes(previous, name) < 0) }
+            previous = name
             if let child = entry.directory {
                 #expect(entry.itemType == .directory)
                 #expect(child.parent === directory)

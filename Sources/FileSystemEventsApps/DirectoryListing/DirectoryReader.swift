@@ -88,7 +88,7 @@ package struct DirectoryReader: Sendable {
     private func flatten(_ directory: SnapshotDirectory, prefix: [UInt8], into entries: inout [DirectoryEntry]) {
         for entry in directory.entries {
             let name = prefix.appendingComponent(entry.name)
-            if !includesHidden && entry.name.first == UInt8(ascii: ".") { continue }
+            if !includesHidden && entry.name.withBytes({ $0.first }) == UInt8(ascii: ".") { continue }
             entries.append(DirectoryEntry(nameBytes: name, status: entry.status))
             if let child = entry.directory { flatten(child, prefix: name, into: &entries) }
         }

@@ -60,7 +60,7 @@ struct LiveTree: @unchecked Sendable {
                   let (destination, destinationName) = parentDirectory(of: relative)
             else { return }
             var moved = entry
-            moved.name = destinationName
+            moved.name = SnapshotName(destinationName)
             destination.insert(moved)
         case .exchanged:
             guard let previous, !previous.isEmpty, !relative.isEmpty,
@@ -70,8 +70,8 @@ struct LiveTree: @unchecked Sendable {
             else { return }
             first.remove(named: firstName)
             second.remove(named: secondName)
-            a.name = secondName
-            b.name = firstName
+            a.name = SnapshotName(secondName)
+            b.name = SnapshotName(firstName)
             second.insert(a)
             first.insert(b)
         case .modified, .attributesChanged:

@@ -54,7 +54,7 @@ extension FileTreeSnapshot {
         let absolute = WatchOptions.absolute(path)
         guard let relative = PathBuilder(root: root).relative(absolute), let directory = directory(at: relative) else { return nil }
         let paths = PathBuilder(root: absolute)
-        return directory.entries.map { makeItem(path: paths.path($0.name), status: $0.status) }
+        return directory.entries.map { makeItem(path: paths.path($0.name.bytes), status: $0.status) }
     }
 
     private func makeItem(path: FilePath, status: FileStatus) -> Item {

@@ -126,10 +126,12 @@ package enum SnapshotArchive {
             if status.birthTime != 0 { flags |= EntryFlag.hasBirthTime }
             writer.byte(flags)
 
-            let shared = top.index > 0 ? sharedPrefix(entries[top.index - 1].name, entry.name) : 0
-            writer.varint(shared)
-            writer.varint(entry.name.count - shared)
-            writer.bytes.append(contentsOf: entry.name[shared...])
+            entry.name.withBytes { name in
+                let shared = top.index > 0 ? entries[top.index - 1].name.withBytes { sharedPrefix($0, name) } : 0
+                writer.varint(shared)
+                writer.varint(name.count - shared)
+                writer.bytes.append(contentsOf: name[shared...])
+            }
 
             if flags & EntryFlag.modeRepeats == 0 {
                 writer.varint(UInt64(status.mode))
@@ -295,7 +297,7 @@ package enum SnapshotArchive {
             guard decoded <= entryCount else { throw SnapshotFormatFault("more entries than the header's \(entryCount)") }
 
             let flags = try reader.byte()
-            let previous = directory.entries.last?.name
+            let previous = directory.entries.last?.name.bytes
             let shared = try reader.count(atMost: previous?.count ?? 0, "a shared name prefix")
             let suffixLength = try reader.count(atMost: reader.remaining, "a name length")
             guard suffixLength > 0 else { throw SnapshotFormatFault("an entry that repeats its sibling's name") }
@@ -419,7 +421,7 @@ package enum SnapshotArchive {
     }
 
     @inline(__always)
-    private static func sharedPrefix(_ lhs: [UInt8], _ rhs: [UInt8]) -> Int {
+    private static func sharedPrefix(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Int {
         let limit = min(lhs.count, rhs.count)
         var index = 0
         while index < limit && lhs[index] == rhs[index] { index += 1 }

@@ -30,7 +30,7 @@ package struct SnapshotDiff {
     /// Where an old item sits in the tree being replayed.
     private struct Slot {
         let parent: SnapshotDirectory
-        let name: [UInt8]
+        let name: SnapshotName
         let status: FileStatus
         let directory: SnapshotDirectory?
 
@@ -150,7 +150,7 @@ package struct SnapshotDiff {
             } else if j == new.entries.count {
                 order = -1
             } else {
-                order = compareBytes(old.entries[i].name, new.entries[j].name)
+                order = SnapshotName.compare(old.entries[i].name, new.entries[j].name)
             }
             if order < 0 {
                 removedRoots.append(Slot(old, old.entries[i]))
@@ -175,7 +175,7 @@ package struct SnapshotDiff {
                         appendChanges(from: o.status, to: n.status, path: childPath, renamed: false, into: &modifications)
                     }
                     if let newDirectory = n.directory {
-                        let oldDirectory = o.directory ?? attachEmptyDirectory(named: o.name, at: i, in: old)
+                        let oldDirectory = o.directory ?? attachEmptyDirectory(named: o.name.bytes, at: i, in: old)
                         compare(oldDirectory, newDirectory, path: childPath)
                     } else if let oldDirectory = o.directory {
                         for child in oldDirectory.entries { removedRoots.append(Slot(oldDirectory, child)) }
@@ -230,7 +230,7 @@ package struct SnapshotDiff {
                 if let slot = available[key], slot.parent === target, slot.name == new.name { available[key] = nil }
                 appendChanges(from: occupant.status, to: new.status, path: path, renamed: false, into: &events)
                 if let newDirectory = new.directory {
-                    let directory = occupant.directory ?? SnapshotDirectory(parent: target, name: new.name)
+                    let directory = occupant.directory ?? SnapshotDirectory(parent: target, name: new.name.bytes)
                     target.insert(SnapshotEntry(name: new.name, status: new.status, directory: directory))
                     reconcile(directory, with: newDirectory, path: path)
                 }
@@ -246,7 +246,7 @@ package struct SnapshotDiff {
         {
             available[key] = nil
             source.parent.remove(named: source.name)
-            let directory = current.directory ?? (new.directory != nil ? SnapshotDirectory(parent: target, name: new.name) : nil)
+            let directory = current.directory ?? (new.directory != nil ? SnapshotDirectory(parent: target, name: new.name.bytes) : nil)
             target.insert(SnapshotEntry(name: new.name, status: new.status, directory: directory))
             events.append(
                 event(.renamed, path, previous: sourceParentPath.appendingComponent(source.name), type: new.itemType, identity: new.status.identity)
@@ -260,7 +260,7 @@ package struct SnapshotDiff {
 
         events.append(event(.created, path, type: new.itemType, identity: new.status.identity))
         if let newDirectory = new.directory {
-            let directory = SnapshotDirectory(parent: target, name: new.name)
+            let directory = SnapshotDirectory(parent: target, name: new.name.bytes)
             target.insert(SnapshotEntry(name: new.name, status: new.status, directory: directory))
             for child in newDirectory.entries {
                 place(child, parentPath: path, into: directory)

@@ -24,21 +24,29 @@ package final class SnapshotDirectory {
     }
 
     /// Binary search by name; the index where `name` is or would be inserted.
-    package func position(of name: [UInt8]) -> (index: Int, found: Bool) {
+    package func position(of name: SnapshotName) -> (index: Int, found: Bool) {
         var low = 0
         var high = entries.count
         while low < high {
             let middle = (low + high) / 2
-            let order = compareBytes(entries[middle].name, name)
+            let order = SnapshotName.compare(entries[middle].name, name)
             if order == 0 { return (middle, true) }
             if order < 0 { low = middle + 1 } else { high = middle }
         }
         return (low, false)
     }
 
-    package func entry(named name: [UInt8]) -> SnapshotEntry? {
+    package func position(of name: [UInt8]) -> (index: Int, found: Bool) {
+        position(of: SnapshotName(name))
+    }
+
+    package func entry(named name: SnapshotName) -> SnapshotEntry? {
         let (index, found) = position(of: name)
         return found ? entries[index] : nil
+    }
+
+    package func entry(named name: [UInt8]) -> SnapshotEntry? {
+        entry(named: SnapshotName(name))
     }
 
     /// Inserts or replaces the entry with `entry.name`.
@@ -47,16 +55,21 @@ package final class SnapshotDirectory {
         if found { entries[index] = entry } else { entries.insert(entry, at: index) }
         if let directory = entry.directory {
             directory.parent = self
-            directory.name = entry.name
+            directory.name = entry.name.bytes
             directory.isDetached = false
         }
     }
 
     @discardableResult
-    package func remove(named name: [UInt8]) -> SnapshotEntry? {
+    package func remove(named name: SnapshotName) -> SnapshotEntry? {
         let (index, found) = position(of: name)
         guard found else { return nil }
         return entries.remove(at: index)
+    }
+
+    @discardableResult
+    package func remove(named name: [UInt8]) -> SnapshotEntry? {
+        remove(named: SnapshotName(name))
     }
 
     /// The path from the snapshot root, or `nil` if this directory is no longer attached.
@@ -80,15 +93,19 @@ package final class SnapshotDirectory {
 
 /// One item in a directory.
 package struct SnapshotEntry {
-    package var name: [UInt8]
+    package var name: SnapshotName
     package var status: FileStatus
     /// The listing of a directory that the scan descended into (recursive mode), else `nil`.
     package var directory: SnapshotDirectory?
 
-    package init(name: [UInt8], status: FileStatus, directory: SnapshotDirectory? = nil) {
+    package init(name: SnapshotName, status: FileStatus, directory: SnapshotDirectory? = nil) {
         self.name = name
         self.status = status
         self.directory = directory
+    }
+
+    package init(name: [UInt8], status: FileStatus, directory: SnapshotDirectory? = nil) {
+        self.init(name: SnapshotName(name), status: status, directory: directory)
     }
 
     package var itemType: FileItemType { status.itemType }

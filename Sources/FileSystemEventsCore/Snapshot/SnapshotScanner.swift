@@ -206,14 +206,15 @@ package struct SnapshotScanner: Sendable {
                         status = target.followed(through: status)
                     }
                 }
-                let name = [UInt8](UnsafeRawBufferPointer(start: namePointer, count: strlen(namePointer)))
+                let nameBytes = UnsafeRawBufferPointer(start: namePointer, count: strlen(namePointer))
                 if !filter.isEmpty {
+                    let name = [UInt8](nameBytes)
                     let path = relativePath.appendingComponent(name)
                     if !filter.admits(relativePath: path, name: name, isDirectory: status.itemType == .directory) { return }
                 }
-                listing.append(SnapshotEntry(name: name, status: status))
+                listing.append(SnapshotEntry(name: SnapshotName(nameBytes), status: status))
             }
-            listing.sort { compareBytes($0.name, $1.name) < 0 }
+            listing.sort { SnapshotName.compare($0.name, $1.name) < 0 }
             var entries = listing.withUnsafeBufferPointer { Array($0) }  // a copy at its size, not a share
             listing.removeAll(keepingCapacity: true)
             self.listing = listing
@@ -237,14 +238,14 @@ package struct SnapshotScanner: Sendable {
                     let childPath = relativePath.appendingComponent(entries[index].name)
                     // At the depth limit a directory is an entry, as in a non-recursive scan.
                     if !filter.descends(intoDirectoryAt: childPath) { continue }
-                    let child = SnapshotDirectory(parent: directory, name: entries[index].name)
+                    let child = SnapshotDirectory(parent: directory, name: entries[index].name.bytes)
                     entries[index].directory = child
                     var previousChild: SnapshotDirectory?
                     if let sharing {
                         let name = entries[index].name
-                        while cursor < sharing.entries.count && compareBytes(sharing.entries[cursor].name, name) < 0 { cursor += 1 }
+                        while cursor < sharing.entries.count && SnapshotName.compare(sharing.entries[cursor].name, name) < 0 { cursor += 1 }
                         if cursor < sharing.entries.count, let candidate = sharing.entries[cursor].directory,
-                           compareBytes(sharing.entries[cursor].name, name) == 0,
+                           sharing.entries[cursor].name == name,
                            SnapshotDiff.isSameItem(sharing.entries[cursor].status, entries[index].status, atSamePath: true)
                         {
                             previousChild = candidate
@@ -304,5 +305,19 @@ package func withCString<R>(_ bytes: [UInt8], _ body: (UnsafePointer<CChar>) -> 
         }
         buffer[bytes.count] = 0
         return body(UnsafePointer(buffer.baseAddress!))
+    }
+}
+
+/// Calls `body` with `name` as a NUL-terminated C string, copied on the stack.
+@inline(__always)
+package func withCString<R>(_ name: SnapshotName, _ body: (UnsafePointer<CChar>) -> R) -> R {
+    name.withBytes { source in
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: source.count + 1) { buffer in
+            if let base = source.baseAddress {
+                UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: base, byteCount: source.count)
+            }
+            buffer[source.count] = 0
+            return body(UnsafePointer(buffer.baseAddress!))
+        }
     }
 }

@@ -1,0 +1,158 @@
+/// The name of one entry in a snapshot, kept inside the entry when it is short.
+///
+/// A polling snapshot holds one of these per item of the tree, so their size is the snapshot's
+/// size. Kept as `[UInt8]`, every name was a heap object of its own: a 32-byte header plus the
+/// bytes, rounded by malloc to 48 bytes for a short name, more than half of what an entry
+/// cost. Most names are short (`main.c`, `f12`, `IMG_0042.JPG`), so names of up to 15 bytes
+/// are stored in the 16 bytes of this value and allocate nothing; only longer ones keep an
+/// array. Scanning then also stops allocating an array per examined name.
+///
+/// The inline form pads with zero bytes, which no file name contains: the padding is what
+/// gives the length, and comparing the padded words in memory order is `memcmp` order with
+/// shorter-prefix-first, the order entries are sorted in (``compareBytes(_:_:)``).
+/// A name is inline exactly when it fits, so two equal names always have the same form.
+package struct SnapshotName: Sendable {
+    /// 15 bytes: with the enum's tag the whole value is 16.
+    private struct InlineBytes: Sendable {
+        var high: UInt64 = 0
+        var middle: UInt32 = 0
+        var low: UInt16 = 0
+        var last: UInt8 = 0
+    }
+
+    private enum Storage: Sendable {
+        case inline(InlineBytes)
+        case heap([UInt8])
+    }
+
+    private var storage: Storage
+
+    /// The longest name kept inline.
+    package static var inlineCapacity: Int { 15 }
+
+    /// A name from raw bytes, which must not contain a zero byte (no file name does).
+    package init(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count <= Self.inlineCapacity else {
+            storage = .heap(Array(bytes))
+            return
+        }
+        var inline = InlineBytes()
+        withUnsafeMutableBytes(of: &inline) { destination in
+            if let base = bytes.baseAddress, bytes.count > 0 {
+                destination.baseAddress!.copyMemory(from: base, byteCount: bytes.count)
+            }
+        }
+        storage = .inline(inline)
+    }
+
+    package init(_ bytes: [UInt8]) {
+        self = bytes.withUnsafeBytes { SnapshotName($0) }
+    }
+
+    /// The name as an array (allocates for an inline name).
+    package var bytes: [UInt8] {
+        switch storage {
+        case .heap(let bytes): return bytes
+        case .inline: return withBytes { Array($0) }
+        }
+    }
+
+    package var count: Int {
+        switch storage {
+        case .heap(let bytes): return bytes.count
+        case .inline(let inline): return Self.length(of: inline)
+        }
+    }
+
+    /// Calls `body` with the name's bytes, without copying them to the heap.
+    @inline(__always)
+    package func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        switch storage {
+        case .heap(let bytes):
+            return try bytes.withUnsafeBytes(body)
+        case .inline(let inline):
+            let count = Self.length(of: inline)
+            return try withUnsafeBytes(of: inline) { try body(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+        }
+    }
+
+    @inline(__always)
+    private static func length(of inline: InlineBytes) -> Int {
+        withUnsafeBytes(of: inline) { raw in
+            var count = 0
+            while count < inlineCapacity && raw[count] != 0 { count += 1 }
+            return count
+        }
+    }
+
+    /// `memcmp` order with shorter-prefix-first, as ``compareBytes(_:_:)``: negative, zero or
+    /// positive.
+    @inline(__always)
+    package static func compare(_ lhs: SnapshotName, _ rhs: SnapshotName) -> Int {
+        if case .inline(let l) = lhs.storage, case .inline(let r) = rhs.storage {
+            // Byte-swapped to big-endian, each word compares in memory (memcmp) order.
+            if l.high != r.high { return UInt64(bigEndian: l.high) < UInt64(bigEndian: r.high) ? -1 : 1 }
+            if l.middle != r.middle { return UInt32(bigEndian: l.middle) < UInt32(bigEndian: r.middle) ? -1 : 1 }
+            if l.low != r.low { return UInt16(bigEndian: l.low) < UInt16(bigEndian: r.low) ? -1 : 1 }
+            if l.last != r.last { return l.last < r.last ? -1 : 1 }
+            return 0
+        }
+        return lhs.withBytes { l in rhs.withBytes { r in compareRawBytes(l, r) } }
+    }
+
+    @inline(__always)
+    package static func compare(_ lhs: SnapshotName, _ rhs: [UInt8]) -> Int {
+        lhs.withBytes { l in rhs.withUnsafeBytes { r in compareRawBytes(l, r) } }
+    }
+}
+
+extension SnapshotName: Equatable {
+    @inline(__always)
+    package static func == (lhs: SnapshotName, rhs: SnapshotName) -> Bool {
+        switch (lhs.storage, rhs.storage) {
+        case (.inline(let l), .inline(let r)):
+            return l.high == r.high && l.middle == r.middle && l.low == r.low && l.last == r.last
+        case (.heap(let l), .heap(let r)):
+            return l == r
+        default:
+            return false  // one fits inline and the other does not
+        }
+    }
+
+    package static func == (lhs: SnapshotName, rhs: [UInt8]) -> Bool {
+        compare(lhs, rhs) == 0
+    }
+}
+
+extension SnapshotName: CustomStringConvertible {
+    package var description: String { String(decoding: bytes, as: UTF8.self) }
+}
+
+extension Array where Element == UInt8 {
+    /// `self + "/" + name`, the way relative paths grow during a walk.
+    @inline(__always)
+    package func appendingComponent(_ name: SnapshotName) -> [UInt8] {
+        name.withBytes { bytes in
+            if isEmpty { return Array(bytes) }
+            var path = self
+            path.reserveCapacity(count + 1 + bytes.count)
+            path.append(UInt8(ascii: "/"))
+            path.append(contentsOf: bytes)
+            return path
+        }
+    }
+}
+
+/// `memcmp` order with shorter-prefix-first on two byte buffers.
+@inline(__always)
+package func compareRawBytes(_ l: UnsafeRawBufferPointer, _ r: UnsafeRawBufferPointer) -> Int {
+    let common = min(l.count, r.count)
+    var index = 0
+    while index < common {
+        let a = l[index]
+        let b = r[index]
+        if a != b { return a < b ? -1 : 1 }
+        index += 1
+    }
+    return l.count - r.count
+}

@@ -1,0 +1,79 @@
+import FileSystemEventsCore
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `SnapshotName` keeps short names inside the entry. Its order and equality must be exactly
+/// those of the byte arrays it replaced (the snapshot's sorted listings, the merge walk and the
+/// binary search depend on it), on both sides of the inline limit.
+@Suite struct SnapshotNameTests {
+    /// Names around the 15-byte inline limit, sharing prefixes, with high bytes (UTF-8 and
+    /// invalid UTF-8), in every combination.
+    private static var names: [[UInt8]] {
+        var names: [[UInt8]] = [[0x61], [0x62], [0xFF], [0x61, 0xFF], [0xC3, 0xA9], [0x7F]]
+        for length in [1, 2, 7, 8, 9, 12, 13, 14, 15, 16, 17, 31, 255] {
+            let base = (0..<length).map { UInt8(0x61 + $0 % 26) }
+            names.append(base)
+            var higher = base
+            higher[length - 1] = 0xFE
+            names.append(higher)
+            var lower = base
+            lower[0] = 0x01
+            names.append(lower)
+        }
+        var generator = SplitMix(seed: 17)
+        for _ in 0..<200 {
+            let length = Int(generator.next() % 24) + 1
+            names.append((0..<length).map { _ in UInt8(generator.next() % 255) + 1 })
+        }
+        return names
+    }
+
+    @Test("a name of up to 15 bytes fits in the 16 bytes of the value")
+    func layout() {
+        #expect(MemoryLayout<SnapshotName>.size == 16)
+        #expect(SnapshotName.inlineCapacity == 15)
+    }
+
+    @Test("bytes, count and C string round-trip on both sides of the inline limit")
+    func roundTrip() {
+        for name in Self.names {
+            let stored = SnapshotName(name)
+            #expect(stored.bytes == name)
+            #expect(stored.count == name.count)
+            #expect(stored.withBytes { Array($0) } == name)
+            #expect(withCString(stored) { Array(UnsafeRawBufferPointer(start: $0, count: strlen($0))) } == name)
+            #expect([UInt8]().appendingComponent(stored) == name)
+            #expect([0x78].appendingComponent(stored) == [0x78, 0x2F] + name)
+        }
+    }
+
+    @Test("order and equality are those of the byte arrays")
+    func orderMatchesBytes() {
+        let names = Self.names
+        for lhs in names {
+            let left = SnapshotName(lhs)
+            for rhs in names {
+                let right = SnapshotName(rhs)
+                let expected = compareBytes(lhs, rhs).signum()
+                #expect(SnapshotName.compare(left, right).signum() == expected, "\(lhs) vs \(rhs)")
+                #expect(SnapshotName.compare(left, rhs).signum() == expected, "\(lhs) vs \(rhs)")
+                #expect((left == right) == (lhs == rhs), "\(lhs) vs \(rhs)")
+            }
+        }
+    }
+}
+
+/// A small seeded generator, so a failure reproduces.
+private struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
