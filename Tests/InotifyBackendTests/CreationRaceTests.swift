@@ -16,7 +16,7 @@ import Testing
 struct CreationRaceTests {
     static let queuedScenarios: [ConformanceScenario] = {
         let numbers = ProcessInfo.processInfo.environment["FILEWATCH_CREATION_RACE_ONLY"]
-            .map { $0.split(separator: ",").compactMap { Int($0) } } ?? [38, 39, 47, 70, 71, 92, 94, 95, 96]
+            .map { $0.split(separator: ",").compactMap { Int($0) } } ?? [38, 39, 47, 70, 71, 92, 94, 95, 96, 98]
         return ConformanceSuite.scenarios.filter { numbers.contains($0.number) }
     }()
 

@@ -25,5 +25,82 @@ extension ConformanceSuite {
                 await watch.stop()
             }
         },
+        ConformanceScenario(98, "two writers at once: one fills directories while the other renames, exchanges and moves them out and back, 4 rounds",
+                            runsUnprivileged: true) { context in
+            // The builder's paths are aimed at directories the mover is moving at that very
+            // moment, so creations land in a directory between its rename's two events, files
+            // appear in trees on their way out of the root and back, and `mkdir -p` races an
+            // exchange of its parent. Most operations of either writer fail some of the time
+            // (the other moved their directory away): that is the point, and only what did
+            // happen must be replayed. Rounds 3 and 4 hold the consumer, so it all happens
+            // beneath queued events and a small buffer.
+            let tree = context.tree
+            for top in ["a/x", "b/y", "c/z"] { try tree.makeDirectories(RelativePath(top)) }
+            for round in 1...4 {
+                let held = round > 2
+                let watch = try await context.watch { if held { $0.bufferLimit = backPressureBufferLimit } }
+                if held { try await watch.hold(queuing: 1_000) }
+                let seed = UInt64(300 + round)
+                try await ConcurrentWriters.run([
+                    { ConcurrentMix.build(tree, seed: seed, round: round) },
+                    { ConcurrentMix.move(tree, seed: seed, round: round) },
+                ])
+                if held { watch.resume() }
+                try await watch.sync()
+                try watch.assertReplayMatchesDisk("round \(round) (two writers; their interleaving is not reproducible by seed)")
+                await watch.stop()
+            }
+        },
     ]
+}
+
+/// The two writers of scenario 98. Every operation may fail because the other writer moved
+/// its directory; failures are ignored.
+private enum ConcurrentMix {
+    static let places: [RelativePath] = ["a", "b", "c", "a/x", "b/y", "c/z"]
+
+    static func build(_ tree: ScratchTree, seed: UInt64, round: Int) {
+        var generator = SplitMix64(seed: seed)
+        for step in 0..<300 {
+            let place = places[Int(generator.next() % UInt64(places.count))]
+            let tag = "r\(round)-\(step)"
+            switch generator.next() % 4 {
+            case 0:
+                let deep = place / RelativePath("n\(tag)/p/q")
+                if (try? tree.makeDirectories(deep)) != nil { try? tree.write(deep / "f", tag) }
+            case 1:
+                try? tree.write(place / RelativePath("g\(tag)"), tag)
+            case 2:
+                let directory = place / RelativePath("m\(tag)")
+                if (try? tree.makeDirectory(directory)) != nil { try? tree.write(directory / "h", tag) }
+            default:
+                let earlier = Int(generator.next() % UInt64(step + 1))
+                try? tree.remove(place / RelativePath("gr\(round)-\(earlier)"))
+            }
+        }
+    }
+
+    static func move(_ tree: ScratchTree, seed: UInt64, round: Int) {
+        var generator = SplitMix64(seed: seed &* 31)
+        for step in 0..<300 {
+            let tag = "r\(round)-\(step)"
+            switch generator.next() % 6 {
+            case 0:
+                let temporary = RelativePath("t\(tag)")
+                if (try? tree.rename("a", to: temporary)) != nil { try? tree.rename(temporary, to: "a") }
+            case 1:
+                try? tree.exchange("a", "b")
+            case 2:
+                let away = RelativePath("c\(tag)")
+                if (try? tree.rename("c", to: away, to: .outside)) != nil { try? tree.rename(away, to: "c", from: .outside) }
+            case 3:
+                if (try? tree.rename("a/x", to: "b/x")) != nil { try? tree.rename("b/x", to: "a/x") }
+            case 4:
+                try? tree.exchange("b/y", "c/z")
+            default:
+                let inside = RelativePath("c/z/b\(tag)")
+                if (try? tree.rename("b", to: inside)) != nil { try? tree.rename(inside, to: "b") }
+            }
+        }
+    }
 }
