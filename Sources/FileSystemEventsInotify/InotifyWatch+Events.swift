@@ -33,6 +33,10 @@ extension InotifyWatch {
     /// Translates one kernel read, in order.
     mutating func handle(_ events: [Inotify.Event]) {
         var index = events.startIndex
+        if reconcileRequest != nil {
+            handleWhileAwaitingReconcile(events[...])
+            return
+        }
         if let pair = pendingMovePair {
             pendingMovePair = nil
             if let third = pendingMoveFrom {
@@ -49,6 +53,10 @@ extension InotifyWatch {
             }
         }
         while index < events.endIndex {
+            if reconcileRequest != nil {
+                handleWhileAwaitingReconcile(events[index...])
+                return
+            }
             let event = events[index]
             index += 1
             if let pending = pendingMoveFrom {
@@ -62,7 +70,7 @@ extension InotifyWatch {
             }
             let mask = event.mask
             if mask.contains(.queueOverflow) {
-                reconcile(afterOverflow: true)
+                requestReconcile(afterOverflow: true)
                 continue
             }
             if mask.contains(.ignored) {
@@ -479,7 +487,7 @@ extension InotifyWatch {
 
     /// A write to a file, the close of its writer, or a file moved in from outside the tree,
     /// for the settle tracker, in kernel order.
-    private mutating func noteWriteActivity(_ event: Inotify.Event) {
+    mutating func noteWriteActivity(_ event: Inotify.Event) {
         guard settle != nil, !event.mask.contains(.isDirectory), !event.name.isEmpty,
               let target = targets[event.watch] else { return }
         var paths: [[UInt8]] = []
@@ -559,7 +567,7 @@ extension InotifyWatch {
         if let moved = entry.directory, destinationDirectory.isInside(moved) {
             // The kernel cannot move a directory below itself; the model is wrong about where
             // something is. Never build a cycle: rebuild the model from the disk.
-            reconcile(afterOverflow: false)
+            requestReconcile(afterOverflow: false)
             return
         }
         let newPath = destinationDirectory.relativePath.appendingComponent(destination.name)
@@ -849,7 +857,7 @@ extension InotifyWatch {
         if !droppedByKernel { kernel?.removeWatch(watch) }
     }
 
-    private mutating func forgetWatch(_ watch: CInt) {
+    mutating func forgetWatch(_ watch: CInt) {
         guard let target = targets.removeValue(forKey: watch) else { return }
         for directory in target.directories where directory.watch == watch { directory.watch = -1 }
     }

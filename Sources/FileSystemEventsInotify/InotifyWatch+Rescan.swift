@@ -3,6 +3,64 @@ import FileSystemEventsCore
 import SystemPackage
 
 extension InotifyWatch {
+    /// A rebuild of the model asked for while events were still queued.
+    struct ReconcileRequest {
+        var afterOverflow: Bool
+        /// Wall-clock nanoseconds: files changed since then are reported `modified` or
+        /// `attributesChanged` by the rebuild, for the events read in between are not applied.
+        var changedSince: Int64
+        /// Monotonic nanoseconds of the request.
+        var requestedAt: UInt64
+    }
+
+    /// Asks for the model to be rebuilt from disk once the kernel queue has drained, after
+    /// `IN_Q_OVERFLOW` or when the model turns out to be wrong about where something is.
+    ///
+    /// Rebuilt at once, the model would show the disk as it is now while events of earlier
+    /// changes are still queued. Those events would then be applied on top of a disk that
+    /// already holds their effect (a rename `a → t` that was undone long ago would take `a`
+    /// away again), and whatever the rebuild found (a marker file a consumer waits for, say)
+    /// would be reported ahead of changes that came before it. So until the queue is empty
+    /// the events read only keep the watch table and the settle tracker up to date (see
+    /// ``handleWhileAwaitingReconcile(_:)``), and the rebuild reports their effect, with every
+    /// file changed since the queue was last empty reported changed.
+    mutating func requestReconcile(afterOverflow: Bool) {
+        pendingMoveFrom = nil
+        pendingMovePair = nil
+        mirrorWaitStarted = 0
+        if var request = reconcileRequest {
+            request.afterOverflow = request.afterOverflow || afterOverflow
+            reconcileRequest = request
+            return
+        }
+        reconcileRequest = ReconcileRequest(afterOverflow: afterOverflow, changedSince: drainedAt - 20_000_000,
+                                            requestedAt: MonotonicClock.nanoseconds())
+    }
+
+    mutating func performRequestedReconcile() {
+        guard let request = reconcileRequest else { return }
+        reconcileRequest = nil
+        pendingMoveFrom = nil
+        pendingMovePair = nil
+        reconcile(afterOverflow: request.afterOverflow, changedSince: request.changedSince)
+    }
+
+    /// The events of a read that comes while a rebuild waits for the queue to drain: only what
+    /// does not describe the tree (a watch the kernel dropped, write activity for settling).
+    mutating func handleWhileAwaitingReconcile(_ events: ArraySlice<Inotify.Event>) {
+        for event in events {
+            let mask = event.mask
+            if mask.contains(.queueOverflow) {
+                reconcileRequest?.afterOverflow = true
+            } else if mask.contains(.ignored) {
+                if targets[event.watch]?.fileLinks.isEmpty == false { handleFileLinkTarget(event) }
+                forgetWatch(event.watch)
+            } else if mask.contains(.closeWrite) || (settle != nil && (mask.contains(.modify) || (mask.contains(.movedTo) && !mask.contains(.isDirectory)))) {
+                noteWriteActivity(event)
+            }
+        }
+    }
+
     /// Rebuilds the model of every root from disk and reports the difference as synthetic
     /// events, after `IN_Q_OVERFLOW` (or when the model turns out to be wrong about where
     /// something is), so the replay invariant survives lost kernel events.
@@ -11,8 +69,7 @@ extension InotifyWatch {
     /// is at or after the moment the queue was last known empty (less a margin for coarse file
     /// timestamps) is reported `modified` (mtime moved too) or `attributesChanged`. A few of
     /// those may be repeats; none can be missing.
-    mutating func reconcile(afterOverflow: Bool) {
-        let since = drainedAt - 20_000_000
+    private mutating func reconcile(afterOverflow: Bool, changedSince since: Int64) {
         // Whatever waited to be examined is examined by the rescan itself.
         pendingCreations.removeAll()
         deferredCreations.removeAll()
@@ -29,9 +86,9 @@ extension InotifyWatch {
             }
             switch roots[index].kind {
             case .directory(let tree):
-                if case .stale = rescan(tree, changedSince: afterOverflow ? since : nil) { removeRoot(index) }
+                if case .stale = rescan(tree, changedSince: since) { removeRoot(index) }
             case .file:
-                refreshFileRoot(index, changedSince: afterOverflow ? since : nil)
+                refreshFileRoot(index, changedSince: since)
             }
         }
     }

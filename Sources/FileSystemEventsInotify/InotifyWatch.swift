@@ -65,6 +65,9 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// Wall-clock nanoseconds before the last read that found the queue empty: after an
     /// overflow, anything changed since then may have gone unreported.
     var drainedAt: Int64 = 0
+    /// A rebuild of the model from disk that waits for the kernel queue to drain (see
+    /// ``requestReconcile(afterOverflow:)``); `nil` when none is due.
+    var reconcileRequest: ReconcileRequest?
     /// Directories reported unreadable, reported once each until they have been read again.
     var reportedUnreadable: Set<[UInt8]> = []
     /// Paths of files known to share an inode (hard links), so a write through one reports all.
@@ -201,7 +204,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             // Creations and crawls still waiting for the model to catch up are looked at again
             // soon even if the kernel says nothing more: the queue they waited for may be
             // empty already (a read stopped early for the consumer, or a move still settling).
-            let hasPendingWork = awaitsQuietQueue || pendingMovePair != nil
+            let hasPendingWork = awaitsQuietQueue || pendingMovePair != nil || reconcileRequest != nil
             if hasPendingWork { timeout = timeout < 0 ? 2 : min(timeout, 2) }
             if let deadline = settle?.nextDeadlineNanoseconds {
                 let wait = MonotonicClock.pollTimeout(from: MonotonicClock.nanoseconds(), until: deadline)
@@ -271,6 +274,12 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// starve delivery), handling every event.
     private mutating func readAvailable(_ parsed: inout [Inotify.Event], waitingForMirror: Bool = true) -> FileSystemEventsError? {
         for _ in 0..<64 {
+            if let request = reconcileRequest,
+               MonotonicClock.nanoseconds() &- request.requestedAt >= Self.maximumResolutionDelayNanoseconds {
+                // The queue never drains (a writer that does not stop): rebuild anyway, as
+                // late creations are examined anyway.
+                performRequestedReconcile()
+            }
             let before = WallClock.wallNanoseconds()
             parsed.removeAll(keepingCapacity: true)
             // Take from the kernel queue only about as much as the buffer limit allows: a stalled
@@ -287,6 +296,14 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                     return nil
                 }
             case .failure(.resourceTemporarilyUnavailable):
+                if reconcileRequest != nil {
+                    // Everything queued before the rebuild was asked for has been read: the
+                    // disk it lists now is later than every event still to come.
+                    performRequestedReconcile()
+                    drainedAt = before
+                    resolvePendingWork(drained: true)
+                    return nil
+                }
                 drainedAt = before
                 if waitingForMirror, let pair = pendingMovePair, waitsForMirror(of: pair) {
                     resolvePendingWork(drained: false)
@@ -363,6 +380,8 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// Creations and crawls that waited for the events read with them, then the other paths of
     /// new hard links, in one walk for the whole batch.
     private mutating func resolvePendingWork(drained: Bool) {
+        // What waits is examined by the rebuild, against the disk after the queue drained.
+        guard reconcileRequest == nil else { return }
         if (pendingMoveFrom == nil && pendingMovePair == nil) || drained {
             // Every event queued when a batch was examined early has been read and applied.
             if drained { provisionalNames.removeAll() }
