@@ -25,10 +25,11 @@ struct ConformanceTests {
 
     /// Scenarios that still find a defect on a kernel backend, out of the default run so that the
     /// rest guards against regressions; FILEWATCH_CONFORMANCE_OPEN=1 (or naming them in
-    /// FILEWATCH_CONFORMANCE_ONLY) runs them. README lists them. None at present: scenario 84
-    /// (an exchange whose two move pairs a read finds apart) came back into the default run
-    /// once the first pair waited for its mirror while the disk shows the exchange.
-    static let openDefects: Set<Int> = []
+    /// FILEWATCH_CONFORMANCE_ONLY) runs them. README lists them. Scenario 99 (three writer
+    /// threads at once, the consumer held in every other round) fails in about one run in
+    /// ten on the inotify backends. Scenario 84 came back into the default run once the first
+    /// pair of an exchange waited for its mirror while the disk shows the exchange.
+    static let openDefects: Set<Int> = [99]
 
     /// What the layers above a backend (handler delivery, a shared watcher's subscription) run
     /// by default. Every backend runs the whole suite; a layer runs it too, less what only
