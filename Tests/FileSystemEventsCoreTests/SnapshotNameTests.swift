@@ -1,3 +1,4 @@
+import FileSystemEventsConformance
 import FileSystemEventsCore
 import Testing
 #if canImport(Glibc)
@@ -22,7 +23,7 @@ import Glibc
             lower[0] = 0x01
             names.append(lower)
         }
-        var generator = SplitMix(seed: 17)
+        var generator = SplitMix64(seed: 17)
         for _ in 0..<200 {
             let length = Int(generator.next() % 24) + 1
             names.append((0..<length).map { _ in UInt8(generator.next() % 255) + 1 })
@@ -62,18 +63,5 @@ import Glibc
                 #expect((left == right) == (lhs == rhs), "\(lhs) vs \(rhs)")
             }
         }
-    }
-}
-
-/// A small seeded generator, so a failure reproduces.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

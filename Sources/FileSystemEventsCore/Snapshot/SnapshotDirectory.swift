@@ -128,26 +128,5 @@ package struct RootSnapshot {
 /// memcmp order on raw name bytes: the order entries are kept in.
 @inline(__always)
 package func compareBytes(_ lhs: [UInt8], _ rhs: [UInt8]) -> Int {
-    lhs.withUnsafeBufferPointer { l in
-        rhs.withUnsafeBufferPointer { r in
-            let common = min(l.count, r.count)
-            if common > 0, let lBase = l.baseAddress, let rBase = r.baseAddress {
-                let order = memcmpBytes(lBase, rBase, common)
-                if order != 0 { return order }
-            }
-            return l.count - r.count
-        }
-    }
-}
-
-@inline(__always)
-private func memcmpBytes(_ lhs: UnsafePointer<UInt8>, _ rhs: UnsafePointer<UInt8>, _ count: Int) -> Int {
-    var index = 0
-    while index < count {
-        let l = lhs[index]
-        let r = rhs[index]
-        if l != r { return l < r ? -1 : 1 }
-        index += 1
-    }
-    return 0
+    lhs.withUnsafeBytes { l in rhs.withUnsafeBytes { r in compareRawBytes(l, r) } }
 }
