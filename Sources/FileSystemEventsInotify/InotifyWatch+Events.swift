@@ -74,8 +74,7 @@ extension InotifyWatch {
                 continue
             }
             if mask.contains(.ignored) {
-                if targets[event.watch]?.fileLinks.isEmpty == false { handleFileLinkTarget(event) }
-                forgetWatch(event.watch)
+                handleIgnored(event)
                 continue
             }
             if mask.contains(.closeWrite) {
@@ -857,7 +856,13 @@ extension InotifyWatch {
         if !droppedByKernel { kernel?.removeWatch(watch) }
     }
 
-    mutating func forgetWatch(_ watch: CInt) {
+    /// `IN_IGNORED`: the kernel dropped the watch (its directory is gone, or it was removed).
+    mutating func handleIgnored(_ event: Inotify.Event) {
+        if targets[event.watch]?.fileLinks.isEmpty == false { handleFileLinkTarget(event) }
+        forgetWatch(event.watch)
+    }
+
+    private mutating func forgetWatch(_ watch: CInt) {
         guard let target = targets.removeValue(forKey: watch) else { return }
         for directory in target.directories where directory.watch == watch { directory.watch = -1 }
     }

@@ -53,8 +53,7 @@ extension InotifyWatch {
             if mask.contains(.queueOverflow) {
                 reconcileRequest?.afterOverflow = true
             } else if mask.contains(.ignored) {
-                if targets[event.watch]?.fileLinks.isEmpty == false { handleFileLinkTarget(event) }
-                forgetWatch(event.watch)
+                handleIgnored(event)
             } else if mask.contains(.closeWrite) || (settle != nil && (mask.contains(.modify) || (mask.contains(.movedTo) && !mask.contains(.isDirectory)))) {
                 noteWriteActivity(event)
             }

@@ -296,15 +296,14 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                     return nil
                 }
             case .failure(.resourceTemporarilyUnavailable):
+                drainedAt = before
                 if reconcileRequest != nil {
                     // Everything queued before the rebuild was asked for has been read: the
                     // disk it lists now is later than every event still to come.
                     performRequestedReconcile()
-                    drainedAt = before
                     resolvePendingWork(drained: true)
                     return nil
                 }
-                drainedAt = before
                 if waitingForMirror, let pair = pendingMovePair, waitsForMirror(of: pair) {
                     resolvePendingWork(drained: false)
                     return nil

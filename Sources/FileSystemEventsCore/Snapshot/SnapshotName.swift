@@ -118,10 +118,6 @@ extension SnapshotName: Equatable {
             return false  // one fits inline and the other does not
         }
     }
-
-    package static func == (lhs: SnapshotName, rhs: [UInt8]) -> Bool {
-        compare(lhs, rhs) == 0
-    }
 }
 
 extension SnapshotName: CustomStringConvertible {

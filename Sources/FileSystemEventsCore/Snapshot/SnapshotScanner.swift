@@ -297,27 +297,23 @@ package struct SnapshotScanner: Sendable {
 /// call, and this runs once per examined name.
 @inline(__always)
 package func withCString<R>(_ bytes: [UInt8], _ body: (UnsafePointer<CChar>) -> R) -> R {
-    withUnsafeTemporaryAllocation(of: CChar.self, capacity: bytes.count + 1) { buffer in
-        bytes.withUnsafeBytes { source in
-            if let base = source.baseAddress {
-                UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: base, byteCount: source.count)
-            }
-        }
-        buffer[bytes.count] = 0
-        return body(UnsafePointer(buffer.baseAddress!))
-    }
+    bytes.withUnsafeBytes { withCString(raw: $0, body) }
 }
 
 /// Calls `body` with `name` as a NUL-terminated C string, copied on the stack.
 @inline(__always)
 package func withCString<R>(_ name: SnapshotName, _ body: (UnsafePointer<CChar>) -> R) -> R {
-    name.withBytes { source in
-        withUnsafeTemporaryAllocation(of: CChar.self, capacity: source.count + 1) { buffer in
-            if let base = source.baseAddress {
-                UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: base, byteCount: source.count)
-            }
-            buffer[source.count] = 0
-            return body(UnsafePointer(buffer.baseAddress!))
+    name.withBytes { withCString(raw: $0, body) }
+}
+
+/// The copy both `withCString` functions make.
+@inline(__always)
+private func withCString<R>(raw source: UnsafeRawBufferPointer, _ body: (UnsafePointer<CChar>) -> R) -> R {
+    withUnsafeTemporaryAllocation(of: CChar.self, capacity: source.count + 1) { buffer in
+        if let base = source.baseAddress {
+            UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: base, byteCount: source.count)
         }
+        buffer[source.count] = 0
+        return body(UnsafePointer(buffer.baseAddress!))
     }
 }
