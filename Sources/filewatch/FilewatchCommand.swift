@@ -23,6 +23,7 @@ struct FilewatchCommand: AsyncParsableCommand {
     /// (bad input) or 1 (a failure after the watch started).
     static func main() async {
         do {
+            try OpenFileLimit.check()
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
