@@ -27,6 +27,17 @@ package protocol InotifyKernel: SendableMetatype {
 
     /// Releases every descriptor and watch.
     mutating func close()
+
+    /// Looks at a name the kernel reported created (`statx` relative to its directory's
+    /// descriptor): the one system call a watch makes per creation, here so that a test kernel
+    /// can count them. The default makes the call.
+    func status(of name: UnsafePointer<CChar>, relativeTo directory: CInt, followSymlinks: Bool) -> Result<FileStatus, Errno>
+}
+
+extension InotifyKernel {
+    package func status(of name: UnsafePointer<CChar>, relativeTo directory: CInt, followSymlinks: Bool) -> Result<FileStatus, Errno> {
+        Syscalls.status(name, relativeTo: directory, followSymlinks: followSymlinks)
+    }
 }
 
 /// inotify through direct system calls: one descriptor per watch, read into a 256 KiB buffer.

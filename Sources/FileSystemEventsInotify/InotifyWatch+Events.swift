@@ -19,6 +19,24 @@ extension InotifyWatch {
         /// Monotonic nanoseconds of the first time the creation was deferred because its
         /// name held an item the model has elsewhere (0 if never).
         var deferredSince: UInt64 = 0
+        /// What the name was found to hold by a batch that then found the queue busy and
+        /// waited: kept, so the next attempt does not look again, unless an event read since
+        /// may have changed it (see ``forgetExaminations(touchedBy:)``).
+        var examination: Examination?
+    }
+
+    /// A name a kept examination is about, as the kernel names it: watch descriptor and name.
+    struct ExaminedName: Hashable {
+        let watch: CInt
+        let name: [UInt8]
+    }
+
+    /// Events after which no kept examination is trusted: they remove, move or relink items
+    /// (a link count seen earlier may be stale), or change the watches themselves.
+    private static var examinationInvalidating: Inotify.Mask {
+        [
+            .delete, .movedFrom, .movedTo, .attrib, .deleteSelf, .moveSelf, .unmount, .queueOverflow, .ignored,
+        ]
     }
 
     /// How long pending creations wait for a quiet kernel queue before they are examined
@@ -32,6 +50,7 @@ extension InotifyWatch {
 
     /// Translates one kernel read, in order.
     mutating func handle(_ events: [Inotify.Event]) {
+        if !examinedNames.isEmpty { forgetExaminations(touchedBy: events) }
         var index = events.startIndex
         if reconcileRequest != nil {
             handleWhileAwaitingReconcile(events[...])
@@ -226,6 +245,45 @@ extension InotifyWatch {
         }
     }
 
+    /// Drops the kept examinations that `events`, read since they were made, may have made
+    /// wrong.
+    ///
+    /// An examination tells what a name held (identity, type, link count). What it holds
+    /// changes only by a removal, a move or a creation at that name, each of which the kernel
+    /// reports under that name; a link count also changes by a link made or removed at
+    /// another name. So a kept examination stays true through a read of creations at other
+    /// names, and writes and closes anywhere (a burst of new files), with one exception that
+    /// ``resolvePending(drained:)`` checks: a new name found to have more than one link.
+    /// Anything else in the read, and every kept examination goes.
+    mutating func forgetExaminations(touchedBy events: [Inotify.Event]) {
+        var touched: Set<ExaminedName> = []
+        for event in events {
+            if !event.mask.isDisjoint(with: Self.examinationInvalidating) {
+                forgetExaminations()
+                return
+            }
+            // A write or a close at the name leaves the item there: only a new one matters.
+            guard event.mask.contains(.create) else { continue }
+            let name = ExaminedName(watch: event.watch, name: event.name)
+            if examinedNames.contains(name) { touched.insert(name) }
+        }
+        guard !touched.isEmpty else { return }
+        for index in pendingCreations.indices where pendingCreations[index].examination != nil {
+            let creation = pendingCreations[index]
+            if touched.contains(ExaminedName(watch: creation.directory.watch, name: creation.name)) {
+                pendingCreations[index].examination = nil
+            }
+        }
+        examinedNames.subtract(touched)
+    }
+
+    /// Drops every kept examination.
+    mutating func forgetExaminations() {
+        guard !examinedNames.isEmpty else { return }
+        for index in pendingCreations.indices { pendingCreations[index].examination = nil }
+        examinedNames.removeAll()
+    }
+
     /// A new name in `directory`, examined once the events read with it have been applied.
     mutating func handleCreation(named name: [UInt8], in directory: WatchedDirectory, isDirectoryHint: Bool) {
         // The path is joined only for a filter: a burst of creations is mostly this call.
@@ -286,13 +344,39 @@ extension InotifyWatch {
             pendingCreations.removeAll()
             var examined: [Examination] = []
             examined.reserveCapacity(creations.count)
-            for creation in creations { examined.append(examine(creation, directories: &directories)) }
+            var reused: [Int] = []
+            var foundNewLink = false
+            for (index, creation) in creations.enumerated() {
+                if let kept = creation.examination, creation.directory.isAttached, !roots[creation.directory.root].isRemoved {
+                    examined.append(kept)
+                    reused.append(index)
+                    continue
+                }
+                let examination = examine(creation, directories: &directories)
+                if case .found(let status, _, _) = examination, status.itemType != .directory, status.linkCount > 1 { foundNewLink = true }
+                examined.append(examination)
+            }
+            if foundNewLink {
+                // A link made since may have raised a kept link count: look again.
+                for index in reused { examined[index] = examine(creations[index], directories: &directories) }
+            }
             // Crawls may add and evict watches: what was opened for the examination is not reused.
             directories.closeAll()
             let busy = kernel?.hasPendingEvents() == true
+            examinedNames.removeAll()
             if busy && !overdue {
-                // Something happened while the names were examined: wait for it.
-                pendingCreations = creations + pendingCreations
+                // Something happened while the names were examined: wait for it, keeping what
+                // was found (the events that explain the wait say which of it may be stale).
+                var waiting = creations
+                for index in waiting.indices {
+                    guard case .found = examined[index] else {
+                        waiting[index].examination = nil
+                        continue
+                    }
+                    waiting[index].examination = examined[index]
+                    examinedNames.insert(ExaminedName(watch: waiting[index].directory.watch, name: waiting[index].name))
+                }
+                pendingCreations = waiting + pendingCreations
                 return
             }
             pendingSince = 0
@@ -302,6 +386,7 @@ extension InotifyWatch {
             for (index, (creation, examination)) in zip(creations, examined).enumerated() {
                 if deferred.contains(index) {
                     var waiting = creation
+                    waiting.examination = nil  // waits for a rename: looked at again
                     if waiting.deferredSince == 0 { waiting.deferredSince = now }
                     deferredCreations.append(waiting)
                     continue
@@ -360,7 +445,7 @@ extension InotifyWatch {
         case .opened(let fd, _): descriptor = fd
         }
         let status: FileStatus
-        switch withCString(name, { Syscalls.status($0, relativeTo: descriptor) }) {
+        switch withCString(name, { kernel?.status(of: $0, relativeTo: descriptor, followSymlinks: false) ?? .failure(.badFileDescriptor) }) {
         case .success(let found): status = found
         case .failure(.noSuchFileOrDirectory), .failure(.notDirectory): return .gone
         case .failure(let errno): return .inaccessible(errno)
@@ -368,7 +453,7 @@ extension InotifyWatch {
         var type = status.itemType
         var identity = status.identity
         if options.followsSymlinks && type == .symlink,
-           case .success(let target) = withCString(name, { Syscalls.status($0, relativeTo: descriptor, followSymlinks: true) })
+           case .success(let target) = withCString(name, { kernel?.status(of: $0, relativeTo: descriptor, followSymlinks: true) ?? .failure(.badFileDescriptor) })
         {
             if target.itemType == .directory, !isAncestor(target.identity, of: directory) {
                 type = .directory
@@ -440,7 +525,9 @@ extension InotifyWatch {
             if quiet && kernel?.hasPendingEvents() != true {
                 rescanNearestResolvable(directory)
             } else {
-                pendingCreations.append(creation)
+                var waiting = creation
+                waiting.examination = nil
+                pendingCreations.append(waiting)
             }
             return
         case .inaccessible(let errno) where FileSystemEventsError.isDescriptorShortage(errno):

@@ -71,6 +71,7 @@ extension InotifyWatch {
     private mutating func reconcile(afterOverflow: Bool, changedSince since: Int64) {
         // Whatever waited to be examined is examined by the rescan itself.
         pendingCreations.removeAll()
+        examinedNames.removeAll()
         deferredCreations.removeAll()
         provisionalNames.removeAll()
         pendingSince = 0

@@ -75,6 +75,9 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// Names the kernel reported created, examined once the events read with them are applied
     /// (see ``resolvePending(drained:)``).
     var pendingCreations: [PendingCreation] = []
+    /// The names of ``pendingCreations`` that carry a kept examination (empty when none do,
+    /// so a read costs nothing more then).
+    var examinedNames: Set<ExaminedName> = []
     /// Creations of a batch examined before the queue drained whose name held an item the model
     /// has at another name: the rename that put it there is still queued. They are examined
     /// again with the next batch (see ``resolvePending(drained:)``).

@@ -1,0 +1,57 @@
+#if os(Linux)
+import FileSystemEventsCore
+import FileSystemEventsInotify
+import Synchronization
+import SystemPackage
+
+/// The real kernel, except that its queue looks busy on every other question, for the first
+/// ``busyAnswers`` of them: what a watch sees while a writer keeps creating files as fast as
+/// it reads them. It counts how often each name was looked at.
+struct BusyQueueKernel: InotifyKernel {
+    /// How often each name was looked at, shared with the test.
+    final class Counts: Sendable {
+        let byName = Mutex<[[UInt8]: Int]>([:])
+        let busyAnswers = Atomic<Int>(0)
+        let questions = Atomic<Int>(0)
+    }
+
+    static let busyAnswers = 40
+
+    private var kernel: RawInotifyKernel
+    private let counts: Counts
+
+    init(counts: Counts) throws(FileSystemEventsError) {
+        kernel = try RawInotifyKernel()
+        self.counts = counts
+    }
+
+    var readinessDescriptor: CInt { kernel.readinessDescriptor }
+
+    mutating func addWatch(path: [UInt8], mask: Inotify.Mask) -> Result<CInt, Errno> {
+        kernel.addWatch(path: path, mask: mask)
+    }
+
+    mutating func removeWatch(_ watch: CInt) { kernel.removeWatch(watch) }
+
+    mutating func read(into events: inout [Inotify.Event], maximumBytes: Int) -> Result<Void, Errno> {
+        kernel.read(into: &events, maximumBytes: maximumBytes)
+    }
+
+    func hasPendingEvents() -> Bool {
+        let question = counts.questions.add(1, ordering: .relaxed).newValue
+        if question <= Self.busyAnswers && question % 2 == 0 {
+            counts.busyAnswers.add(1, ordering: .relaxed)
+            return true
+        }
+        return kernel.hasPendingEvents()
+    }
+
+    func status(of name: UnsafePointer<CChar>, relativeTo directory: CInt, followSymlinks: Bool) -> Result<FileStatus, Errno> {
+        let bytes = Array(String(cString: name).utf8)
+        counts.byName.withLock { $0[bytes, default: 0] += 1 }
+        return Syscalls.status(name, relativeTo: directory, followSymlinks: followSymlinks)
+    }
+
+    mutating func close() { kernel.close() }
+}
+#endif
