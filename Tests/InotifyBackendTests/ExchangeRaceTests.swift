@@ -8,7 +8,10 @@ import Testing
 /// `renameat2(RENAME_EXCHANGE)` queues its two move pairs one after the other, and a reader
 /// can find the queue empty between them for as long as the renaming thread is preempted.
 /// Taken for a plain rename, the first pair replaces the second item and the replay loses it.
-/// The exchange scenarios, against a kernel that holds the second pair back.
+/// The exchange scenarios, against a kernel that holds the second pair back where the real
+/// one could (``SplitExchangeKernel``: it once also held back later renames and other threads'
+/// changes, with the disk already showing them, which no kernel does, and scenario 98 failed
+/// on that in about 1 run in 15).
 @Suite(.serialized)
 struct ExchangeRaceTests {
     /// Not 96 (an exchange, then `rm` of the name it swapped away): this kernel would hold the
@@ -23,7 +26,14 @@ struct ExchangeRaceTests {
         let backend = ConformanceBackend(name: "inotify, exchanges split") { options in
             SplitExchangeSource(options: options, delay: .milliseconds(50))
         }
-        try await run(scenario, against: backend)
+        // The kernel splits only where the real one could, so in some runs no read happens to
+        // end with an exchange's second pair: such a run tested nothing here, and runs again.
+        for _ in 1...4 {
+            let before = SplitExchangeKernel.splits.load(ordering: .relaxed)
+            try await run(scenario, against: backend)
+            if SplitExchangeKernel.splits.load(ordering: .relaxed) > before { return }
+        }
+        Issue.record("no exchange was split in 4 runs of scenario \(scenario.number): nothing was tested")
     }
 }
 #endif
