@@ -7,7 +7,7 @@ import SystemPackage
 /// The real kernel, except that its queue looks busy on every other question, for the first
 /// ``busyAnswers`` of them: what a watch sees while a writer keeps creating files as fast as
 /// it reads them. It counts how often each name was looked at.
-struct BusyQueueKernel: InotifyKernel {
+struct BusyQueueKernel: RealKernelWrapper {
     /// How often each name was looked at, shared with the test.
     final class Counts: Sendable {
         let byName = Mutex<[[UInt8]: Int]>([:])
@@ -17,24 +17,12 @@ struct BusyQueueKernel: InotifyKernel {
 
     static let busyAnswers = 40
 
-    private var kernel: RawInotifyKernel
+    var real: RawInotifyKernel
     private let counts: Counts
 
     init(counts: Counts) throws(FileSystemEventsError) {
-        kernel = try RawInotifyKernel()
+        real = try RawInotifyKernel()
         self.counts = counts
-    }
-
-    var readinessDescriptor: CInt { kernel.readinessDescriptor }
-
-    mutating func addWatch(path: [UInt8], mask: Inotify.Mask) -> Result<CInt, Errno> {
-        kernel.addWatch(path: path, mask: mask)
-    }
-
-    mutating func removeWatch(_ watch: CInt) { kernel.removeWatch(watch) }
-
-    mutating func read(into events: inout [Inotify.Event], maximumBytes: Int) -> Result<Void, Errno> {
-        kernel.read(into: &events, maximumBytes: maximumBytes)
     }
 
     func hasPendingEvents() -> Bool {
@@ -43,7 +31,7 @@ struct BusyQueueKernel: InotifyKernel {
             counts.busyAnswers.add(1, ordering: .relaxed)
             return true
         }
-        return kernel.hasPendingEvents()
+        return real.hasPendingEvents()
     }
 
     func status(of name: UnsafePointer<CChar>, relativeTo directory: CInt, followSymlinks: Bool) -> Result<FileStatus, Errno> {
@@ -51,7 +39,5 @@ struct BusyQueueKernel: InotifyKernel {
         counts.byName.withLock { $0[bytes, default: 0] += 1 }
         return Syscalls.status(name, relativeTo: directory, followSymlinks: followSymlinks)
     }
-
-    mutating func close() { kernel.close() }
 }
 #endif

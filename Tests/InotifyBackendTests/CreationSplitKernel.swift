@@ -18,8 +18,8 @@ import SystemPackage
 /// The writes are to a private file the kernel watches, and the watch ignores them: their
 /// watch descriptor is not one it added. One real write keeps the inotify descriptor readable
 /// while events are held, so a watch asleep in `poll` wakes for them.
-struct CreationSplitKernel: InotifyKernel {
-    private var kernel: RawInotifyKernel
+struct CreationSplitKernel: RealKernelWrapper {
+    var real: RawInotifyKernel
     private let delay: Duration
     private var held: [Inotify.Event] = []
     private var releaseAt: ContinuousClock.Instant?
@@ -31,7 +31,7 @@ struct CreationSplitKernel: InotifyKernel {
     private var nudgeWatch: CInt = -1
 
     init(delay: Duration) throws(FileSystemEventsError) {
-        kernel = try RawInotifyKernel()
+        real = try RawInotifyKernel()
         self.delay = delay
         nudgeDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("filewatch-nudge-\(UUID().uuidString)")
         let file = nudgeDirectory.appendingPathComponent("nudge").path
@@ -44,19 +44,11 @@ struct CreationSplitKernel: InotifyKernel {
         guard nudgeDescriptor >= 0 else {
             throw .systemCallFailed(call: "open", path: FilePath(file), errno: Errno(rawValue: errno))
         }
-        switch kernel.addWatch(path: Array(file.utf8), mask: .modify) {
+        switch real.addWatch(path: Array(file.utf8), mask: .modify) {
         case .success(let watch): nudgeWatch = watch
         case .failure(let error): throw .systemCallFailed(call: "inotify_add_watch", path: FilePath(file), errno: error)
         }
     }
-
-    var readinessDescriptor: CInt { kernel.readinessDescriptor }
-
-    mutating func addWatch(path: [UInt8], mask: Inotify.Mask) -> Result<CInt, Errno> {
-        kernel.addWatch(path: path, mask: mask)
-    }
-
-    mutating func removeWatch(_ watch: CInt) { kernel.removeWatch(watch) }
 
     mutating func read(into events: inout [Inotify.Event], maximumBytes: Int) -> Result<Void, Errno> {
         var read: [Inotify.Event]
@@ -71,7 +63,7 @@ struct CreationSplitKernel: InotifyKernel {
         } else {
             read = []
             // As much as the kernel has, so that a creation and what follows it meet in one read.
-            let result = kernel.read(into: &read, maximumBytes: .max)
+            let result = real.read(into: &read, maximumBytes: .max)
             guard case .success = result else { return result }
         }
         if splitsLeft > 0, let split = Self.splitPoint(in: read) {
@@ -101,10 +93,10 @@ struct CreationSplitKernel: InotifyKernel {
         return nil
     }
 
-    func hasPendingEvents() -> Bool { !held.isEmpty || kernel.hasPendingEvents() }
+    func hasPendingEvents() -> Bool { !held.isEmpty || real.hasPendingEvents() }
 
     mutating func close() {
-        kernel.close()
+        real.close()
         Foundation.close(nudgeDescriptor)
         try? FileManager.default.removeItem(at: nudgeDirectory)
     }

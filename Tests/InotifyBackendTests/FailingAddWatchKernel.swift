@@ -6,7 +6,7 @@ import SystemPackage
 
 /// The real kernel, except that `inotify_add_watch` starts failing, the way a system out of
 /// `fs.inotify.max_user_watches` does, once its budget of successes is spent.
-struct FailingAddWatchKernel: InotifyKernel {
+struct FailingAddWatchKernel: RealKernelWrapper {
     /// How many more watches may be added before every add fails; shared with the test, which
     /// may spend it down to zero while a watch runs.
     final class Budget: Sendable {
@@ -30,30 +30,18 @@ struct FailingAddWatchKernel: InotifyKernel {
         }
     }
 
-    private var kernel: RawInotifyKernel
+    var real: RawInotifyKernel
     private let budget: Budget
 
     init(budget: Budget) throws(FileSystemEventsError) {
-        kernel = try RawInotifyKernel()
+        real = try RawInotifyKernel()
         self.budget = budget
     }
 
-    var readinessDescriptor: CInt { kernel.readinessDescriptor }
-
     mutating func addWatch(path: [UInt8], mask: Inotify.Mask) -> Result<CInt, Errno> {
         guard budget.spend() else { return .failure(budget.error) }
-        return kernel.addWatch(path: path, mask: mask)
+        return real.addWatch(path: path, mask: mask)
     }
-
-    mutating func removeWatch(_ watch: CInt) { kernel.removeWatch(watch) }
-
-    mutating func read(into events: inout [Inotify.Event], maximumBytes: Int) -> Result<Void, Errno> {
-        kernel.read(into: &events, maximumBytes: maximumBytes)
-    }
-
-    func hasPendingEvents() -> Bool { kernel.hasPendingEvents() }
-
-    mutating func close() { kernel.close() }
 }
 
 extension InotifyEventSource {

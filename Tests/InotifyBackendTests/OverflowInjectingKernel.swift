@@ -8,27 +8,19 @@ import SystemPackage
 /// the creation of ``releaseName``: what a reader sees when the queue overflowed and more
 /// changes were queued after the overflow before it caught up (the kernel queues again as soon
 /// as the reader frees room). The test makes those changes between the two files.
-struct OverflowInjectingKernel: InotifyKernel {
+struct OverflowInjectingKernel: RealKernelWrapper {
     static let triggerName: [UInt8] = Array("overflow-here".utf8)
     static let releaseName: [UInt8] = Array("overflow-release".utf8)
 
-    private var kernel: RawInotifyKernel
+    var real: RawInotifyKernel
     private var held: [Inotify.Event] = []
 
     init() throws(FileSystemEventsError) {
-        kernel = try RawInotifyKernel()
+        real = try RawInotifyKernel()
     }
-
-    var readinessDescriptor: CInt { kernel.readinessDescriptor }
-
-    mutating func addWatch(path: [UInt8], mask: Inotify.Mask) -> Result<CInt, Errno> {
-        kernel.addWatch(path: path, mask: mask)
-    }
-
-    mutating func removeWatch(_ watch: CInt) { kernel.removeWatch(watch) }
 
     mutating func read(into events: inout [Inotify.Event], maximumBytes: Int) -> Result<Void, Errno> {
-        switch kernel.read(into: &held, maximumBytes: maximumBytes) {
+        switch real.read(into: &held, maximumBytes: maximumBytes) {
         case .success, .failure(.resourceTemporarilyUnavailable): break
         case .failure(let errno): return .failure(errno)
         }
@@ -51,8 +43,7 @@ struct OverflowInjectingKernel: InotifyKernel {
 
     /// Held events are not pending: until the release arrives the queue looks as the real
     /// kernel's would before the overflow is read.
-    func hasPendingEvents() -> Bool { kernel.hasPendingEvents() }
+    func hasPendingEvents() -> Bool { real.hasPendingEvents() }
 
-    mutating func close() { kernel.close() }
 }
 #endif

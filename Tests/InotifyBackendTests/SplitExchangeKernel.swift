@@ -18,41 +18,33 @@ import SystemPackage
 /// after the second pair was queued), a plain rename followed by another is not split, and
 /// the hold ends as soon as the real kernel queues anything more (the thread that was
 /// preempted has queued its second pair before it could do anything else).
-struct SplitExchangeKernel: InotifyKernel {
+struct SplitExchangeKernel: RealKernelWrapper {
     /// Exchanges split so far, by every kernel of this kind: a scenario that split none
     /// tested nothing here.
     static let splits = Atomic<Int>(0)
 
-    private var kernel: RawInotifyKernel
+    var real: RawInotifyKernel
     private let delay: Duration
     private var held: [Inotify.Event] = []
     private var releaseAt: ContinuousClock.Instant?
 
     init(delay: Duration) throws(FileSystemEventsError) {
-        kernel = try RawInotifyKernel()
+        real = try RawInotifyKernel()
         self.delay = delay
     }
 
-    var readinessDescriptor: CInt { kernel.readinessDescriptor }
-
-    mutating func addWatch(path: [UInt8], mask: Inotify.Mask) -> Result<CInt, Errno> {
-        kernel.addWatch(path: path, mask: mask)
-    }
-
-    mutating func removeWatch(_ watch: CInt) { kernel.removeWatch(watch) }
-
     mutating func read(into events: inout [Inotify.Event], maximumBytes: Int) -> Result<Void, Errno> {
         if let releaseAt {
-            guard ContinuousClock.now >= releaseAt || kernel.hasPendingEvents() else { return .failure(.resourceTemporarilyUnavailable) }
+            guard ContinuousClock.now >= releaseAt || real.hasPendingEvents() else { return .failure(.resourceTemporarilyUnavailable) }
             // Released: the held pair, then whatever the kernel queued behind it.
             self.releaseAt = nil
             events += held
             held = []
-            _ = kernel.read(into: &events, maximumBytes: maximumBytes)
+            _ = real.read(into: &events, maximumBytes: maximumBytes)
             return .success(())
         }
         var read: [Inotify.Event] = []
-        let result = kernel.read(into: &read, maximumBytes: maximumBytes)
+        let result = real.read(into: &read, maximumBytes: maximumBytes)
         guard case .success = result else { return result }
         if let split = Self.splitPoint(in: read) {
             events += read[..<split]
@@ -90,11 +82,10 @@ struct SplitExchangeKernel: InotifyKernel {
     /// While the second pair is held back, the kernel has not queued it yet: nothing waits,
     /// unless the kernel has queued more since (which ends the hold).
     func hasPendingEvents() -> Bool {
-        if let releaseAt { return ContinuousClock.now >= releaseAt || kernel.hasPendingEvents() }
-        return kernel.hasPendingEvents()
+        if let releaseAt { return ContinuousClock.now >= releaseAt || real.hasPendingEvents() }
+        return real.hasPendingEvents()
     }
 
-    mutating func close() { kernel.close() }
 }
 
 /// An inotify source whose exchanges arrive split (``SplitExchangeKernel``).
