@@ -33,9 +33,12 @@ extension InotifyWatch {
 
     /// Events after which no kept examination is trusted: they remove, move or relink items
     /// (a link count seen earlier may be stale), or change the watches themselves.
+    /// `IN_ATTRIB` counts only from a watch on an item itself (no name): a link count moves
+    /// only there; a directory hears mode, owner and times of its children, which no
+    /// examination keeps (`tar x`, `cp -p` and `touch` set them on every file they make).
     private static var examinationInvalidating: Inotify.Mask {
         [
-            .delete, .movedFrom, .movedTo, .attrib, .deleteSelf, .moveSelf, .unmount, .queueOverflow, .ignored,
+            .delete, .movedFrom, .movedTo, .deleteSelf, .moveSelf, .unmount, .queueOverflow, .ignored,
         ]
     }
 
@@ -252,13 +255,14 @@ extension InotifyWatch {
     /// changes only by a removal, a move or a creation at that name, each of which the kernel
     /// reports under that name; a link count also changes by a link made or removed at
     /// another name. So a kept examination stays true through a read of creations at other
-    /// names, and writes and closes anywhere (a burst of new files), with one exception that
+    /// names, and writes, closes and attribute changes of named children anywhere (a burst of
+    /// new files, an archive unpacked with its modes and times), with one exception that
     /// ``resolvePending(drained:)`` checks: a new name found to have more than one link.
     /// Anything else in the read, and every kept examination goes.
     mutating func forgetExaminations(touchedBy events: [Inotify.Event]) {
         var touched: Set<ExaminedName> = []
         for event in events {
-            if !event.mask.isDisjoint(with: Self.examinationInvalidating) {
+            if !event.mask.isDisjoint(with: Self.examinationInvalidating) || (event.mask.contains(.attrib) && event.name.isEmpty) {
                 forgetExaminations()
                 return
             }

@@ -12,8 +12,9 @@ import Testing
 /// until an event read since says it may have changed.
 @Suite(.serialized)
 struct BusyQueueExaminationTests {
-    @Test("a burst read while the queue stays busy looks at each new name once, and reports each with its identity")
-    func eachNameExaminedOnce() async throws {
+    @Test("a burst read while the queue stays busy looks at each new name once, and reports each with its identity",
+          arguments: [false, true])
+    func eachNameExaminedOnce(settingModes: Bool) async throws {
         let tree = try ScratchTree()
         let counts = BusyQueueKernel.Counts()
         let stream = InotifyEventSource.updates(options: WatchOptions(roots: [tree.root])) { () throws(FileSystemEventsError) in
@@ -24,7 +25,12 @@ struct BusyQueueExaminationTests {
             if case .ready = update { break }
         }
         let names = (0..<300).map { "burst-\($0)" }
-        for name in names { try tree.write(RelativePath(name), name) }
+        for name in names {
+            try tree.write(RelativePath(name), name)
+            // As `tar x` and `cp -p` do: IN_ATTRIB on each new name, which changes nothing
+            // an examination keeps.
+            if settingModes { try tree.changeMode(RelativePath(name), to: 0o600) }
+        }
         try tree.write("marker", "after the burst")
         var created: [String: FileSystemEvent] = [:]
         collecting: while let update = try await iterator.next() {
