@@ -23,6 +23,9 @@ extension InotifyWatch {
         /// waited: kept, so the next attempt does not look again, unless an event read since
         /// may have changed it (see ``forgetExaminations(touchedBy:)``).
         var examination: Examination?
+
+        /// The name as the kernel names it, the key of ``examinedNames``.
+        var examinedName: ExaminedName { ExaminedName(watch: directory.watch, name: name) }
     }
 
     /// A name a kept examination is about, as the kernel names it: watch descriptor and name.
@@ -273,8 +276,7 @@ extension InotifyWatch {
         }
         guard !touched.isEmpty else { return }
         for index in pendingCreations.indices where pendingCreations[index].examination != nil {
-            let creation = pendingCreations[index]
-            if touched.contains(ExaminedName(watch: creation.directory.watch, name: creation.name)) {
+            if touched.contains(pendingCreations[index].examinedName) {
                 pendingCreations[index].examination = nil
             }
         }
@@ -378,7 +380,7 @@ extension InotifyWatch {
                         continue
                     }
                     waiting[index].examination = examined[index]
-                    examinedNames.insert(ExaminedName(watch: waiting[index].directory.watch, name: waiting[index].name))
+                    examinedNames.insert(waiting[index].examinedName)
                 }
                 pendingCreations = waiting + pendingCreations
                 return

@@ -1,5 +1,4 @@
 import FileSystemEventsCore
-import PlatformLibc
 
 /// The open file limit below which filewatch does not start.
 ///
@@ -17,14 +16,13 @@ enum OpenFileLimit {
     /// main queue's eventfd) and one its monitor opens for a moment, and the watch's own:
     /// the signal pipe, the wakeup pipe, the inotify instance and the directories being
     /// scanned, with room for the watch to report a shortage itself.
-    static let minimum: rlim_t = 16
+    static let minimum: UInt64 = 16
 
     /// Throws, naming the limit, when the soft open file limit is below ``minimum``.
     static func check() throws(CommandFailure) {
-        var limit = rlimit()
-        guard getrlimit(CInt(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < minimum else { return }
+        guard case .success(let limit) = Syscalls.openFileLimit(), limit < minimum else { return }
         throw CommandFailure.failed(
-            "the open file limit is \(limit.rlim_cur), and filewatch needs at least \(minimum) "
+            "the open file limit is \(limit), and filewatch needs at least \(minimum) "
                 + "(the runtime keeps some descriptors of its own); raise the open file limit (`ulimit -n`)")
     }
 }

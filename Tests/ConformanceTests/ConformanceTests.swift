@@ -19,7 +19,7 @@ struct ConformanceTests {
         if only == "unprivileged" {
             return ConformanceSuite.unprivilegedScenarios.filter { !openDefects.contains($0.number) || includesOpenDefects }
         }
-        let numbers = Set(only.split(separator: ",").compactMap { Int($0) })
+        let numbers = scenarioNumbers(in: only)
         return ConformanceSuite.scenarios.filter { numbers.contains($0.number) }
     }()
 

@@ -37,7 +37,7 @@ struct BusyQueueKernel: RealKernelWrapper {
     func status(of name: UnsafePointer<CChar>, relativeTo directory: CInt, followSymlinks: Bool) -> Result<FileStatus, Errno> {
         let bytes = Array(String(cString: name).utf8)
         counts.byName.withLock { $0[bytes, default: 0] += 1 }
-        return Syscalls.status(name, relativeTo: directory, followSymlinks: followSymlinks)
+        return real.status(of: name, relativeTo: directory, followSymlinks: followSymlinks)
     }
 }
 #endif

@@ -1,5 +1,4 @@
 #if os(Linux)
-import Foundation
 import FileSystemEventsConformance
 import ConformanceTestSupport
 import FileSystemEventsCore
@@ -14,15 +13,12 @@ import Testing
 /// after each such creation.
 ///
 /// Not 98 (two writer threads) by default: against this kernel it loses a directory renamed
-/// away and back in about 1 run in 20 (1 of 25, and 1 of 9 before), the open defect scenario 99 shows on the real kernel
-/// (README, "open defects"). `FILEWATCH_CREATION_RACE_ONLY=98` runs it.
+/// away and back in about 1 run in 20 (1 of 25, and 1 of 9 before), the open defect scenario
+/// 99 shows on the real kernel (README, "open defects"). `FILEWATCH_CREATION_RACE_ONLY=98`
+/// runs it.
 @Suite(.serialized)
 struct CreationRaceTests {
-    static let queuedScenarios: [ConformanceScenario] = {
-        let numbers = ProcessInfo.processInfo.environment["FILEWATCH_CREATION_RACE_ONLY"]
-            .map { $0.split(separator: ",").compactMap { Int($0) } } ?? [38, 39, 47, 70, 71, 92, 94, 95, 96]
-        return ConformanceSuite.scenarios.filter { numbers.contains($0.number) }
-    }()
+    static let queuedScenarios = scenarios(numberedIn: "FILEWATCH_CREATION_RACE_ONLY", default: [38, 39, 47, 70, 71, 92, 94, 95, 96])
 
     @Test("scenarios beneath queued events replay exactly when creations are examined before the queue drains",
           arguments: queuedScenarios)

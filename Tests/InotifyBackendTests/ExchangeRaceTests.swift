@@ -1,5 +1,4 @@
 #if os(Linux)
-import Foundation
 import FileSystemEventsConformance
 import ConformanceTestSupport
 import FileSystemEventsCore
@@ -24,11 +23,7 @@ struct ExchangeRaceTests {
     /// Not 98 by default either: it still fails here in about 1 run in 35 (2 of 72), losing a
     /// directory renamed away and back as scenario 99 does on the real kernel, an open defect
     /// (README). `FILEWATCH_EXCHANGE_RACE_ONLY=98` runs it.
-    static let exchangeScenarios: [ConformanceScenario] = {
-        let numbers = ProcessInfo.processInfo.environment["FILEWATCH_EXCHANGE_RACE_ONLY"]
-            .map { $0.split(separator: ",").compactMap { Int($0) } } ?? [46, 84, 95]
-        return ConformanceSuite.scenarios.filter { numbers.contains($0.number) }
-    }()
+    static let exchangeScenarios = scenarios(numberedIn: "FILEWATCH_EXCHANGE_RACE_ONLY", default: [46, 84, 95])
 
     @Test("exchanges whose second pair arrives 50 ms late replay exactly", arguments: exchangeScenarios)
     func secondPairLate(_ scenario: ConformanceScenario) async throws {

@@ -102,6 +102,12 @@ package enum Syscalls {
         }
     }
 
+    /// The soft limit on open descriptors (`getrlimit(RLIMIT_NOFILE)`).
+    package static func openFileLimit() -> Result<UInt64, Errno> {
+        var limit = rlimit()
+        return valueOrErrno(getrlimit(CInt(RLIMIT_NOFILE.rawValue), &limit)).map { _ in UInt64(limit.rlim_cur) }
+    }
+
     /// A close-on-exec, non-blocking pipe: `(read, write)`.
     package static func pipe() -> Result<(read: CInt, write: CInt), Errno> {
         var fds: [CInt] = [-1, -1]
