@@ -137,7 +137,7 @@ extension ConformanceSuite {
             try context.tree.exchange("n", "kept")
             watch.resume()
             try await watch.sync()
-            try watch.expect(.created, "f/inside")
+            try watch.expectCreated(endingAt: "f/inside")
             try watch.assertReplayMatchesDisk("x <-> y, d <-> f, n <-> kept, each just after its creation")
             try context.tree.write("f/after", "after")
             try context.tree.exchange("x", "kept")
