@@ -16,11 +16,9 @@ venv=scripts/.venv
 "$venv/bin/pip" install -q watchdog matplotlib
 
 scripts/install-test-dependencies.sh
-traits=()
-scripts/install-test-dependencies.sh --has-inotifytools && traits=(--traits InotifyTools)
-# The deployment build (README: "Building the CLI for deployment"): the Swift runtime linked in.
-swift build -c release --product filewatch --static-swift-stdlib "${traits[@]}"
-bin=$(swift build -c release --static-swift-stdlib --show-bin-path "${traits[@]}")
+# The deployment build (README: "Building the CLI for deployment"): the Swift runtime linked
+# in, laid out by scripts/cli-symbol-order.txt; with the InotifyTools trait where the library is.
+bin=$(dirname "$(scripts/build-cli.sh | tail -1)")
 work=$(mktemp -d)
 gcc -O2 -pthread scripts/peers/floor.c -o "$work/floor"
 

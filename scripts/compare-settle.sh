@@ -22,10 +22,8 @@ fi
 command -v node >/dev/null || echo "warning: node is not installed; chokidar is left out" >&2
 
 # The machine has 2 cores and other builds may run: every build goes through the same lock.
-traits=()
-[ -f /usr/include/inotifytools/inotifytools.h ] && traits=(--traits InotifyTools)
-flock /tmp/filewatch-build.lock swift build -c release --product filewatch ${traits[@]+"${traits[@]}"}
-bin=$(flock /tmp/filewatch-build.lock swift build -c release --show-bin-path ${traits[@]+"${traits[@]}"})
+# The deployment build, as scripts/compare-peers.sh measures it.
+bin=$(dirname "$(flock /tmp/filewatch-build.lock scripts/build-cli.sh | tail -1)")
 
 command="scripts/compare-settle.sh"
 for name in SETTLE_QUIET SETTLE_TOOLS; do

@@ -6,6 +6,11 @@ import Synchronization
 /// line as it arrives. Waiting is for a line or for the exit, with a deadline; never a sleep.
 final class FilewatchProcess: Sendable {
     static var binary: URL {
+        // FILEWATCH_TEST_BINARY runs these tests against another build of the CLI, such as
+        // the deployment build of scripts/build-cli.sh, whose link differs from the debug one.
+        if let path = ProcessInfo.processInfo.environment["FILEWATCH_TEST_BINARY"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
         // The test bundle and the executable are built into the same directory.
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         return executable.deletingLastPathComponent().appendingPathComponent("filewatch")

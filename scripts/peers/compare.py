@@ -1032,7 +1032,7 @@ def burst_and_memory_report(results):
     if binary:
         libraries = sorted({line.split()[0] for line in binary["libraries"] if "=>" in line or line.strip().startswith("/")})
         lines += ["", "## The filewatch binary measured here", "",
-                  f"Built by `swift build -c release --static-swift-stdlib` (README, \"Building the CLI for deployment\"): "
+                  f"Built by `scripts/build-cli.sh` (README, \"Building the CLI for deployment\"): "
                   f"{binary['bytes'] / 1e6:.1f} MB as built, "
                   + (f"{binary['stripped_bytes'] / 1e6:.1f} MB stripped; " if binary.get("stripped_bytes") else "")
                   + "it loads " + ", ".join(f"`{name}`" for name in libraries if not name.startswith("linux-vdso")) + "."]
