@@ -359,14 +359,12 @@ extension InotifyWatch {
             pendingCreations = []
             var examined: [Examination] = []
             examined.reserveCapacity(creations.count)
-            var reused: [Int] = []
             var isKeptFromBefore = [Bool](repeating: false, count: creations.count)
             var foundNewLink = false
             for index in creations.indices {
                 if let kept = creations[index].examination, creations[index].directory.isAttached,
                    !roots[creations[index].directory.root].isRemoved {
                     examined.append(kept)
-                    reused.append(index)
                     isKeptFromBefore[index] = true
                     continue
                 }
@@ -376,7 +374,7 @@ extension InotifyWatch {
             }
             if foundNewLink {
                 // A link made since may have raised a kept link count: look again.
-                for index in reused {
+                for index in creations.indices where isKeptFromBefore[index] {
                     examined[index] = examine(creations[index], directories: &directories)
                     isKeptFromBefore[index] = false
                 }
