@@ -15,11 +15,11 @@
 #
 # Each workload runs the deployment build under callgrind, which sees every function that
 # runs, on every thread, where a sampling profiler would miss the rare ones: a watch of an
-# empty directory that only starts and stops, then the three backends with JSON and text
-# output over a tree being changed, `list --live`, `follow` across rotation, `snapshot` and
-# `changes`. Functions are written in that order, each workload adding those it ran that are
-# not written yet, so that what every watch runs is packed together rather than spread among
-# what only other commands need.
+# empty directory that only starts and stops, then inotify watches with JSON and text output
+# (and `--settle`) over a tree being changed, `list --live`, `follow` across rotation, the
+# other backends' watches, `backends`, `snapshot` and `changes`. Functions are written in the
+# order the workloads ran, each adding those it ran that are not written yet, so that what
+# every watch runs is packed together rather than spread among what only other commands need.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,7 +39,9 @@ trap 'rm -rf "$work"' EXIT
 strip --strip-debug -o "$work/filewatch" "$binary"
 
 # Runs `filewatch ARGS...` under callgrind until its output says it is ready, then the shell
-# function named by $workload, then stops it the way a user does (SIGINT).
+# function named by $workload, then stops it the way a user does (SIGINT). The profiles are
+# read in the order they were taken ($order): the first one's functions are laid out first.
+order=()
 profile() {
     local name=$1; shift
     local out="$work/$name.out"
@@ -57,6 +59,7 @@ profile() {
     kill -INT "$pid" 2>/dev/null || true
     wait "$pid" || true
     [ -s "$work/$name.callgrind" ] || { echo "error: no profile from $name:" >&2; cat "$work/$name.err" >&2; exit 1; }
+    order+=("$name")
 }
 
 tree=$work/tree
@@ -82,28 +85,25 @@ follow_changes() {
 
 mkdir -p "$tree/a/b"
 for index in 1 2 3; do echo x >"$tree/a/f$index"; done
-backends=(inotify polling)
-"$work/filewatch" backends 2>/dev/null | grep -q "^inotifytools.*available" && backends+=(inotifytools)
-# The order the profiles are read in: the first workload's functions are laid out first.
-order=(watch-idle watch-inotify-json watch-inotify-text watch-settle list-live follow)
-for backend in "${backends[@]}"; do
-    [ "$backend" = inotify ] || order+=("watch-$backend-json" "watch-$backend-text")
-done
-order+=(backends snapshot changes)
+other_backends=(polling)
+"$work/filewatch" backends 2>/dev/null | grep -q "^inotifytools.*available" && other_backends+=(inotifytools)
 # Start-up, `ready` and a clean stop on an empty directory: what every watch runs, first.
 mkdir -p "$work/empty"
 workload=no_changes
 profile watch-idle watch --backend inotify --format json "$work/empty"
 workload=changes
-for backend in "${backends[@]}"; do
-    profile "watch-$backend-json" watch --backend "$backend" --poll-interval 0.2 --format json "$tree"
-    profile "watch-$backend-text" watch --backend "$backend" --poll-interval 0.2 "$tree"
-done
+profile watch-inotify-json watch --backend inotify --poll-interval 0.2 --format json "$tree"
+profile watch-inotify-text watch --backend inotify --poll-interval 0.2 "$tree"
 profile watch-settle watch --backend inotify --settle 0.2 --format json "$tree"
 profile list-live list --live --backend inotify "$tree/a"
 echo first >"$work/log"
 workload=follow_changes
 profile follow follow --from-start --backend inotify "$work/log"
+workload=changes
+for backend in "${other_backends[@]}"; do
+    profile "watch-$backend-json" watch --backend "$backend" --poll-interval 0.2 --format json "$tree"
+    profile "watch-$backend-text" watch --backend "$backend" --poll-interval 0.2 "$tree"
+done
 workload=no_changes
 profile backends backends
 profile snapshot snapshot "$tree" --output "$work/tree.snapshot"
@@ -111,7 +111,7 @@ echo changed >>"$tree/a/f1"
 profile changes changes "$tree" --since "$work/tree.snapshot"
 
 # callgrind names each function once per file as "fn=(id) name"; later mentions are "(id)".
-# The workloads in the order of $order: what a watch runs comes first and together, then what
+# The workloads in the order they ran: what a watch runs comes first and together, then what
 # each further command adds.
 python3 - "${order[@]/#/$work/}" >scripts/cli-symbol-order.txt <<'EOF'
 import re, sys
