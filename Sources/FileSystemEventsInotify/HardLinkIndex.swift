@@ -72,11 +72,16 @@ struct HardLinkIndex {
         unresolved.removeAll()
     }
 
-    /// Every live path of `identity`, or just the one given when it has no other links.
+    /// Every live path of `identity`, the one given first (it is where the kernel saw the
+    /// change, whether or not the index has it: a subtree crawled again has new places).
     func paths(of identity: FileIdentity?, at directory: WatchedDirectory, _ name: [UInt8]) -> [(WatchedDirectory, [UInt8])] {
         guard let identity, let known = paths[identity] else { return [(directory, name)] }
-        let live = known.filter { $0.directory.children[$0.name]?.inode == identity.inode && $0.directory.isAttached }
-        return live.isEmpty ? [(directory, name)] : live.map { ($0.directory, $0.name) }
+        var result = [(directory, name)]
+        for path in known where !(path.directory === directory && path.name == name)
+            && path.directory.children[path.name]?.inode == identity.inode && path.directory.isAttached {
+            result.append((path.directory, path.name))
+        }
+        return result
     }
 }
 

@@ -68,6 +68,14 @@ extension InotifyWatch {
         /// (wall-clock ns) changed while events were being lost.
         var changedSince: Int64?
         var changed: [(directory: WatchedDirectory, name: [UInt8], content: Bool)] = []
+        /// Set when the crawl adds to a model that has other places already (a directory
+        /// created or moved in, a rescan): each file is examined for its link count, since a
+        /// link's other names may lie outside the crawled subtree, where the repeated inodes
+        /// of ``fileInodes`` cannot see them (a tree moved out and back, or a `link(2)` whose
+        /// two paths were resolved on either side of a rename of their directory).
+        var findsLinks = false
+        /// The files found with more than one link, when ``findsLinks`` is set.
+        var linkedFiles: [(directory: WatchedDirectory, name: [UInt8], identity: FileIdentity)] = []
         /// Directories on the current descent (following symlinks), against loops.
         var ancestors: Set<FileIdentity> = []
         /// Set (empty) for the initial crawl when settling: the regular files found, with
@@ -131,11 +139,13 @@ extension InotifyWatch {
 
     mutating func crawl(_ directory: WatchedDirectory, emitting: Bool) {
         var state = CrawlState()
+        state.findsLinks = emitting
         crawl(directory, emitting: emitting, state: &state)
         if let failure = state.failure, failure != pendingFailure {
             pendingFailure = failure
         }
         registerHardLinks(hardLinkCandidates(in: directory, state))
+        registerLinkedFiles(state)
     }
 
     /// Open, watch, then list: the watch exists before the listing is read, so anything
@@ -204,7 +214,7 @@ extension InotifyWatch {
         reportedUnreadable.remove(absolute)
 
         let listing: DirectoryListing
-        let statEach = state.changedSince != nil || state.presentFiles != nil
+        let statEach = state.changedSince != nil || state.presentFiles != nil || state.findsLinks
         switch DirectoryListing.read(descriptor: descriptor, with: state.reader, statEach: statEach, followSymlinks: options.followsSymlinks) {
         case .success(let found): listing = found
         case .failure(let errno):
@@ -253,6 +263,9 @@ extension InotifyWatch {
             }
             if type == .file {
                 state.fileInodes.append(identity.inode)
+                if state.findsLinks, !item.linksToFile, let found = item.status, found.linkCount > 1 {
+                    state.linkedFiles.append((directory, listing.name(of: item), identity))
+                }
                 if let since = state.changedSince, let found = item.status, found.changeTime >= since {
                     state.changed.append((directory, listing.name(of: item), found.modificationTime >= since))
                 }
@@ -312,6 +325,9 @@ extension InotifyWatch {
         unwatch(node)
         produced.append(makeEvent(.removed, root: node.root, relative: path, type: .directory,
                                   identity: FileIdentity(device: node.device, inode: node.inode), synthetic: true))
+        // The name may hold another item now (`mv a t; mkdir -p a/x; mv t a` failing, then
+        // more moves): nothing queued will say so.
+        evictedNames.append((parent, node.name))
         return true
     }
 
@@ -352,6 +368,14 @@ extension InotifyWatch {
     mutating func registerHardLinks(_ candidates: [FileIdentity: [(WatchedDirectory, [UInt8])]]) {
         for (identity, paths) in candidates {
             hardLinks.register(identity, paths: paths)
+        }
+    }
+
+    /// The files a crawl found with more than one link (``CrawlState/findsLinks``): their
+    /// other paths anywhere in the model are looked for with the batch's other new links.
+    mutating func registerLinkedFiles(_ state: CrawlState) {
+        for file in state.linkedFiles where file.directory.children[file.name]?.inode == file.identity.inode {
+            hardLinks.add(file.identity, file.directory, file.name)
         }
     }
 }

@@ -409,15 +409,35 @@ extension InotifyWatch {
             let quiet = drained && !busy
             isResolvingDrained = quiet
             let deferred = busy ? renamedOntoLater(creations, examined, now: now) : []
+            // Creations are told in the order the kernel queued them: once one waits, every
+            // later one of the batch waits behind it, looked at again with it. Told first, a
+            // later one could be a marker (a file written after all else) that a consumer
+            // takes as proof it has heard of everything before it, while an earlier creation
+            // is still to come.
+            var held: [PendingCreation] = []
+            var heldForRename = false
             for (index, (creation, examination)) in zip(creations, examined).enumerated() {
-                if deferred.contains(index) {
+                let waitsForRename = deferred.contains(index)
+                if waitsForRename || !held.isEmpty {
                     var waiting = creation
-                    waiting.examination = nil  // waits for a rename: looked at again
-                    if waiting.deferredSince == 0 { waiting.deferredSince = now }
-                    deferredCreations.append(waiting)
+                    waiting.examination = nil  // looked at again
+                    if waitsForRename && waiting.deferredSince == 0 { waiting.deferredSince = now }
+                    if held.isEmpty { heldForRename = waitsForRename }
+                    held.append(waiting)
                     continue
                 }
-                apply(creation, examination, quiet: quiet, provisional: busy)
+                if apply(creation, examination, quiet: quiet, provisional: busy) == .waits {
+                    var waiting = creation
+                    waiting.examination = nil
+                    held.append(waiting)
+                } else if !evictedNames.isEmpty {
+                    examineEvictedNames(quiet: quiet, provisional: busy)
+                }
+            }
+            if heldForRename {
+                deferredCreations.append(contentsOf: held)
+            } else {
+                pendingCreations.append(contentsOf: held)
             }
             let crawls = pendingCrawls
             pendingCrawls.removeAll()
@@ -431,6 +451,7 @@ extension InotifyWatch {
                     stale.append(node)
                 }
             }
+            if !evictedNames.isEmpty { examineEvictedNames(quiet: quiet, provisional: busy) }
             // Still not where the model says, with nothing left in the queue to explain it:
             // the model missed a move. Rescan from the nearest directory that is where it
             // should be.
@@ -443,6 +464,30 @@ extension InotifyWatch {
             }
             if !quiet || rounds >= 3 { break }
         }
+    }
+
+    /// Examines and applies, at once, the names that stale directories left
+    /// (``evictedNames``), as creations: what one holds now was never reported. Only a watch
+    /// resolving a drained queue evicts, so the disk is what the events read explain.
+    private mutating func examineEvictedNames(quiet: Bool, provisional: Bool) {
+        var rounds = 0
+        while !evictedNames.isEmpty && rounds < 64 {
+            rounds += 1
+            let (directory, name) = evictedNames.removeFirst()
+            guard directory.isAttached, directory.children[name] == nil else { continue }
+            let creation = PendingCreation(directory: directory, name: name, isDirectory: true)
+            var directories = OpenedDirectories()
+            let examination = examine(creation, directories: &directories)
+            directories.closeAll()
+            if apply(creation, examination, quiet: quiet, provisional: provisional) == .waits {
+                pendingCreations.append(creation)
+            }
+        }
+        // A chain of evictions longer than that is examined with the next batch.
+        for (directory, name) in evictedNames {
+            pendingCreations.append(PendingCreation(directory: directory, name: name, isDirectory: true))
+        }
+        evictedNames.removeAll()
     }
 
     /// What a pending creation's name was found to hold, before anything is applied.
@@ -535,34 +580,35 @@ extension InotifyWatch {
 
     /// - Parameter provisional: the batch was examined with events still queued; the name is
     ///   noted in ``provisionalNames``.
-    private mutating func apply(_ creation: PendingCreation, _ examination: Examination, quiet: Bool, provisional: Bool) {
+    /// - Returns: ``CreationOutcome/waits`` when the creation is to be examined again with
+    ///   the next batch (its directory is not where the model says, and events still queued
+    ///   may say why).
+    @discardableResult
+    private mutating func apply(_ creation: PendingCreation, _ examination: Examination, quiet: Bool, provisional: Bool) -> CreationOutcome {
         let directory = creation.directory
         let name = creation.name
         // A crawl or an eviction earlier in the batch may have taken the directory out.
-        guard directory.isAttached, !roots[directory.root].isRemoved else { return }
+        guard directory.isAttached, !roots[directory.root].isRemoved else { return .done }
         let status: FileStatus, identity: FileIdentity
         var type: FileItemType
         switch examination {
         case .ignored, .gone:
-            return
+            return .done
         case .stale:
             // A rescan while events are queued would see changes those events then repeat:
             // only with the queue still empty (applying the batch takes time).
             if quiet && kernel?.hasPendingEvents() != true {
                 rescanNearestResolvable(directory)
-            } else {
-                var waiting = creation
-                waiting.examination = nil
-                pendingCreations.append(waiting)
+                return .done
             }
-            return
+            return .waits
         case .inaccessible(let errno) where FileSystemEventsError.isDescriptorShortage(errno):
             let path = roots[directory.root].paths.bytes(directory.relativePath)
             pendingFailure = pendingFailure ?? .systemCallFailed(call: "open", path: FilePath(bytes: path), errno: errno)
-            return
+            return .done
         case .inaccessible(let errno):
             recordUnexamined(creation, errno: errno)
-            return
+            return .done
         case .found(let found, let foundType, let foundIdentity):
             (status, type, identity) = (found, foundType, foundIdentity)
         }
@@ -571,7 +617,7 @@ extension InotifyWatch {
         if let existing = directory.children[name] {
             // Already in the model: listed by a crawl after the kernel queued its creation,
             // or put there by a rename read after it.
-            if existing.inode == identity.inode && existing.type == type { return }
+            if existing.inode == identity.inode && existing.type == type { return .done }
             if let child = existing.directory { unwatch(child) }
             hardLinks.remove(self.identity(of: existing, in: directory), directory, name)
             dropFileLink(name, in: directory)
@@ -595,6 +641,15 @@ extension InotifyWatch {
         } else {
             directory.children[name] = entry
         }
+        return .done
+    }
+
+    /// What became of a creation given to ``apply(_:_:quiet:provisional:)``.
+    enum CreationOutcome {
+        /// Applied, or found to need no event.
+        case done
+        /// To be examined again with the next batch.
+        case waits
     }
 
     /// A write to a file, the close of its writer, or a file moved in from outside the tree,

@@ -76,6 +76,7 @@ extension InotifyWatch {
         provisionalNames.removeAll()
         pendingSince = 0
         pendingCrawls.removeAll()
+        evictedNames.removeAll()
         hardLinks.removeAll()
         for index in roots.indices where !roots[index].isRemoved {
             let rootPath = roots[index].path
@@ -125,6 +126,7 @@ extension InotifyWatch {
                                      device: sameIdentity ? node.device : 0, inode: sameIdentity ? node.inode : 0)
         var state = CrawlState()
         state.changedSince = changedSince
+        state.findsLinks = true
         var ancestor: WatchedDirectory? = node
         while let current = ancestor {
             if current.inode != 0 { state.ancestors.insert(FileIdentity(device: current.device, inode: current.inode)) }
@@ -151,7 +153,7 @@ extension InotifyWatch {
         }
         let relative = node.relativePath
         let base = PathBuilder(root: roots[root].paths.path(relative))
-        let events = SnapshotDiff.events(from: node.snapshot(), to: fresh.snapshot(), root: base)
+        let events = SnapshotDiff.events(from: node.snapshot(), to: fresh.snapshot(), root: base, pairsMovedItems: false)
         produced.append(contentsOf: events)
         if !state.changed.isEmpty {
             let created = Set(events.lazy.filter { $0.kind == .created }.map(\.path))
@@ -176,6 +178,7 @@ extension InotifyWatch {
             roots[root].kind = .directory(fresh)
         }
         registerHardLinks(hardLinkCandidates(in: fresh, state))
+        registerLinkedFiles(state)
         // Followed links of the old subtree: the fresh crawl watched those still there again.
         node.forEachDirectory { dropFileLinks(in: $0) }
         for (current, watch) in detached {

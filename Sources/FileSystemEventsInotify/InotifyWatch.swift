@@ -88,6 +88,10 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     var provisionalNames: Set<NameInModel> = []
     /// Directories of the model that could not be opened at their path yet.
     var pendingCrawls: [WatchedDirectory] = []
+    /// Names whose stale directory left the model (``evictIfStale(_:)``): the model missed a
+    /// move there, so nothing queued will say what the name holds now. Examined right after
+    /// the creation whose crawl found them, before the next one is told.
+    var evictedNames: [(directory: WatchedDirectory, name: [UInt8])] = []
     /// Monotonic nanoseconds since when ``pendingCreations`` has been waiting for a quiet
     /// kernel queue (0 when nothing waits).
     var pendingSince: UInt64 = 0

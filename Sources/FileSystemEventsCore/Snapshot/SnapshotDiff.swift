@@ -26,6 +26,9 @@ package struct SnapshotDiff {
     private var addedRoots: [(entry: SnapshotEntry, parentPath: [UInt8], target: SnapshotDirectory)] = []
     private var available: [MatchKey: Slot] = [:]
     private var leftovers: [Slot] = []
+    /// Whether an item other than a directory found at a new path may be paired with one
+    /// gone from another (see ``events(from:to:root:timestamp:pairsMovedItems:)``).
+    private var pairsMovedItems = true
 
     /// Where an old item sits in the tree being replayed.
     private struct Slot {
@@ -61,13 +64,23 @@ package struct SnapshotDiff {
     /// The events that turn `old` into `new`. `old` is consumed: it is left in the shape of
     /// `new` and must not be used again. Directories of `new` that could not be listed take
     /// over the old listing, so an unreadable directory does not look emptied.
+    ///
+    /// - Parameter pairsMovedItems: `false` when the statuses carry neither birth time nor
+    ///   mtime (a kernel backend's model keeps only inode and type): nothing then tells a file
+    ///   that moved from a new one that took a deleted file's inode (an atomic save frees one
+    ///   that the next `creat` reuses), and reported `renamed`, the new file would keep the
+    ///   content the consumer read from the deleted one. Only directories are paired then,
+    ///   whose contents the diff reconciles entry by entry; any other item found at another
+    ///   path is `created` there, and read again.
     package static func events(
         from old: SnapshotDirectory,
         to new: SnapshotDirectory,
         root: PathBuilder,
-        timestamp: FileSystemEvent.Timestamp = .now()
+        timestamp: FileSystemEvent.Timestamp = .now(),
+        pairsMovedItems: Bool = true
     ) -> [FileSystemEvent] {
         var diff = SnapshotDiff(paths: root, timestamp: timestamp)
+        diff.pairsMovedItems = pairsMovedItems
         diff.compare(old, new, path: [])
         guard !diff.removedRoots.isEmpty || !diff.addedRoots.isEmpty else { return diff.modifications }
         diff.indexRemovedItems()
@@ -239,7 +252,8 @@ package struct SnapshotDiff {
             evict(occupant, from: target, path: path)
         }
 
-        if let source = available[key], Self.isSameItem(source.status, new.status, atSamePath: false),
+        if pairsMovedItems || new.itemType == .directory,
+            let source = available[key], Self.isSameItem(source.status, new.status, atSamePath: false),
             let sourceParentPath = source.parent.relativePath(),
             let current = source.parent.entry(named: source.name),
             MatchKey(current.status) == key

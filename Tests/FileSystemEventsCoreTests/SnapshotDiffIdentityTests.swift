@@ -1,0 +1,65 @@
+import SystemPackage
+import FileSystemEventsCore
+import Testing
+
+/// What the diff pairs as a move when the statuses cannot tell a moved item from a new one
+/// with a reused inode: a kernel backend's model keeps only inode and type.
+@Suite struct SnapshotDiffIdentityTests {
+    private static let device: UInt64 = 7
+
+    private static func file(_ inode: UInt64) -> FileStatus {
+        FileStatus(device: device, inode: inode, mode: 0o100644)
+    }
+
+    private static func directory(_ inode: UInt64) -> FileStatus {
+        FileStatus(device: device, inode: inode, mode: 0o040755)
+    }
+
+    private static func tree(_ entries: [(String, FileStatus, [(String, FileStatus)])]) -> SnapshotDirectory {
+        let root = SnapshotDirectory(parent: nil, name: [])
+        for (name, status, children) in entries {
+            var entry = SnapshotEntry(name: Array(name.utf8), status: status)
+            if status.itemType == .directory {
+                let child = SnapshotDirectory(parent: root, name: Array(name.utf8))
+                for (childName, childStatus) in children { child.insert(SnapshotEntry(name: Array(childName.utf8), status: childStatus)) }
+                entry.directory = child
+            }
+            root.insert(entry)
+        }
+        return root
+    }
+
+    private static func describe(_ events: [FileSystemEvent]) -> [String] {
+        events.map { event in
+            let path = String(decoding: event.path.bytes.dropFirst(5), as: UTF8.self)
+            let previous = event.previousPath.map { " from " + String(decoding: $0.bytes.dropFirst(5), as: UTF8.self) } ?? ""
+            return "\(event.kind) \(path)\(previous)"
+        }
+    }
+
+    /// `save` deleted and `new` created with its inode: with nothing but the inode to go on,
+    /// pairing them would tell the consumer to keep `save`'s content for `new`.
+    @Test("without times, a file at a new path with a deleted file's inode is created, not renamed")
+    func reusedInodeIsCreated() {
+        let events = SnapshotDiff.events(from: Self.tree([("save", Self.file(5), [])]), to: Self.tree([("new", Self.file(5), [])]),
+                                         root: PathBuilder(root: "/root"), pairsMovedItems: false)
+        #expect(Self.describe(events) == ["created /new", "removed /save"])
+    }
+
+    @Test("with pairing allowed, the same statuses are a rename (what a polling scan with equal mtimes sees)")
+    func sameStatusesPairWhenAllowed() {
+        let events = SnapshotDiff.events(from: Self.tree([("save", Self.file(5), [])]), to: Self.tree([("new", Self.file(5), [])]),
+                                         root: PathBuilder(root: "/root"))
+        #expect(Self.describe(events) == ["renamed /new from /save"])
+    }
+
+    /// A directory's content is its entries, which the diff reconciles one by one, so pairing
+    /// it loses nothing and keeps a moved subtree from being told as removed and created.
+    @Test("without times, a directory found at a new path is still a rename, its entries reconciled")
+    func directoriesStillPair() {
+        let old = Self.tree([("a", Self.directory(9), [("kept", Self.file(10)), ("gone", Self.file(11))])])
+        let new = Self.tree([("t", Self.directory(9), [("kept", Self.file(10)), ("reused", Self.file(11))])])
+        let events = SnapshotDiff.events(from: old, to: new, root: PathBuilder(root: "/root"), pairsMovedItems: false)
+        #expect(Self.describe(events) == ["renamed /t from /a", "created /t/reused", "removed /t/gone"])
+    }
+}
