@@ -19,6 +19,12 @@ extension InotifyWatch {
         /// Monotonic nanoseconds of the first time the creation was deferred because its
         /// name held an item the model has elsewhere (0 if never).
         var deferredSince: UInt64 = 0
+        /// For a move onto the name from a place the model does not know (an atomic save whose
+        /// temporary file was not reported yet): the inode the model had at the name when the
+        /// event was read, which the move replaced. Found there again, it is a new file that
+        /// took the replaced one's inode number (ext4 hands a freed number out again at once,
+        /// so two saves alternate between two numbers), not a file the model knows.
+        var replacedInode: UInt64?
         /// What the name was found to hold by a batch that then found the queue busy and
         /// waited: kept, so the next attempt does not look again, unless an event read since
         /// may have changed it (see ``forgetExaminations(touchedBy:)``).
@@ -298,13 +304,19 @@ extension InotifyWatch {
     }
 
     /// A new name in `directory`, examined once the events read with it have been applied.
-    mutating func handleCreation(named name: [UInt8], in directory: WatchedDirectory, isDirectoryHint: Bool) {
+    ///
+    /// - Parameter replacing: the kernel reported a move onto the name (`IN_MOVED_TO`), which
+    ///   replaces whatever stood there without an event of its own; see
+    ///   ``PendingCreation/replacedInode``.
+    mutating func handleCreation(named name: [UInt8], in directory: WatchedDirectory, isDirectoryHint: Bool, replacing: Bool = false) {
         // The path is joined only for a filter: a burst of creations is mostly this call.
         if !options.filter.isEmpty {
             let path = directory.relativePath.appendingComponent(name)
             guard options.filter.admits(relativePath: path, name: name, isDirectory: isDirectoryHint) else { return }
         }
-        pendingCreations.append(PendingCreation(directory: directory, name: name, isDirectory: isDirectoryHint))
+        var creation = PendingCreation(directory: directory, name: name, isDirectory: isDirectoryHint)
+        if replacing { creation.replacedInode = directory.children[name]?.inode }
+        pendingCreations.append(creation)
     }
 
     /// Examines what the kernel reported created or moved in, and crawls the directories that
@@ -616,8 +628,16 @@ extension InotifyWatch {
         let path = directory.relativePath.appendingComponent(name)
         if let existing = directory.children[name] {
             // Already in the model: listed by a crawl after the kernel queued its creation,
-            // or put there by a rename read after it.
-            if existing.inode == identity.inode && existing.type == type { return .done }
+            // or put there by a rename read after it. Or a new file with the inode number of
+            // the one a move replaced: told `created`, so that the consumer reads it again (a
+            // crawl that listed it after the move makes that a repeat, harmless to a replay).
+            if existing.inode == identity.inode && existing.type == type {
+                if type == .file && creation.replacedInode == identity.inode {
+                    produced.append(makeEvent(.created, root: directory.root, relative: directory.relativePath.appendingComponent(name),
+                                              type: type, identity: identity, synthetic: false))
+                }
+                return .done
+            }
             if let child = existing.directory { unwatch(child) }
             hardLinks.remove(self.identity(of: existing, in: directory), directory, name)
             dropFileLink(name, in: directory)
@@ -715,7 +735,8 @@ extension InotifyWatch {
             // Moved from somewhere we do not know (outside, excluded, or never seen): a move in.
             if let destinationDirectory {
                 carrySettleSession(from: source, in: sourceDirectory, to: destination, in: destinationDirectory)
-                handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: destination.mask.contains(.isDirectory))
+                handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: destination.mask.contains(.isDirectory),
+                               replacing: true)
             }
             return
         }
@@ -727,7 +748,8 @@ extension InotifyWatch {
             handleMoveOut(source)
             if let destinationDirectory {
                 carrySettleSession(from: source, in: sourceDirectory, to: destination, in: destinationDirectory)
-                handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: destination.mask.contains(.isDirectory))
+                handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: destination.mask.contains(.isDirectory),
+                               replacing: true)
             }
             return
         }
@@ -963,7 +985,7 @@ extension InotifyWatch {
     private mutating func handleMoveIn(_ destination: Inotify.Event) {
         for index in targets[destination.watch]?.fileRoots ?? [] { handleFileRoot(index, destination) }
         guard let directory = liveDirectory(destination.watch) else { return }
-        handleCreation(named: destination.name, in: directory, isDirectoryHint: destination.mask.contains(.isDirectory))
+        handleCreation(named: destination.name, in: directory, isDirectoryHint: destination.mask.contains(.isDirectory), replacing: true)
     }
 
     /// The root is gone (deleted, moved away, unmounted): report it and stop watching it.

@@ -36,6 +36,12 @@ struct LiveTree: @unchecked Sendable {
             if let existing, existing.inode == created.inode, existing.device == created.device, existing.itemType == created.itemType {
                 // The same item reported again (a rescan after lost events): its generation stays.
                 created.birthTime = existing.birthTime
+                // But a consumer told `created` reads the item again, so for a diff its content
+                // changed: a backend says `created` of a known inode when a new file took a
+                // replaced one's inode number, and a subscription that fell behind must hear it.
+                changeCounter += 1
+                created.modificationTime = changeCounter
+                created.changeTime = changeCounter
             } else {
                 changeCounter += 1
                 created.birthTime = changeCounter

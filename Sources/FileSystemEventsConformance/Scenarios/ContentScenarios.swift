@@ -20,6 +20,29 @@ extension ConformanceSuite {
             try watch.expect(.modified, "fresh.txt", since: index)
             try watch.assertReplayMatchesDisk("a file created after ready, rewritten in place")
         },
+        ConformanceScenario(101, "atomic saves read in one batch, each new file taking the inode number the save before it freed",
+                            runsUnprivileged: true) { context in
+            // ext4 hands a freed inode number out again at once, so saves alternate between two
+            // numbers and the fourth save's file has the number of the file at ready: a watcher
+            // that knows files by inode alone takes it for the file it knows, and the consumer
+            // keeps the content it read at ready.
+            try context.tree.write("doc.txt", "version 0")
+            let watch = try await context.watch { $0.bufferLimit = backPressureBufferLimit }
+            try await watch.hold(queuing: 1_000)
+            for version in 1...4 {
+                try context.tree.write("doc.tmp", "version \(version)")
+                try context.tree.rename("doc.tmp", to: "doc.txt")
+            }
+            watch.resume()
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("four saves beneath a held consumer")
+            for version in 5...8 {
+                try context.tree.write("doc.tmp", "version \(version)")
+                try context.tree.rename("doc.tmp", to: "doc.txt")
+            }
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("four more, no one held")
+        },
         ConformanceScenario(35, "a rewrite that keeps size and mtime, right after a rename, is modified") { context in
             try context.tree.write("moving.txt", "before the move")
             try context.tree.makeDirectories("dir/sub")

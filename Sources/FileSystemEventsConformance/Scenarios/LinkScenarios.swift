@@ -49,6 +49,37 @@ extension ConformanceSuite {
             try watch.expect(.modified, "alias.txt", since: index)
             try watch.assertReplayMatchesDisk()
         },
+        ConformanceScenario(100, "hard links in two directories, each moved out of the tree and back: a write through either name is reported at both",
+                            runsUnprivileged: true) { context in
+            // A directory that comes back is new to a watch, and holds one name of an inode
+            // whose other name stayed: nothing inside it repeats the inode. (The two names
+            // also land in two directories when `link(2)` resolves its paths on either side of
+            // a rename of their directory, as scenario 99's writers found.)
+            try context.tree.makeDirectory("d")
+            try context.tree.makeDirectory("e")
+            try context.tree.write("d/hard", "first")
+            try context.tree.hardLink("e/link", to: "d/hard")
+            let watch = try await context.watch()
+            try context.tree.rename("e", to: "e-away", to: .outside)
+            try context.tree.rename("e-away", to: "e", from: .outside)
+            try await watch.sync()
+            var index = watch.eventCount
+            try context.tree.append("d/hard", " second")
+            try await watch.sync()
+            try watch.expect(.modified, "e/link", since: index)
+            try watch.expect(.modified, "d/hard", since: index)
+            try watch.assertReplayMatchesDisk("written through d/hard")
+
+            try context.tree.rename("d", to: "d-away", to: .outside)
+            try context.tree.rename("d-away", to: "d", from: .outside)
+            try await watch.sync()
+            index = watch.eventCount
+            try context.tree.append("e/link", " third")
+            try await watch.sync()
+            try watch.expect(.modified, "d/hard", since: index)
+            try watch.expect(.modified, "e/link", since: index)
+            try watch.assertReplayMatchesDisk("written through e/link")
+        },
         ConformanceScenario(91, "hard links are one item by device and inode: a file elsewhere with the same inode number is not one of them") { context in
             // Two fresh tmpfs number their inodes alike, so the first file of each has the same
             // inode number on two devices. Only device and inode together name an item.
