@@ -351,7 +351,7 @@ extension InotifyWatch {
         let now = MonotonicClock.nanoseconds()
         if pendingSince == 0 { pendingSince = now }
         let overdue = now - pendingSince >= Self.maximumResolutionDelayNanoseconds
-            || pendingCreations.count >= options.bufferLimit
+            || pendingCreations.count + deferredCreations.count >= options.bufferLimit
         if !overdue && kernel?.hasPendingEvents() == true { return }
         if !deferredCreations.isEmpty {
             pendingCreations = deferredCreations + pendingCreations
@@ -426,24 +426,35 @@ extension InotifyWatch {
             // later one could be a marker (a file written after all else) that a consumer
             // takes as proof it has heard of everything before it, while an earlier creation
             // is still to come.
+            // The wait is as bounded as the first one's: a creation whose directory stays stale
+            // holds the rest for at most ``maximumDeferralNanoseconds``, so a tree that never
+            // stops changing still gets its creations told.
             var held: [PendingCreation] = []
             var heldForRename = false
+            var holdsRest = false
             for (index, (creation, examination)) in zip(creations, examined).enumerated() {
                 let waitsForRename = deferred.contains(index)
-                if waitsForRename || !held.isEmpty {
+                if waitsForRename || holdsRest {
                     var waiting = creation
                     waiting.examination = nil  // looked at again
                     if waitsForRename && waiting.deferredSince == 0 { waiting.deferredSince = now }
                     if held.isEmpty { heldForRename = waitsForRename }
                     held.append(waiting)
+                    holdsRest = true
                     continue
                 }
                 if apply(creation, examination, quiet: quiet, provisional: busy) == .waits {
                     var waiting = creation
                     waiting.examination = nil
+                    if waiting.deferredSince == 0 { waiting.deferredSince = now }
                     held.append(waiting)
+                    holdsRest = now &- waiting.deferredSince < Self.maximumDeferralNanoseconds
                 } else if !evictedNames.isEmpty {
-                    examineEvictedNames(quiet: quiet, provisional: busy)
+                    let waiting = examineEvictedNames(quiet: quiet, provisional: busy)
+                    if !waiting.isEmpty {
+                        held.append(contentsOf: waiting)
+                        holdsRest = true
+                    }
                 }
             }
             if heldForRename {
@@ -463,7 +474,7 @@ extension InotifyWatch {
                     stale.append(node)
                 }
             }
-            if !evictedNames.isEmpty { examineEvictedNames(quiet: quiet, provisional: busy) }
+            if !evictedNames.isEmpty { pendingCreations += examineEvictedNames(quiet: quiet, provisional: busy) }
             // Still not where the model says, with nothing left in the queue to explain it:
             // the model missed a move. Rescan from the nearest directory that is where it
             // should be.
@@ -474,6 +485,8 @@ extension InotifyWatch {
                     rescanNearestResolvable(node.parent ?? node)
                 }
             }
+            // A rescan evicts too.
+            if !evictedNames.isEmpty { pendingCreations += examineEvictedNames(quiet: quiet, provisional: busy) }
             if !quiet || rounds >= 3 { break }
         }
     }
@@ -481,7 +494,10 @@ extension InotifyWatch {
     /// Examines and applies, at once, the names that stale directories left
     /// (``evictedNames``), as creations: what one holds now was never reported. Only a watch
     /// resolving a drained queue evicts, so the disk is what the events read explain.
-    private mutating func examineEvictedNames(quiet: Bool, provisional: Bool) {
+    ///
+    /// - Returns: the names to examine again with the next batch, in order.
+    private mutating func examineEvictedNames(quiet: Bool, provisional: Bool) -> [PendingCreation] {
+        var waiting: [PendingCreation] = []
         var rounds = 0
         while !evictedNames.isEmpty && rounds < 64 {
             rounds += 1
@@ -491,15 +507,19 @@ extension InotifyWatch {
             var directories = OpenedDirectories()
             let examination = examine(creation, directories: &directories)
             directories.closeAll()
+            // Not a name the kernel reported: one the watcher may not look at is left alone
+            // rather than reported as something it cannot see.
+            if case .inaccessible = examination { continue }
             if apply(creation, examination, quiet: quiet, provisional: provisional) == .waits {
-                pendingCreations.append(creation)
+                waiting.append(creation)
             }
         }
         // A chain of evictions longer than that is examined with the next batch.
         for (directory, name) in evictedNames {
-            pendingCreations.append(PendingCreation(directory: directory, name: name, isDirectory: true))
+            waiting.append(PendingCreation(directory: directory, name: name, isDirectory: true))
         }
         evictedNames.removeAll()
+        return waiting
     }
 
     /// What a pending creation's name was found to hold, before anything is applied.

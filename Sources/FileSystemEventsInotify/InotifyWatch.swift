@@ -291,12 +291,12 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             parsed.removeAll(keepingCapacity: true)
             // Take from the kernel queue only about as much as the buffer limit allows: a stalled
             // consumer leaves the rest there (and an overflow reconciles), as documented.
-            let budget = max(0, options.bufferLimit - produced.count - pendingCreations.count) &* 48
+            let budget = max(0, options.bufferLimit - produced.count - pendingCreations.count - deferredCreations.count) &* 48
             switch kernel?.read(into: &parsed, maximumBytes: budget) ?? .failure(.badFileDescriptor) {
             case .success:
                 mirrorWaitStarted = 0
                 handle(parsed)
-                if produced.count + pendingCreations.count >= options.bufferLimit || !channel.hasRoom {
+                if produced.count + pendingCreations.count + deferredCreations.count >= options.bufferLimit || !channel.hasRoom {
                     // Enough for the consumer for now; what stays in the kernel queue waits
                     // (and overflows into a rescan if the consumer stays behind).
                     resolvePendingWork(drained: false)
@@ -398,7 +398,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
 
     /// Creations (pending or deferred) or crawls wait for the kernel queue to drain.
     private var awaitsQuietQueue: Bool {
-        !pendingCreations.isEmpty || !deferredCreations.isEmpty || !pendingCrawls.isEmpty
+        !pendingCreations.isEmpty || !deferredCreations.isEmpty || !pendingCrawls.isEmpty || !evictedNames.isEmpty
     }
 
     /// The model as it stands, one snapshot per root: names, types and identities.

@@ -11,7 +11,7 @@ import Testing
 /// The exchange scenarios, against a kernel that holds the second pair back where the real
 /// one could (``SplitExchangeKernel``: it once also held back later renames and other threads'
 /// changes, with the disk already showing them, which no kernel does; scenario 98 failed on
-/// that in 3 of 50 runs, and still fails in 2 of 72 without it).
+/// that in 3 of 50 runs, and in 2 of 72 without it, until the fixes of 2026-11-26).
 @Suite(.serialized)
 struct ExchangeRaceTests {
     /// Not 96 (an exchange, then `rm` of the name it swapped away): this kernel would hold the
@@ -19,11 +19,7 @@ struct ExchangeRaceTests {
     /// returns (so after both pairs are queued) is already done, which cannot happen.
     /// 98 (two writers at once) can: there another thread moves and fills the exchanged
     /// directories while the exchanging one is preempted between its pairs.
-    ///
-    /// Not 98 by default either: it still fails here in about 1 run in 35 (2 of 72), losing a
-    /// directory renamed away and back as scenario 99 does on the real kernel, an open defect
-    /// (README). `FILEWATCH_EXCHANGE_RACE_ONLY=98` runs it.
-    static let exchangeScenarios = scenarios(numberedIn: "FILEWATCH_EXCHANGE_RACE_ONLY", default: [46, 84, 95])
+    static let exchangeScenarios = scenarios(numberedIn: "FILEWATCH_EXCHANGE_RACE_ONLY", default: [46, 84, 95, 98])
 
     @Test("exchanges whose second pair arrives 50 ms late replay exactly", arguments: exchangeScenarios)
     func secondPairLate(_ scenario: ConformanceScenario) async throws {

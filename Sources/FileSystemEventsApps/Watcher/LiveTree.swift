@@ -39,9 +39,11 @@ struct LiveTree: @unchecked Sendable {
                 // But a consumer told `created` reads the item again, so for a diff its content
                 // changed: a backend says `created` of a known inode when a new file took a
                 // replaced one's inode number, and a subscription that fell behind must hear it.
-                changeCounter += 1
-                created.modificationTime = changeCounter
-                created.changeTime = changeCounter
+                if created.itemType != .directory {
+                    changeCounter += 1
+                    created.modificationTime = changeCounter
+                    created.changeTime = changeCounter
+                }
             } else {
                 changeCounter += 1
                 created.birthTime = changeCounter
