@@ -214,6 +214,7 @@ extension InotifyWatch {
         reportedUnreadable.remove(absolute)
 
         let listing: DirectoryListing
+        let listedAt = WallClock.wallNanoseconds()
         let statEach = state.changedSince != nil || state.presentFiles != nil || state.findsLinks
         switch DirectoryListing.read(descriptor: descriptor, with: state.reader, statEach: statEach, followSymlinks: options.followsSymlinks) {
         case .success(let found): listing = found
@@ -222,6 +223,7 @@ extension InotifyWatch {
             return
         }
         directory.isListed = true
+        directory.listedAt = listedAt
         let filter = options.filter
         // One table of the final size, not one per doubling: hashing the names again at each
         // growth was a visible part of a start-up profile. (With a filter, most entries may

@@ -125,7 +125,13 @@ extension InotifyWatch {
         let fresh = WatchedDirectory(parent: node.parent, name: node.name, root: root,
                                      device: sameIdentity ? node.device : 0, inode: sameIdentity ? node.inode : 0)
         var state = CrawlState()
-        state.changedSince = changedSince
+        // Without a time from the caller (a rescan after a missed move, not after lost
+        // events), files changed since the subtree was listed are reported changed: the model
+        // has no times, and a file at the same name with the same inode number may be a new
+        // one that took a replaced file's number. Repeats cost a re-read; a miss, stale content.
+        var oldestListing = Int64.max
+        node.forEachDirectory { oldestListing = min(oldestListing, $0.listedAt) }
+        state.changedSince = changedSince ?? (oldestListing == Int64.max ? 0 : oldestListing - 20_000_000)
         state.findsLinks = true
         var ancestor: WatchedDirectory? = node
         while let current = ancestor {

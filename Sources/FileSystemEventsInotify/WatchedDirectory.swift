@@ -18,6 +18,11 @@ final class WatchedDirectory {
     /// Set once the directory has been watched and listed; until then its contents may be
     /// unknown (it was renamed before its own event was read) and it is crawled again.
     var isListed = false
+    /// Wall-clock nanoseconds when the directory was last listed (0: never). A file found by a
+    /// rescan at the same name with the same inode number may still be another file (ext4
+    /// reuses a freed number at once), which only its change time can tell: one changed since
+    /// the listing is reported `modified`, so the consumer reads it again.
+    var listedAt: Int64 = 0
     /// The directory's own identity, `0` while unknown. Every path the model derives may be
     /// stale (events still queued in the kernel will move it on), so whatever is opened at a
     /// node's path is checked against this before the model believes it.

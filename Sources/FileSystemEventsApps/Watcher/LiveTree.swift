@@ -33,19 +33,21 @@ struct LiveTree: @unchecked Sendable {
         case .created:
             var created = status(for: event)
             let existing = relative.isEmpty ? snapshot.status : entry(at: relative)?.status
+            changeCounter += 1
+            // A consumer told `created` reads the item again, so for a diff its content is new,
+            // whatever stood at the path before with the same inode number: the same item told
+            // again, or a new file that took a replaced one's number (ext4 hands freed numbers
+            // out at once). The entries of the tree at `ready` have no birth time, and an item
+            // without one is the same item at the same path whenever its inode is: only the
+            // times then tell a subscription that fell behind that it must read the file again.
+            if created.itemType != .directory {
+                created.modificationTime = changeCounter
+                created.changeTime = changeCounter
+            }
             if let existing, existing.inode == created.inode, existing.device == created.device, existing.itemType == created.itemType {
                 // The same item reported again (a rescan after lost events): its generation stays.
                 created.birthTime = existing.birthTime
-                // But a consumer told `created` reads the item again, so for a diff its content
-                // changed: a backend says `created` of a known inode when a new file took a
-                // replaced one's inode number, and a subscription that fell behind must hear it.
-                if created.itemType != .directory {
-                    changeCounter += 1
-                    created.modificationTime = changeCounter
-                    created.changeTime = changeCounter
-                }
             } else {
-                changeCounter += 1
                 created.birthTime = changeCounter
             }
             guard !relative.isEmpty else {
