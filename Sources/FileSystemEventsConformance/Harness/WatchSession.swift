@@ -197,14 +197,33 @@ public final class WatchSession: Sendable {
     /// Creates a marker file in `directory` and waits for its `created` event. Every change
     /// made before the marker has then been reported: kernel queues are ordered, and a scan
     /// that lists the marker reads everything else after it.
+    ///
+    /// The event that counts is one after which the consumer read the marker's whole content:
+    /// the write comes after the `open` that creates the file, so a fast watch can tell the
+    /// creation, and the consumer read the file, in between. A `modified` must then follow,
+    /// and the replay checked at the first event would find the marker's content unannounced.
     public func sync(in directory: RelativePath = .root) async throws {
         let number = tree.uniqueNumber()
         let marker = directory / RelativePath(Self.markerPrefix + String(number))
-        let markerPath = tree.absolute(marker, in: .root)
+        let content = "sync \(number)"
         let start = eventCount
-        try tree.write(marker, "sync \(number)")
-        try await waitForEvent("the marker \(marker)", from: start) { event in
-            (event.kind == .created || event.kind == .modified) && event.path.bytes == markerPath
+        try tree.write(marker, content)
+        try await waitForMarker(tree.absolute(marker, in: .root), content: content, named: "the marker \(marker)", from: start)
+    }
+
+    /// Waits for a `created` or `modified` of `path` after which the consumer had read `content`.
+    private func waitForMarker(_ path: [UInt8], content: String, named what: String, from index: Int) async throws {
+        let expected = DiskTree.contentHash(Array(content.utf8))
+        let scanned = Atomic<Int>(index)
+        try await waitUntil(what) { state in
+            let start = min(scanned.load(ordering: .relaxed), state.events.count)
+            scanned.store(state.events.count, ordering: .relaxed)
+            for position in start..<state.events.count {
+                let event = state.events[position]
+                guard (event.kind == .created || event.kind == .modified) && event.path.bytes == path else { continue }
+                if position < state.observations.count, state.observations[position]?.hash == expected { return true }
+            }
+            return false
         }
     }
 
@@ -217,9 +236,7 @@ public final class WatchSession: Sendable {
         let starts = sessions.map(\.eventCount)
         try tree.write(marker, "sync")
         for (session, start) in zip(sessions, starts) {
-            try await session.waitForEvent("the marker \(marker)", from: start) { event in
-                (event.kind == .created || event.kind == .modified) && event.path.bytes == markerPath
-            }
+            try await session.waitForMarker(markerPath, content: "sync", named: "the marker \(marker)", from: start)
         }
     }
 
