@@ -34,7 +34,7 @@ extension InotifyWatch {
                 throw .permissionDenied(path, operation: "watch")
             }
             pendingCrawls.removeAll { $0 === tree }
-            registerHardLinks(hardLinkCandidates(in: tree, crawlState))
+            registerLinks(foundBy: crawlState, in: tree)
         } else {
             try addFileRoot(path, index: index, status: status)
             if settle != nil && status.itemType == .file { presentAtReady.append((index, [], status)) }
@@ -144,8 +144,7 @@ extension InotifyWatch {
         if let failure = state.failure, failure != pendingFailure {
             pendingFailure = failure
         }
-        registerHardLinks(hardLinkCandidates(in: directory, state))
-        registerLinkedFiles(state)
+        registerLinks(foundBy: state, in: directory)
     }
 
     /// Open, watch, then list: the watch exists before the listing is read, so anything
@@ -367,15 +366,13 @@ extension InotifyWatch {
         return groups.filter { $0.value.count > 1 }
     }
 
-    mutating func registerHardLinks(_ candidates: [FileIdentity: [(WatchedDirectory, [UInt8])]]) {
-        for (identity, paths) in candidates {
+    /// The hard links a crawl of `top` found: inodes met more than once below it, and the files
+    /// it found with more than one link (``CrawlState/findsLinks``), whose other paths anywhere
+    /// in the model are looked for with the batch's other new links.
+    mutating func registerLinks(foundBy state: CrawlState, in top: WatchedDirectory) {
+        for (identity, paths) in hardLinkCandidates(in: top, state) {
             hardLinks.register(identity, paths: paths)
         }
-    }
-
-    /// The files a crawl found with more than one link (``CrawlState/findsLinks``): their
-    /// other paths anywhere in the model are looked for with the batch's other new links.
-    mutating func registerLinkedFiles(_ state: CrawlState) {
         for file in state.linkedFiles where file.directory.children[file.name]?.inode == file.identity.inode {
             hardLinks.add(file.identity, file.directory, file.name)
         }

@@ -30,6 +30,15 @@ extension InotifyWatch {
         /// may have changed it (see ``forgetExaminations(touchedBy:)``).
         var examination: Examination?
 
+        /// This creation, to be examined again: what was found is dropped, and `now`, when given,
+        /// becomes the time it first had to wait, unless it had waited before.
+        func examinedAgain(waitingSince now: UInt64?) -> PendingCreation {
+            var waiting = self
+            waiting.examination = nil
+            if let now, waiting.deferredSince == 0 { waiting.deferredSince = now }
+            return waiting
+        }
+
         /// The name as the kernel names it, the key of ``examinedNames``.
         var examinedName: ExaminedName { ExaminedName(watch: directory.watch, name: name) }
     }
@@ -435,18 +444,13 @@ extension InotifyWatch {
             for (index, (creation, examination)) in zip(creations, examined).enumerated() {
                 let waitsForRename = deferred.contains(index)
                 if waitsForRename || holdsRest {
-                    var waiting = creation
-                    waiting.examination = nil  // looked at again
-                    if waitsForRename && waiting.deferredSince == 0 { waiting.deferredSince = now }
                     if held.isEmpty { heldForRename = waitsForRename }
-                    held.append(waiting)
+                    held.append(creation.examinedAgain(waitingSince: waitsForRename ? now : nil))
                     holdsRest = true
                     continue
                 }
                 if apply(creation, examination, quiet: quiet, provisional: busy) == .waits {
-                    var waiting = creation
-                    waiting.examination = nil
-                    if waiting.deferredSince == 0 { waiting.deferredSince = now }
+                    let waiting = creation.examinedAgain(waitingSince: now)
                     held.append(waiting)
                     holdsRest = now &- waiting.deferredSince < Self.maximumDeferralNanoseconds
                 } else if !evictedNames.isEmpty {
@@ -653,8 +657,7 @@ extension InotifyWatch {
             // crawl that listed it after the move makes that a repeat, harmless to a replay).
             if existing.inode == identity.inode && existing.type == type {
                 if type == .file && creation.replacedInode == identity.inode {
-                    produced.append(makeEvent(.created, root: directory.root, relative: directory.relativePath.appendingComponent(name),
-                                              type: type, identity: identity, synthetic: false))
+                    produced.append(makeEvent(.created, root: root, relative: path, type: type, identity: identity, synthetic: false))
                 }
                 return .done
             }

@@ -24,6 +24,10 @@ extension InotifyWatch {
     /// the events read only keep the watch table and the settle tracker up to date (see
     /// ``handleWhileAwaitingReconcile(_:)``), and the rebuild reports their effect, with every
     /// file changed since the queue was last empty reported changed.
+    /// Taken off a moment before file change times are compared with it: a file system's
+    /// timestamps can lag the clock by a tick.
+    static var changeTimeMarginNanoseconds: Int64 { 20_000_000 }
+
     mutating func requestReconcile(afterOverflow: Bool) {
         pendingMoveFrom = nil
         pendingMovePair = nil
@@ -33,7 +37,7 @@ extension InotifyWatch {
             reconcileRequest = request
             return
         }
-        reconcileRequest = ReconcileRequest(afterOverflow: afterOverflow, changedSince: drainedAt - 20_000_000,
+        reconcileRequest = ReconcileRequest(afterOverflow: afterOverflow, changedSince: drainedAt - Self.changeTimeMarginNanoseconds,
                                             requestedAt: MonotonicClock.nanoseconds())
     }
 
@@ -117,7 +121,9 @@ extension InotifyWatch {
         // crawl gets the same watch back for every directory that is still there, and no event
         // is lost in between.
         var detached: [(WatchedDirectory, CInt)] = []
+        var oldestListing = Int64.max
         node.forEachDirectory { current in
+            oldestListing = min(oldestListing, current.listedAt)
             guard current.watch >= 0 else { return }
             detached.append((current, current.watch))
             targets[current.watch]?.directories.removeAll { $0 === current }
@@ -129,9 +135,8 @@ extension InotifyWatch {
         // events), files changed since the subtree was listed are reported changed: the model
         // has no times, and a file at the same name with the same inode number may be a new
         // one that took a replaced file's number. Repeats cost a re-read; a miss, stale content.
-        var oldestListing = Int64.max
-        node.forEachDirectory { oldestListing = min(oldestListing, $0.listedAt) }
-        state.changedSince = changedSince ?? (oldestListing == Int64.max ? 0 : oldestListing - 20_000_000)
+        // (The walk above visits `node` itself, so `oldestListing` is one of the subtree's.)
+        state.changedSince = changedSince ?? oldestListing - Self.changeTimeMarginNanoseconds
         state.findsLinks = true
         var ancestor: WatchedDirectory? = node
         while let current = ancestor {
@@ -183,8 +188,7 @@ extension InotifyWatch {
             node.isReplacedRoot = true
             roots[root].kind = .directory(fresh)
         }
-        registerHardLinks(hardLinkCandidates(in: fresh, state))
-        registerLinkedFiles(state)
+        registerLinks(foundBy: state, in: fresh)
         // Followed links of the old subtree: the fresh crawl watched those still there again.
         node.forEachDirectory { dropFileLinks(in: $0) }
         for (current, watch) in detached {

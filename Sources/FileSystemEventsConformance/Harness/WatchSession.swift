@@ -184,13 +184,25 @@ public final class WatchSession: Sendable {
         from index: Int = 0,
         _ predicate: @escaping @Sendable (FileSystemEvent) -> Bool
     ) async throws {
+        try await waitForRecordedEvent(what(), from: index) { event, _ in predicate(event) }
+    }
+
+    /// Waits for an event from `index` on that, with what the consumer read on it, satisfies
+    /// `predicate`.
+    private func waitForRecordedEvent(
+        _ what: String,
+        from index: Int,
+        _ predicate: @escaping @Sendable (FileSystemEvent, ContentObservation?) -> Bool
+    ) async throws {
         // Each event is tested once: the condition runs on every batch, and a burst has
         // tens of thousands of events.
         let scanned = Atomic<Int>(index)
-        try await waitUntil(what()) { state in
+        try await waitUntil(what) { state in
             let start = min(scanned.load(ordering: .relaxed), state.events.count)
             scanned.store(state.events.count, ordering: .relaxed)
-            return state.events[start...].contains(where: predicate)
+            return (start..<state.events.count).contains { position in
+                predicate(state.events[position], position < state.observations.count ? state.observations[position] : nil)
+            }
         }
     }
 
@@ -214,16 +226,8 @@ public final class WatchSession: Sendable {
     /// Waits for a `created` or `modified` of `path` after which the consumer had read `content`.
     private func waitForMarker(_ path: [UInt8], content: String, named what: String, from index: Int) async throws {
         let expected = DiskTree.contentHash(Array(content.utf8))
-        let scanned = Atomic<Int>(index)
-        try await waitUntil(what) { state in
-            let start = min(scanned.load(ordering: .relaxed), state.events.count)
-            scanned.store(state.events.count, ordering: .relaxed)
-            for position in start..<state.events.count {
-                let event = state.events[position]
-                guard (event.kind == .created || event.kind == .modified) && event.path.bytes == path else { continue }
-                if position < state.observations.count, state.observations[position]?.hash == expected { return true }
-            }
-            return false
+        try await waitForRecordedEvent(what, from: index) { event, observed in
+            (event.kind == .created || event.kind == .modified) && event.path.bytes == path && observed?.hash == expected
         }
     }
 
