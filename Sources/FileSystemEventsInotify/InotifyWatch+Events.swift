@@ -659,6 +659,13 @@ extension InotifyWatch {
                 if type == .file && creation.replacedInode == identity.inode {
                     produced.append(makeEvent(.created, root: root, relative: path, type: type, identity: identity, synthetic: false))
                 }
+                // Found early, the model's item is confirmed by the disk as it is after events
+                // still queued, not as it was when they happened: `mkdir b; exchange a b;
+                // exchange a b` read in two batches, the first exchange unconfirmed (told as
+                // `mv a b; mv b a`) leaves A at `a`, where the disk has it again, yet the
+                // second exchange, still queued, moves the item at `a` (B, by then) to `b`.
+                // Swapped as known items, A would end up at `b`.
+                if provisional { provisionalNames.insert(NameInModel(directory, name)) }
                 return .done
             }
             if let child = existing.directory { unwatch(child) }
@@ -850,7 +857,10 @@ extension InotifyWatch {
 
     /// `renameat2(RENAME_EXCHANGE)` of the items named by `first` and `second`. Confirmed on
     /// disk before the model swaps them: the same four events also come from a rename over an
-    /// item followed at once by a rename back. Returns `false` when it was not an exchange.
+    /// item followed at once by a rename back, told as those two renames when the disk does not
+    /// confirm it (``unconfirmedExchange(_:_:_:_:_:)``). Returns `false` when the four events
+    /// are not to be taken together: the caller tells the first pair and reads on from the
+    /// mirror.
     private mutating func handleExchange(_ first: Inotify.Event, _ second: Inotify.Event,
                                          mirror: (from: Inotify.Event, to: Inotify.Event)) -> Bool {
         guard targets[first.watch]?.fileRoots.isEmpty ?? true, targets[second.watch]?.fileRoots.isEmpty ?? true,
@@ -949,15 +959,26 @@ extension InotifyWatch {
     /// Four events that the disk does not confirm as an exchange are told as the two renames
     /// they may be (`mv a b; mv b a`). They may also be an exchange whose traces later changes
     /// wiped out: `mv --exchange new doc && rm new` leaves the old version at neither name,
-    /// exactly as the two renames would have left it at `doc`, yet `doc` is another file now.
+    /// exactly as the two renames would have left it at `doc`, yet `doc` is another file now;
+    /// so does a second exchange of the same two names still queued, which puts both back.
     /// So both names are examined once the queue is read, like creations: an item other than
     /// the one the model ends up with there is reported `created`, replacing it.
+    ///
+    /// Both pairs are told here, never the first alone: left to be read on, the mirror would
+    /// be taken for the first half of the next pair of the same names, and two exchanges in a
+    /// row (`a↔b`, `a↔b`: four pairs, each the mirror of the one before) would be split
+    /// across the middle, the second exchange's first half taken for the first one's mirror and
+    /// its own mirror then read as a plain rename, taking `b` out of the model.
+    ///
+    /// - Returns: `true`: the four events are handled.
     private mutating func unconfirmedExchange(_ first: Inotify.Event, _ second: Inotify.Event,
                                               _ mirror: (from: Inotify.Event, to: Inotify.Event),
                                               _ sourceDirectory: WatchedDirectory, _ destinationDirectory: WatchedDirectory) -> Bool {
         handleCreation(named: first.name, in: sourceDirectory, isDirectoryHint: mirror.to.mask.contains(.isDirectory))
         handleCreation(named: second.name, in: destinationDirectory, isDirectoryHint: second.mask.contains(.isDirectory))
-        return false
+        handleRename(from: first, to: second)
+        handleRename(from: mirror.from, to: mirror.to)
+        return true
     }
 
     /// An exchange where one name or both were reported from an early batch
