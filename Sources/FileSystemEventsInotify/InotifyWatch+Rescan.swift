@@ -32,6 +32,7 @@ extension InotifyWatch {
         pendingMoveFrom = nil
         pendingMovePair = nil
         mirrorWaitStarted = 0
+        moveTargetWaitStarted = 0
         if var request = reconcileRequest {
             request.afterOverflow = request.afterOverflow || afterOverflow
             reconcileRequest = request

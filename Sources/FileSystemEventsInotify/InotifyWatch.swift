@@ -62,6 +62,10 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// kernel queues an exchange's two pairs one after the other inside the same system call,
     /// so a read racing that call can come between them; see ``waitsForMirror(of:)``.
     var mirrorWaitStarted: UInt64 = 0
+    /// Monotonic nanoseconds since when reads have found the queue empty after an
+    /// `IN_MOVED_FROM` with no `IN_MOVED_TO` yet (``pendingMoveFrom``; 0 while none has); see
+    /// ``waitsForMoveTarget()``.
+    var moveTargetWaitStarted: UInt64 = 0
     /// Wall-clock nanoseconds before the last read that found the queue empty: after an
     /// overflow, anything changed since then may have gone unreported.
     var drainedAt: Int64 = 0
@@ -211,7 +215,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             // Creations and crawls still waiting for the model to catch up are looked at again
             // soon even if the kernel says nothing more: the queue they waited for may be
             // empty already (a read stopped early for the consumer, or a move still settling).
-            let hasPendingWork = awaitsQuietQueue || pendingMovePair != nil || reconcileRequest != nil
+            let hasPendingWork = awaitsQuietQueue || pendingMovePair != nil || pendingMoveFrom != nil || reconcileRequest != nil
             if hasPendingWork { timeout = timeout < 0 ? 2 : min(timeout, 2) }
             if let deadline = settle?.nextDeadlineNanoseconds {
                 let wait = MonotonicClock.pollTimeout(from: MonotonicClock.nanoseconds(), until: deadline)
@@ -295,6 +299,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             switch kernel?.read(into: &parsed, maximumBytes: budget) ?? .failure(.badFileDescriptor) {
             case .success:
                 mirrorWaitStarted = 0
+                moveTargetWaitStarted = 0
                 handle(parsed)
                 if produced.count + pendingCreations.count + deferredCreations.count >= options.bufferLimit || !channel.hasRoom {
                     // Enough for the consumer for now; what stays in the kernel queue waits
@@ -322,11 +327,13 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                     handleRename(from: pair.from, to: pair.to)
                 }
                 if let pending = pendingMoveFrom {
-                    // The kernel queues the halves of a rename one right after the other;
-                    // with the queue empty and no IN_MOVED_TO, the item left the watched tree
-                    // (or, rarely, the read fell between the halves: the IN_MOVED_TO that
-                    // follows is then a creation, and the replay still holds).
+                    if waitingForMirror && waitsForMoveTarget() {
+                        resolvePendingWork(drained: false)
+                        return nil
+                    }
+                    // No IN_MOVED_TO came: the item left the watched tree.
                     pendingMoveFrom = nil
+                    moveTargetWaitStarted = 0
                     handleMoveOut(pending)
                 }
                 resolvePendingWork(drained: true)
@@ -368,6 +375,31 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// The longest a move pair waits for its mirror while the disk says an exchange is under
     /// way (nanoseconds).
     static var mirrorWaitLimit: UInt64 { 1_000_000_000 }
+
+    /// Whether an `IN_MOVED_FROM` that the queue ended on waits for another read before it is
+    /// taken for a move out of the tree.
+    ///
+    /// The kernel queues a rename's two halves one after the other, not at once
+    /// (`fsnotify_move` notifies the old directory, then the new one), and a reader on the
+    /// other core often finds the queue empty between them: on the machine of 2026-11-26, 32
+    /// of 9,013 reads racing a loop of renames ended on a lone `IN_MOVED_FROM`. Taken for a
+    /// move out at once, a rename became a removal and a creation, and half an exchange
+    /// removed an item that was still in the tree (scenario 94 through libinotifytools,
+    /// whose owner thread hands events on in the same order). So the half waits for its
+    /// other half, for at most ``moveTargetWaitLimit``: a real move out of the tree, when it is
+    /// the last thing queued, is told that much later.
+    private mutating func waitsForMoveTarget() -> Bool {
+        let now = MonotonicClock.nanoseconds()
+        guard moveTargetWaitStarted != 0 else {
+            moveTargetWaitStarted = now
+            return true
+        }
+        return now &- moveTargetWaitStarted < Self.moveTargetWaitLimit
+    }
+
+    /// The longest a lone `IN_MOVED_FROM` waits for its `IN_MOVED_TO` (nanoseconds): a few
+    /// scheduler time slices, for a renaming thread preempted between the two notifications.
+    static var moveTargetWaitLimit: UInt64 { 50_000_000 }
 
     /// Whether `pair` can be the first half of an exchange: both names stand in the model, or
     /// wait there to be examined (an exchange swaps two existing items, and `echo > f;
