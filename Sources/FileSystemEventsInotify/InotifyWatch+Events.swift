@@ -881,7 +881,8 @@ extension InotifyWatch {
         let atB = try? statusOfChild(second.name, in: destinationDirectory).get()
         if atB?.inode != a.inode && atB?.inode != b.inode {
             guard (try? statusOfChild(first.name, in: sourceDirectory).get())?.inode == b.inode else {
-                return unconfirmedExchange(first, second, mirror, sourceDirectory, destinationDirectory)
+                unconfirmedExchange(first, second, mirror, sourceDirectory, destinationDirectory)
+                return true
             }
         }
         if let aDirectory = a.directory, destinationDirectory.isInside(aDirectory) { return false }
@@ -941,7 +942,8 @@ extension InotifyWatch {
             return false
         }
         guard case .success(let there) = statusOfChild(move.to.name, in: enters), there.inode == known.inode else {
-            return unconfirmedExchange(pair.from, pair.to, mirror, sourceDirectory, destinationDirectory)
+            unconfirmedExchange(pair.from, pair.to, mirror, sourceDirectory, destinationDirectory)
+            return true
         }
         if let directory = known.directory, enters.isInside(directory) { return false }
         let isProvisional = !provisionalNames.isEmpty && provisionalNames.remove(NameInModel(leaves, move.from.name)) != nil
@@ -969,16 +971,13 @@ extension InotifyWatch {
     /// row (`a↔b`, `a↔b`: four pairs, each the mirror of the one before) would be split
     /// across the middle, the second exchange's first half taken for the first one's mirror and
     /// its own mirror then read as a plain rename, taking `b` out of the model.
-    ///
-    /// - Returns: `true`: the four events are handled.
     private mutating func unconfirmedExchange(_ first: Inotify.Event, _ second: Inotify.Event,
                                               _ mirror: (from: Inotify.Event, to: Inotify.Event),
-                                              _ sourceDirectory: WatchedDirectory, _ destinationDirectory: WatchedDirectory) -> Bool {
+                                              _ sourceDirectory: WatchedDirectory, _ destinationDirectory: WatchedDirectory) {
         handleCreation(named: first.name, in: sourceDirectory, isDirectoryHint: mirror.to.mask.contains(.isDirectory))
         handleCreation(named: second.name, in: destinationDirectory, isDirectoryHint: second.mask.contains(.isDirectory))
         handleRename(from: first, to: second)
         handleRename(from: mirror.from, to: mirror.to)
-        return true
     }
 
     /// An exchange where one name or both were reported from an early batch

@@ -193,8 +193,8 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             if status.isTerminated { return }
             if status.isFinishRequested {
                 // What the kernel holds now is the last of it: a pair still waiting for its
-                // mirror is decided at once.
-                _ = readAvailable(&parsed, waitingForMirror: false)
+                // mirror, or a lone IN_MOVED_FROM for its IN_MOVED_TO, is decided at once.
+                _ = readAvailable(&parsed, waitingForSecondHalves: false)
                 deliver(all: true)
                 channel.finish()
                 return
@@ -283,7 +283,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
 
     /// Reads until the queue is empty (or a generous number of reads, so a flood cannot
     /// starve delivery), handling every event.
-    private mutating func readAvailable(_ parsed: inout [Inotify.Event], waitingForMirror: Bool = true) -> FileSystemEventsError? {
+    private mutating func readAvailable(_ parsed: inout [Inotify.Event], waitingForSecondHalves: Bool = true) -> FileSystemEventsError? {
         for _ in 0..<64 {
             if let request = reconcileRequest,
                MonotonicClock.nanoseconds() &- request.requestedAt >= Self.maximumResolutionDelayNanoseconds {
@@ -316,7 +316,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                     resolvePendingWork(drained: true)
                     return nil
                 }
-                if waitingForMirror, let pair = pendingMovePair, waitsForMirror(of: pair) {
+                if waitingForSecondHalves, let pair = pendingMovePair, waitsForMirror(of: pair) {
                     resolvePendingWork(drained: false)
                     return nil
                 }
@@ -327,7 +327,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                     handleRename(from: pair.from, to: pair.to)
                 }
                 if let pending = pendingMoveFrom {
-                    if waitingForMirror && waitsForMoveTarget() {
+                    if waitingForSecondHalves && waitsForMoveTarget() {
                         resolvePendingWork(drained: false)
                         return nil
                     }

@@ -25,10 +25,11 @@ struct ConformanceTests {
 
     /// Scenarios that still find a defect on a kernel backend, out of the default run so that the
     /// rest guards against regressions; FILEWATCH_CONFORMANCE_OPEN=1 (or naming them in
-    /// FILEWATCH_CONFORMANCE_ONLY) runs them. README lists them. None now: 98 (two writers)
-    /// and 99 (three writers, the consumer held in every other round) failed in about one run
-    /// in ten on the inotify backends, 99 more often through the shared watcher, until the
-    /// fixes of 2026-11-26 that their traces led to (README, "Two and three writers").
+    /// FILEWATCH_CONFORMANCE_ONLY) runs them. README lists them. None on a backend now: 98 (two
+    /// writers) and 99 (three writers, the consumer held in every other round) failed in about
+    /// one run in ten on the inotify backends until the fixes of 2026-11-26 that their traces
+    /// led to (README, "Two and three writers"). Through a subscription, see
+    /// ``openDefectsInSubscriptions``.
     static let openDefects: Set<Int> = []
 
     /// What the layers above a backend (handler delivery, a shared watcher's subscription) run
@@ -37,9 +38,10 @@ struct ConformanceTests {
     /// handler delivery the `settled` scenarios (72–83) and the waited-for roots (86–89); for
     /// subscriptions the two five-second writers (77, 78), whose `settled` the other settle
     /// scenarios carry through the subscription too. Scenario 99 (three writer threads, ten
-    /// seconds or more a run) goes through the subscription of one backend, inotify, and not
-    /// through handler delivery: what it finds in a subscription is the LiveTree's (it found a
-    /// defect there), the same over every source; see ``openDefectsInSubscriptions``. FILEWATCH_CONFORMANCE_FULL=1 runs the
+    /// seconds or more a run) is not run through handler delivery, and through a subscription
+    /// only over one backend, inotify, and only with FILEWATCH_CONFORMANCE_OPEN=1 while it
+    /// finds a defect there (``openDefectsInSubscriptions``): what it finds in a subscription
+    /// is the LiveTree's, the same over every source. FILEWATCH_CONFORMANCE_FULL=1 runs the
     /// whole suite on every layer (about two and a half minutes more).
     static let deliveryScenarios = layerScenarios(excluding: Set(72...83).union(86...89).union([99]))
     /// Scenario 99 through the shared watcher's subscription still finds a defect there: in
