@@ -107,6 +107,7 @@ struct ChildTable {
     /// Sets the item at the name `key`, given as bytes (a crawl's listing buffer).
     mutating func update(_ key: UnsafeRawBufferPointer, to entry: WatchedEntry) {
         if let found = find(key) {
+            if slots[found].hasDirectory, directories[UInt32(found)] !== entry.directory { WatchedDirectory.linksChanged() }
             slots[found].inode = entry.inode
             slots[found].state = Self.state(of: entry)
             directories[UInt32(found)] = entry.directory
@@ -231,7 +232,10 @@ struct ChildTable {
             }
             setIndexEntry(at: position, slot: nil)
         }
-        if slots[found].hasDirectory { directories[UInt32(found)] = nil }
+        if slots[found].hasDirectory {
+            directories[UInt32(found)] = nil
+            WatchedDirectory.linksChanged()
+        }
         slots[found].state = Self.removedState
         count -= 1
         let garbage = slots.count - count

@@ -84,16 +84,4 @@ struct HardLinkIndex {
         return result
     }
 }
-
-extension WatchedDirectory {
-    /// Whether this node is still part of its root's tree.
-    var isAttached: Bool {
-        var node = self
-        while true {
-            guard let parent = node.parent else { return node.isRoot && !node.isReplacedRoot }
-            guard parent.children[node.name]?.directory === node else { return false }
-            node = parent
-        }
-    }
-}
 #endif
