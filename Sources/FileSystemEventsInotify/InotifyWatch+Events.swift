@@ -297,6 +297,7 @@ extension InotifyWatch {
             if examinedNames.contains(name) { touched.insert(name) }
         }
         guard !touched.isEmpty else { return }
+        keptExaminations = 0
         for index in pendingCreations.indices where pendingCreations[index].examination != nil {
             if touched.contains(pendingCreations[index].examinedName) {
                 pendingCreations[index].examination = nil
@@ -307,6 +308,7 @@ extension InotifyWatch {
 
     /// Drops every kept examination.
     mutating func forgetExaminations() {
+        keptExaminations = 0
         guard !examinedNames.isEmpty else { return }
         for index in pendingCreations.indices { pendingCreations[index].examination = nil }
         examinedNames.removeAll()
@@ -365,6 +367,7 @@ extension InotifyWatch {
         if !deferredCreations.isEmpty {
             pendingCreations = deferredCreations + pendingCreations
             deferredCreations.removeAll()
+            keptExaminations = 0
         }
         var directories = OpenedDirectories()
         defer {
@@ -378,26 +381,29 @@ extension InotifyWatch {
             // burst's waiting creations are not copied (and retained) again on every attempt.
             var creations = pendingCreations
             pendingCreations = []
-            var examined: [Examination] = []
-            examined.reserveCapacity(creations.count)
-            var isKeptFromBefore = [Bool](repeating: false, count: creations.count)
+            // Examinations are kept in the creations themselves. A kept one holds while its
+            // directory is attached and its root watched; the leading ones the last busy
+            // attempt left are known to, unless a directory left the model since.
+            let generation = WatchedDirectory.linkGeneration.load(ordering: .relaxed)
+            let start = keptExaminationsGeneration == generation ? min(keptExaminations, creations.count) : 0
+            keptExaminations = 0
+            // Which of `start...` this attempt examined (the others kept what they had).
+            var examinedNow = [Bool](repeating: false, count: creations.count - start)
             var foundNewLink = false
-            for index in creations.indices {
-                if let kept = creations[index].examination, creations[index].directory.isAttached,
+            for index in start..<creations.count {
+                if creations[index].examination != nil, creations[index].directory.isAttached,
                    !roots[creations[index].directory.root].isRemoved {
-                    examined.append(kept)
-                    isKeptFromBefore[index] = true
                     continue
                 }
                 let examination = examine(creations[index], directories: &directories)
                 if case .found(let status, _, _) = examination, status.itemType != .directory, status.linkCount > 1 { foundNewLink = true }
-                examined.append(examination)
+                creations[index].examination = examination
+                examinedNow[index - start] = true
             }
             if foundNewLink {
                 // A link made since may have raised a kept link count: look again.
-                for index in creations.indices where isKeptFromBefore[index] {
-                    examined[index] = examine(creations[index], directories: &directories)
-                    isKeptFromBefore[index] = false
+                for index in creations.indices where index < start || !examinedNow[index - start] {
+                    creations[index].examination = examine(creations[index], directories: &directories)
                 }
             }
             // Crawls may add and evict watches: what was opened for the examination is not reused.
@@ -410,14 +416,17 @@ extension InotifyWatch {
                 // added, so a burst does not hash every waiting name again on every read. A
                 // name whose examination goes may stay in the set: it then only makes a later
                 // creation there forget a little more than it must.
-                for index in creations.indices {
-                    guard case .found = examined[index] else {
+                for index in creations.indices where foundNewLink || (index >= start && examinedNow[index - start]) {
+                    guard case .found = creations[index].examination else {
                         creations[index].examination = nil
                         continue
                     }
-                    creations[index].examination = examined[index]
-                    if !isKeptFromBefore[index] { examinedNames.insert(creations[index].examinedName) }
+                    if index >= start && examinedNow[index - start] { examinedNames.insert(creations[index].examinedName) }
                 }
+                var kept = foundNewLink ? 0 : start
+                while kept < creations.count && creations[kept].examination != nil { kept += 1 }
+                keptExaminations = kept
+                keptExaminationsGeneration = generation
                 if pendingCreations.isEmpty {
                     pendingCreations = creations
                 } else {
@@ -425,6 +434,7 @@ extension InotifyWatch {
                 }
                 return
             }
+            let examined = creations.map { $0.examination ?? .ignored }
             examinedNames.removeAll()
             pendingSince = 0
             let quiet = drained && !busy
@@ -1035,6 +1045,8 @@ extension InotifyWatch {
     mutating func removeRoot(_ index: Int) {
         guard !roots[index].isRemoved else { return }
         roots[index].isRemoved = true
+        // Kept examinations in that root are no longer good (see ``keptExaminations``).
+        WatchedDirectory.linksChanged()
         let type: FileItemType
         switch roots[index].kind {
         case .directory(let tree):

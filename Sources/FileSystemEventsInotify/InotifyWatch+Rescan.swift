@@ -77,6 +77,7 @@ extension InotifyWatch {
         // Whatever waited to be examined is examined by the rescan itself.
         pendingCreations.removeAll()
         examinedNames.removeAll()
+        keptExaminations = 0
         deferredCreations.removeAll()
         provisionalNames.removeAll()
         pendingSince = 0
