@@ -75,4 +75,40 @@ func registerPollingScanBenchmarks() {
             root = makeTree()
         }
     }
+
+    // A large change in one large directory: 50,000 names arriving among 50,000 (sorting
+    // between them), and leaving again. The diff inserted and removed entries one at a time,
+    // moving every entry after each: 3.5 s for the arrivals; it should cost about what a scan
+    // of the directory does.
+    var crowded = FilePath()
+    var crowdedSnapshot: FileTreeSnapshot?
+    let half = 50_000
+    Benchmark(
+        "scan+diff: 50k names arriving among 50k in one directory (polling)",
+        configuration: benchmarkConfiguration(metrics: [.wallClock, .cpuTotal], warmupIterations: 0, maxDuration: .seconds(30), maxIterations: 5)
+    ) { benchmark in
+        guard var current = crowdedSnapshot else { return benchmark.error("no snapshot: setup failed") }
+        crowdedSnapshot = nil
+        for index in 0..<half { touch(crowded.appending("f\(String(index * 2 + 1).leftPadded(7))")) }
+        benchmark.startMeasurement()
+        let arrived = (try? current.update())?.count ?? 0
+        benchmark.stopMeasurement()
+        for index in 0..<half { unlink(crowded.appending("f\(String(index * 2 + 1).leftPadded(7))").string) }
+        let left = (try? current.update())?.count ?? 0
+        if arrived != half || left != half { benchmark.error("expected \(half) creations and removals, got \(arrived) and \(left)") }
+        crowdedSnapshot = current
+    } setup: {
+        crowded = BenchmarkTree.memoryScratch("crowded")
+        for index in 0..<half { touch(crowded.appending("f\(String(index * 2).leftPadded(7))")) }
+        crowdedSnapshot = try FileTreeSnapshot.scan(crowded)
+    } teardown: {
+        crowdedSnapshot = nil
+        BenchmarkTree.remove(crowded)
+    }
+}
+
+private extension String {
+    func leftPadded(_ width: Int) -> String {
+        String(repeating: "0", count: Swift.max(0, width - count)) + self
+    }
 }
