@@ -659,7 +659,7 @@ extension InotifyWatch {
             (status, type, identity) = (found, foundType, foundIdentity)
         }
         let root = directory.root
-        let path = directory.relativePath.appendingComponent(name)
+        let path = relativePath(of: directory).appendingComponent(name)
         if let existing = directory.children[name] {
             // Already in the model: listed by a crawl after the kernel queued its creation,
             // or put there by a rename read after it. Or a new file with the inode number of

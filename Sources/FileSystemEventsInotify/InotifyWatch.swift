@@ -90,6 +90,10 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// attempts over up to 17,000 waiting creations in a 20,000-file burst).
     var keptExaminations = 0
     var keptExaminationsGeneration = -1
+    /// The last directory whose path ``relativePath(of:)`` derived, at which
+    /// ``WatchedDirectory/linkGeneration``, and the path: a burst's creations mostly share a
+    /// directory, whose path was otherwise walked up and joined again for every one.
+    var cachedPath: (directory: ObjectIdentifier, generation: Int, path: [UInt8])?
     /// Creations of a batch examined before the queue drained whose name held an item the model
     /// has at another name: the rename that put it there is still queued. They are examined
     /// again with the next batch (see ``resolvePending(drained:)``).
@@ -478,6 +482,18 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
 
     /// - Parameter identity: omitted when unknown (an item gone before it could be examined),
     ///   never invented.
+    /// `directory.relativePath`, remembered for the last directory asked about until a link
+    /// of the model changes (a node freed counts, so its identifier is not reused meanwhile).
+    mutating func relativePath(of directory: WatchedDirectory) -> [UInt8] {
+        let generation = WatchedDirectory.linkGeneration.load(ordering: .relaxed)
+        if let cachedPath, cachedPath.directory == ObjectIdentifier(directory), cachedPath.generation == generation {
+            return cachedPath.path
+        }
+        let path = directory.relativePath
+        cachedPath = (ObjectIdentifier(directory), generation, path)
+        return path
+    }
+
     func makeEvent(
         _ kind: FileSystemEvent.Kind,
         root: Int,
