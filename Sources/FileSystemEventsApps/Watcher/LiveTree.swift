@@ -62,11 +62,11 @@ struct LiveTree: @unchecked Sendable {
             parent.insert(entry)
         case .removed:
             guard !relative.isEmpty, let (parent, name) = parentDirectory(of: relative) else { return }
-            parent.remove(named: name)
+            parent.removeLeavingVacancy(named: SnapshotName(name))
         case .renamed:
             guard let previous, !previous.isEmpty, !relative.isEmpty,
                   let (source, sourceName) = parentDirectory(of: previous),
-                  let entry = source.remove(named: sourceName),
+                  let entry = source.removeLeavingVacancy(named: SnapshotName(sourceName)),
                   let (destination, destinationName) = parentDirectory(of: relative)
             else { return }
             var moved = entry
@@ -78,8 +78,9 @@ struct LiveTree: @unchecked Sendable {
                   let (second, secondName) = parentDirectory(of: relative),
                   var a = first.entry(named: firstName), var b = second.entry(named: secondName)
             else { return }
-            first.remove(named: firstName)
-            second.remove(named: secondName)
+            // Each name is filled again at once: its vacancy is where the other item goes.
+            first.vacate(named: SnapshotName(firstName))
+            second.vacate(named: SnapshotName(secondName))
             a.name = SnapshotName(secondName)
             b.name = SnapshotName(firstName)
             second.insert(a)
@@ -108,7 +109,7 @@ struct LiveTree: @unchecked Sendable {
         }
         guard let (parent, name) = parentDirectory(of: relative) else { return }
         let (index, found) = parent.position(of: name)
-        guard found else { return }
+        guard found, !parent.entries[index].isVacant else { return }
         body(&parent.entries[index].status)
     }
 
@@ -153,7 +154,7 @@ struct LiveTree: @unchecked Sendable {
 extension SnapshotDirectory {
     /// Every item below this directory with its path relative to it, parents first.
     func forEachItem(_ prefix: [UInt8] = [], _ body: ([UInt8], SnapshotEntry) -> Void) {
-        for entry in entries {
+        for entry in entries where !entry.isVacant {
             let path = prefix.appendingComponent(entry.name)
             body(path, entry)
             entry.directory?.forEachItem(path, body)

@@ -131,11 +131,13 @@ extension SnapshotDirectory {
     /// An independent copy of this subtree.
     package func deepCopy(parent: SnapshotDirectory?) -> SnapshotDirectory {
         let copy = SnapshotDirectory(parent: parent, name: name, isUnreadable: isUnreadable)
-        copy.entries = entries.map { entry in
-            var entry = entry
+        var copied: [SnapshotEntry] = []
+        copied.reserveCapacity(entries.count - Int(vacancies))
+        for var entry in entries where !entry.isVacant {
             entry.directory = entry.directory?.deepCopy(parent: copy)
-            return entry
+            copied.append(entry)
         }
+        copy.entries = copied
         return copy
     }
 }

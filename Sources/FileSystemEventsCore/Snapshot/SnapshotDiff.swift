@@ -225,6 +225,7 @@ package struct SnapshotDiff {
         }
         for arrival in arrivals[next...] { merged.append(SnapshotEntry(vacancyNamed: arrival.name)) }
         old.entries = merged
+        old.noteVacancies(arrivals.count)
         noteVacancies(in: old)
     }
 
@@ -233,7 +234,7 @@ package struct SnapshotDiff {
     }
 
     private mutating func vacate(_ name: SnapshotName, in directory: SnapshotDirectory) {
-        if directory.vacate(named: name) { noteVacancies(in: directory) }
+        if directory.vacate(named: name) != nil { noteVacancies(in: directory) }
     }
 
     private func attachEmptyDirectory(named name: [UInt8], at index: Int, in parent: SnapshotDirectory) -> SnapshotDirectory {

@@ -15,6 +15,9 @@ package final class SnapshotDirectory {
     package var isUnreadable: Bool
     /// Set on the top of a subtree the diff removed, so stale references can tell.
     package var isDetached = false
+    /// How many of `entries` are vacancies (``SnapshotEntry/isVacant``). 32 bits, beside the
+    /// flags: the object stays 48 bytes.
+    package private(set) var vacancies: UInt32 = 0
 
     package init(entries: [SnapshotEntry] = [], parent: SnapshotDirectory?, name: [UInt8], isUnreadable: Bool = false) {
         self.entries = entries
@@ -52,7 +55,12 @@ package final class SnapshotDirectory {
     /// Inserts or replaces the entry with `entry.name` (a vacancy of that name included).
     package func insert(_ entry: SnapshotEntry) {
         let (index, found) = position(of: entry.name)
-        if found { entries[index] = entry } else { entries.insert(entry, at: index) }
+        if found {
+            if entries[index].isVacant && vacancies > 0 { vacancies -= 1 }
+            entries[index] = entry
+        } else {
+            entries.insert(entry, at: index)
+        }
         if let directory = entry.directory {
             directory.parent = self
             directory.name = entry.name.bytes
@@ -71,18 +79,39 @@ package final class SnapshotDirectory {
     /// for a caller that removes many entries of a large directory and then calls
     /// ``removeVacancies()`` once (removing one by one moves the entries after each, so
     /// emptying half of a 100,000-entry directory moved entries 2.5 billion times).
-    /// - Returns: whether the entry was there.
+    /// - Returns: the entry that was there.
     @discardableResult
-    package func vacate(named name: SnapshotName) -> Bool {
+    package func vacate(named name: SnapshotName) -> SnapshotEntry? {
         let (index, found) = position(of: name)
-        guard found, !entries[index].isVacant else { return false }
+        guard found, !entries[index].isVacant else { return nil }
+        let removed = entries[index]
         entries[index] = SnapshotEntry(vacancyNamed: name)
-        return true
+        vacancies += 1
+        return removed
+    }
+
+    /// Vacancies made in bulk: `count` of them were put into `entries` directly.
+    package func noteVacancies(_ count: Int) {
+        vacancies += UInt32(truncatingIfNeeded: count)
     }
 
     /// Drops the vacancies ``vacate(named:)`` and its callers left, in one pass.
     package func removeVacancies() {
+        guard vacancies > 0 else { return }
         entries.removeAll { $0.isVacant }
+        vacancies = 0
+    }
+
+    /// Removes the entry with `name` in constant time beyond the search, for a caller that
+    /// removes entries one at a time for good (a live copy of the tree following events: `rm -rf`
+    /// of a 100,000-file directory removes them in hash order, each from the middle). It
+    /// leaves a vacancy, and drops them all once they are as many as the live entries, so the
+    /// entries moved stay in proportion to the removals.
+    @discardableResult
+    package func removeLeavingVacancy(named name: SnapshotName) -> SnapshotEntry? {
+        guard let removed = vacate(named: name) else { return nil }
+        if Int(vacancies) > Swift.max(16, entries.count / 2) { removeVacancies() }
+        return removed
     }
 
     @discardableResult
