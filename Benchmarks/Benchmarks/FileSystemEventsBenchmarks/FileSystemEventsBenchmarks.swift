@@ -18,6 +18,7 @@ let benchmarks: @Sendable () -> Void = {
     registerLatencyBenchmarks()
     registerHandlerLatencyBenchmarks()
     registerSubscriptionBenchmarks()
+    registerSubscriptionRemovalBenchmark()
     registerStartupBenchmarks()
     registerPollingScanBenchmarks()
     registerOverflowRecoveryBenchmarks()

@@ -80,6 +80,52 @@ func registerSubscriptionBenchmarks() {
     }
 }
 
+/// `rm -rf` of one directory of 50,000 files, watched through a subscription: the shared
+/// watcher's copy of the tree takes each removal out of a sorted directory of up to 50,000
+/// entries, in the order the file system lists them (hash order), so one at a time each moved
+/// half the entries after it. Time from the first unlink to the subscriber's last `removed`.
+func registerSubscriptionRemovalBenchmark() {
+    let count = 50_000
+    Benchmark(
+        "subscription: 50k files removed from one directory (inotify)",
+        configuration: benchmarkConfiguration(
+            metrics: [.wallClock, .cpuTotal], timeUnits: .milliseconds,
+            warmupIterations: 0, maxDuration: .seconds(60), maxIterations: 3
+        )
+    ) { benchmark in
+        let root = BenchmarkTree.memoryScratch("subscription-removal")
+        defer { BenchmarkTree.remove(root) }
+        let directory = root.appending("many")
+        mkdir(directory.string, 0o755)
+        for index in 0..<count { touch(directory.appending("f\(index)")) }
+        let watcher = FileSystemWatcher(options: BenchmarkBackends.options(root)) { options throws(FileSystemEventsError) in
+            try FileSystemEventBackend.inotify.makeSource(options: options)
+        }
+        let stream = watcher.subscribe()
+        defer { stream.finish() }
+        var iterator = stream.makeBlockingIterator()
+        do {
+            while let update = try iterator.next() { if case .ready = update { break } }
+        } catch {
+            return benchmark.error("\(error)")
+        }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.string)) ?? []
+        benchmark.startMeasurement()
+        for name in names { unlink(directory.appending(name).string) }
+        var removed = 0
+        do {
+            while removed < count, let update = try iterator.next() {
+                guard case .events(let events) = update else { continue }
+                removed += events.lazy.filter { $0.kind == .removed }.count
+            }
+        } catch {
+            benchmark.error("\(error)")
+        }
+        benchmark.stopMeasurement()
+        if removed < count { benchmark.error("\(removed) of \(count) removals reported") }
+    }
+}
+
 /// The long-lived subscription that keeps the shared watch running between iterations.
 final class KeeperHolder {
     var watcher: FileSystemWatcher?
