@@ -480,8 +480,6 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
 
     // MARK: Event construction
 
-    /// - Parameter identity: omitted when unknown (an item gone before it could be examined),
-    ///   never invented.
     /// `directory.relativePath`, remembered for the last directory asked about until a link
     /// of the model changes (a node freed counts, so its identifier is not reused meanwhile).
     mutating func relativePath(of directory: WatchedDirectory) -> [UInt8] {
@@ -494,6 +492,8 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
         return path
     }
 
+    /// - Parameter identity: omitted when unknown (an item gone before it could be examined),
+    ///   never invented.
     func makeEvent(
         _ kind: FileSystemEvent.Kind,
         root: Int,
