@@ -389,6 +389,7 @@ extension InotifyWatch {
             keptExaminations = 0
             // Which of `start...` this attempt examined (the others kept what they had).
             var examinedNow = [Bool](repeating: false, count: creations.count - start)
+            func wasExaminedNow(_ index: Int) -> Bool { index >= start && examinedNow[index - start] }
             var foundNewLink = false
             for index in start..<creations.count {
                 if creations[index].examination != nil, creations[index].directory.isAttached,
@@ -402,7 +403,7 @@ extension InotifyWatch {
             }
             if foundNewLink {
                 // A link made since may have raised a kept link count: look again.
-                for index in creations.indices where index < start || !examinedNow[index - start] {
+                for index in creations.indices where !wasExaminedNow(index) {
                     creations[index].examination = examine(creations[index], directories: &directories)
                 }
             }
@@ -416,12 +417,12 @@ extension InotifyWatch {
                 // added, so a burst does not hash every waiting name again on every read. A
                 // name whose examination goes may stay in the set: it then only makes a later
                 // creation there forget a little more than it must.
-                for index in creations.indices where foundNewLink || (index >= start && examinedNow[index - start]) {
+                for index in creations.indices where foundNewLink || wasExaminedNow(index) {
                     guard case .found = creations[index].examination else {
                         creations[index].examination = nil
                         continue
                     }
-                    if index >= start && examinedNow[index - start] { examinedNames.insert(creations[index].examinedName) }
+                    if wasExaminedNow(index) { examinedNames.insert(creations[index].examinedName) }
                 }
                 var kept = foundNewLink ? 0 : start
                 while kept < creations.count && creations[kept].examination != nil { kept += 1 }

@@ -63,8 +63,7 @@ import Testing
         for number in 0..<2_000 {
             #expect((directory.entry(named: Self.name(number)) != nil) == live.contains(number))
         }
-        var names: [[UInt8]] = []
-        directory.entries.filter { !$0.isVacant }.forEach { names.append($0.name.bytes) }
+        let names = directory.entries.filter { !$0.isVacant }.map(\.name.bytes)
         #expect(names == live.sorted { compareBytes(Self.name($0), Self.name($1)) < 0 }.map(Self.name))
     }
 

@@ -30,8 +30,9 @@ package struct SnapshotDiff {
     /// insertion and removal the diff makes leaves or fills one instead of moving the entries
     /// after it, and they are dropped once at the end. One at a time, 50,000 new names among
     /// 50,000 took the polling backend 3.5 s to report and 100,000 among 100,000 took 15 s.
+    /// A directory is listed when its first vacancy is made (the trees given to the diff hold
+    /// none); one whose vacancies were all filled may be listed again, which costs a check.
     private var vacated: [SnapshotDirectory] = []
-    private var vacatedIDs: Set<ObjectIdentifier> = []
     /// Whether an item other than a directory found at a new path may be paired with one
     /// gone from another (see ``events(from:to:root:timestamp:pairsMovedItems:)``).
     private var pairsMovedItems = true
@@ -224,17 +225,14 @@ package struct SnapshotDiff {
             merged.append(entry)
         }
         for arrival in arrivals[next...] { merged.append(SnapshotEntry(vacancyNamed: arrival.name)) }
+        if old.vacancies == 0 { vacated.append(old) }
         old.entries = merged
         old.noteVacancies(arrivals.count)
-        noteVacancies(in: old)
-    }
-
-    private mutating func noteVacancies(in directory: SnapshotDirectory) {
-        if vacatedIDs.insert(ObjectIdentifier(directory)).inserted { vacated.append(directory) }
     }
 
     private mutating func vacate(_ name: SnapshotName, in directory: SnapshotDirectory) {
-        if directory.vacate(named: name) != nil { noteVacancies(in: directory) }
+        let hadNone = directory.vacancies == 0
+        if directory.vacate(named: name) != nil && hadNone { vacated.append(directory) }
     }
 
     private func attachEmptyDirectory(named name: [UInt8], at index: Int, in parent: SnapshotDirectory) -> SnapshotDirectory {

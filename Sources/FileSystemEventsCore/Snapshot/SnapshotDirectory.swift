@@ -158,8 +158,10 @@ package struct SnapshotEntry {
     package var itemType: FileItemType { status.itemType }
 
     /// A place held for a name that is about to be inserted or was just removed, so that a
-    /// batch of either moves no other entry (``SnapshotDirectory/vacate(named:)``). Lookups
-    /// do not see it; only ``SnapshotDiff`` leaves any, and none once it returns.
+    /// batch of either moves no other entry (``SnapshotDirectory/vacate(named:)``). Lookups,
+    /// counts and copies do not see it. ``SnapshotDiff`` leaves none once it returns; a tree
+    /// kept up to date by removals (``SnapshotDirectory/removeLeavingVacancy(named:)``) keeps
+    /// some, in proportion to its live entries.
     package init(vacancyNamed name: SnapshotName) {
         self.init(name: name, status: FileStatus(device: 0, inode: 0, mode: Self.vacantMode))
     }
