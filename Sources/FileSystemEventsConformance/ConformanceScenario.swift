@@ -32,6 +32,7 @@ public struct ConformanceScenario: Sendable, CustomStringConvertible, Hashable {
     /// whether it passed or not. Throws ``ConformanceFailure`` or ``ConformanceSkip``.
     public func run(against backend: ConformanceBackend) async throws {
         let tree = try ScratchTree()
+        defer { tree.remove() }
         let context = ConformanceContext(backend: backend, tree: tree)
         do {
             try await body(context)

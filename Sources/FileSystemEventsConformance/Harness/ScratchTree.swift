@@ -49,6 +49,19 @@ public final class ScratchTree: Sendable {
     }
 
     deinit {
+        remove()
+    }
+
+    private let isRemoved = Atomic<Bool>(false)
+
+    /// Deletes the tree with everything in it, now (once; the tree is unusable afterwards).
+    ///
+    /// A scenario's runner calls this as it ends rather than leaving it to the release of the
+    /// last reference, which may be a task finishing on another thread while the next scenario
+    /// runs: deleting a large tree opens its directories one by one, and a scenario that counts
+    /// the process's descriptors saw one of them as its own leak.
+    public func remove() {
+        guard !isRemoved.exchange(true, ordering: .acquiringAndReleasing) else { return }
         try? Self.removeTree(absolute: bytes(of: base))
     }
 
