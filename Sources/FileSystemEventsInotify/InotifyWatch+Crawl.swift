@@ -78,6 +78,18 @@ extension InotifyWatch {
         var linkedFiles: [(directory: WatchedDirectory, name: [UInt8], identity: FileIdentity)] = []
         /// Directories on the current descent (following symlinks), against loops.
         var ancestors: Set<FileIdentity> = []
+        /// How many listed directories' descriptors the crawl holds open, for opening their
+        /// subdirectories by name.
+        var heldDescriptors = 0
+        /// At most 32, so that a deep tree costs no more than that (below that depth
+        /// directories are opened by path), and none under a low open file limit, where every
+        /// descriptor the crawl holds is one the rest of the process may be refused: under
+        /// `ulimit -n 16` the libinotifytools backend, whose owner thread needs a few of its
+        /// own, stopped for want of one.
+        let maximumHeldDescriptors: Int = {
+            guard case .success(let limit) = Syscalls.openFileLimit() else { return 0 }
+            return Int(min(32, limit / 8 > 16 ? limit / 8 - 16 : 0))
+        }()
         /// Set (empty) for the initial crawl when settling: the regular files found, with
         /// their status, to be settled at `ready` (``SettleTracker/presentAtReady``).
         var presentFiles: [(relative: [UInt8], status: FileStatus)]?
@@ -94,14 +106,31 @@ extension InotifyWatch {
         case inaccessible(Errno)
     }
 
-    /// Opens `directory` at the path the model derives for it and checks its identity, so
-    /// nothing the model believes about a path is trusted after the kernel may have moved it.
-    /// Works at any depth (see `Syscalls.openDirectory(atPath:followSymlinks:)`).
-    func open(_ directory: WatchedDirectory, expectingIdentity: Bool = true) -> Opening {
-        let absolute = roots[directory.root].paths.bytes(directory.relativePath)
+    /// Opens `directory` and checks its identity, so nothing the model believes about a path
+    /// is trusted after the kernel may have moved it.
+    ///
+    /// A crawl passes the descriptor of the parent it has just listed: the name is then looked
+    /// up in that one directory, not along the whole path again (which also keeps a crawl
+    /// right while a directory above it is renamed: the rename is in the queue and moves the
+    /// node). Otherwise the directory is opened at the path the model derives for it, at any
+    /// depth (see `Syscalls.openDirectory(atPath:followSymlinks:)`).
+    ///
+    /// - Parameter identityFromListing: the node's identity is the parent's device and the
+    ///   listing's `d_ino`, not examined. That is the directory's identity except at a mount
+    ///   point, where `d_ino` is the covered directory's: a mismatch is examined through the
+    ///   parent before the node is called stale.
+    func open(_ directory: WatchedDirectory, expectingIdentity: Bool = true,
+              parentDescriptor: CInt = -1, identityFromListing: Bool = false) -> Opening {
         let follow = options.followsSymlinks || directory.isRoot
+        let opened: Result<CInt, Errno>
+        if parentDescriptor >= 0 {
+            opened = withCString(directory.name) { Syscalls.openDirectory($0, relativeTo: parentDescriptor, followSymlinks: follow) }
+        } else {
+            let absolute = roots[directory.root].paths.bytes(directory.relativePath)
+            opened = Syscalls.openDirectory(atPath: absolute, followSymlinks: follow)
+        }
         let descriptor: CInt
-        switch Syscalls.openDirectory(atPath: absolute, followSymlinks: follow) {
+        switch opened {
         case .success(let fd): descriptor = fd
         case .failure(let errno):
             switch errno {
@@ -114,6 +143,17 @@ extension InotifyWatch {
             return .stale
         }
         if expectingIdentity && directory.inode != 0 && (status.inode != directory.inode || status.device != directory.device) {
+            let examined = !identityFromListing ? nil
+                : parentDescriptor >= 0 ? withCString(directory.name) { Syscalls.status($0, relativeTo: parentDescriptor) }
+                : Syscalls.status(atPath: roots[directory.root].paths.bytes(directory.relativePath))
+            if case .success(let named) = examined {
+                // What the name holds, examined as a listing that examines directories would
+                // have: a mount point matches what was opened; a directory replaced since the
+                // listing does not, and is expected from now on.
+                directory.device = named.device
+                directory.inode = named.inode
+                if named.identity == status.identity { return .opened(descriptor, status) }
+            }
             Syscalls.close(descriptor)
             return .stale
         }
@@ -123,7 +163,7 @@ extension InotifyWatch {
     /// Adds the inotify watch for the directory open at `descriptor`. Through
     /// `/proc/self/fd`, the watch lands on exactly the directory that was opened and checked,
     /// whatever has happened to its path since, and the path is short at any depth.
-    mutating func addWatch(descriptor: CInt, absolute: [UInt8]) -> Result<CInt, Errno> {
+    mutating func addWatch(descriptor: CInt, absolute: () -> [UInt8]) -> Result<CInt, Errno> {
         var mask = watchMask
         let path: [UInt8]
         if ProcessDescriptors.areVisible {
@@ -132,7 +172,7 @@ extension InotifyWatch {
             mask.remove(.dontFollow)
             path = ProcessDescriptors.path(of: descriptor)
         } else {
-            path = absolute
+            path = absolute()
         }
         return kernel?.addWatch(path: path, mask: mask) ?? .failure(.badFileDescriptor)
     }
@@ -150,13 +190,20 @@ extension InotifyWatch {
     /// Open, watch, then list: the watch exists before the listing is read, so anything
     /// created in between is either in the listing or reported by the kernel (and then
     /// deduplicated by name and identity), never lost.
-    mutating func crawl(_ directory: WatchedDirectory, emitting: Bool, state: inout CrawlState) {
+    ///
+    /// A directory's descriptor is held while its subdirectories are crawled (up to
+    /// ``CrawlState/maximumHeldDescriptors`` at once), so each is opened by its name alone.
+    ///
+    /// - Parameters:
+    ///   - parentDescriptor: the parent's open descriptor, or -1 to open at the model's path.
+    ///   - identityFromListing: see ``open(_:expectingIdentity:parentDescriptor:identityFromListing:)``.
+    mutating func crawl(_ directory: WatchedDirectory, emitting: Bool, state: inout CrawlState,
+                        parentDescriptor: CInt = -1, identityFromListing: Bool = false) {
         guard state.failure == nil else { return }
         let root = directory.root
-        let relative = directory.relativePath
         let descriptor: CInt
         let status: FileStatus
-        switch open(directory) {
+        switch open(directory, parentDescriptor: parentDescriptor, identityFromListing: identityFromListing) {
         case .stale:
             // Not at this path now: deleted (its removal follows in the queue), or moved by an
             // event not read yet. Looked at again once the queue has been read.
@@ -165,7 +212,7 @@ extension InotifyWatch {
         case .inaccessible(let errno) where FileSystemEventsError.isDescriptorShortage(errno):
             // Not the directory's fault, and it would never be retried: left unlisted, its
             // contents would be missing from the model for good. The watch stops, saying why.
-            state.failure = .systemCallFailed(call: "open", path: FilePath(bytes: roots[root].paths.bytes(relative)), errno: errno)
+            state.failure = .systemCallFailed(call: "open", path: FilePath(bytes: roots[root].paths.bytes(directory.relativePath)), errno: errno)
             return
         case .inaccessible(let errno):
             reportInaccessible(directory, errno: errno)
@@ -178,9 +225,9 @@ extension InotifyWatch {
             directory.device = status.device
             directory.inode = status.inode
         }
-        let absolute = roots[root].paths.bytes(relative)
         let watch: CInt
-        switch addWatch(descriptor: descriptor, absolute: absolute) {
+        let paths = roots[root].paths
+        switch addWatch(descriptor: descriptor, absolute: { paths.bytes(directory.relativePath) }) {
         case .success(let found): watch = found
         case .failure(let errno):
             Syscalls.close(descriptor)
@@ -190,7 +237,7 @@ extension InotifyWatch {
             case .permissionDenied:
                 reportInaccessible(directory, errno: errno)
             default:
-                state.failure = watchFailure(errno, path: absolute)
+                state.failure = watchFailure(errno, path: roots[root].paths.bytes(directory.relativePath))
             }
             return
         }
@@ -210,20 +257,43 @@ extension InotifyWatch {
                 return
             }
         }
-        reportedUnreadable.remove(absolute)
+        if !reportedUnreadable.isEmpty { reportedUnreadable.remove(roots[root].paths.bytes(directory.relativePath)) }
 
         let listing: DirectoryListing
         let listedAt = WallClock.wallNanoseconds()
         let statEach = state.changedSince != nil || state.presentFiles != nil || state.findsLinks
-        switch DirectoryListing.read(descriptor: descriptor, with: state.reader, statEach: statEach, followSymlinks: options.followsSymlinks) {
+        // A subdirectory's identity comes from opening it, which the crawl does next anyway;
+        // examining it in the listing as well was a `statx` per directory. Where the listing
+        // is compared with a model that has entries already (`statEach`), or symlinks are
+        // followed (loops are found by identity before descending), it is examined there.
+        let examinesDirectories = statEach || options.followsSymlinks
+        switch DirectoryListing.read(descriptor: descriptor, with: state.reader, statEach: statEach,
+                                     examinesDirectories: examinesDirectories, followSymlinks: options.followsSymlinks) {
         case .success(let found): listing = found
         case .failure(let errno):
+            Syscalls.close(descriptor)
             reportInaccessible(directory, errno: errno)
             return
+        }
+        var held: CInt = -1
+        if state.heldDescriptors < state.maximumHeldDescriptors {
+            held = descriptor
+            state.heldDescriptors += 1
+        } else {
+            Syscalls.close(descriptor)
+        }
+        defer {
+            if held >= 0 {
+                Syscalls.close(held)
+                state.heldDescriptors -= 1
+            }
         }
         directory.isListed = true
         directory.listedAt = listedAt
         let filter = options.filter
+        // The path is derived only where it is needed: a start-up with no filter reports no
+        // event and joins no path.
+        let relative = filter.isEmpty && !emitting && state.presentFiles == nil ? [] : directory.relativePath
         // One table of the final size, not one per doubling: hashing the names again at each
         // growth was a visible part of a start-up profile. (With a filter, most entries may
         // be left out, and the table would keep the room for good.)
@@ -276,13 +346,20 @@ extension InotifyWatch {
             }
             if type == .directory && options.isRecursive {
                 let name = listing.name(of: item)
-                if filter.descends(intoDirectoryAt: relative.appendingComponent(name)) {
+                if filter.isEmpty || filter.descends(intoDirectoryAt: relative.appendingComponent(name)) {
                     let child = WatchedDirectory(parent: directory, name: name, root: root, device: identity.device, inode: identity.inode)
                     entry.directory = child
                     directory.children[name] = entry
                     state.ancestors.insert(identity)
-                    crawl(child, emitting: emitting, state: &state)
+                    crawl(child, emitting: emitting, state: &state, parentDescriptor: held,
+                          identityFromListing: item.status == nil)
                     state.ancestors.remove(identity)
+                    if child.inode != identity.inode {
+                        // A mount point: its `d_ino` was the covered directory's.
+                        entry.inode = child.inode
+                        directory.children[name] = entry
+                    }
+                    child.hearsOwnAttributes = child.inode != item.listedInode || child.device != directory.device
                     continue
                 }
             }
@@ -384,14 +461,28 @@ enum ProcessDescriptors {
     static let areVisible: Bool = access("/proc/self/fd", F_OK) == 0
 
     static func path(of descriptor: CInt) -> [UInt8] {
-        Array("/proc/self/fd/\(descriptor)".utf8)
+        // Built from bytes: this runs once per directory of a start-up.
+        var path: [UInt8] = []
+        path.reserveCapacity(prefix.count + 10)
+        path.append(contentsOf: prefix)
+        var digits: [UInt8] = []
+        var value = UInt32(bitPattern: descriptor)
+        repeat {
+            digits.append(UInt8(ascii: "0") + UInt8(value % 10))
+            value /= 10
+        } while value > 0
+        path.append(contentsOf: digits.reversed())
+        return path
     }
+
+    private static let prefix = Array("/proc/self/fd/".utf8)
 }
 
 /// One directory's entries with `d_type` and `d_ino`, which is all a crawl needs for files:
-/// no `stat` per file unless asked (a rescan after lost events needs ctimes). Directories are
-/// examined relative to the listing's descriptor, for their identity (a mount point's `d_ino`
-/// is not the inode found there) and, when following symlinks, for what a symlink leads to.
+/// no `stat` per file unless asked (a rescan after lost events needs ctimes). Where asked,
+/// directories are examined relative to the listing's descriptor, for their identity (a mount
+/// point's `d_ino` is not the inode found there), and when following symlinks, what a symlink
+/// leads to.
 struct DirectoryListing {
     struct Entry {
         /// Where the name is in the listing's ``DirectoryListing/names``.
@@ -399,6 +490,8 @@ struct DirectoryListing {
         var nameCount: Int
         var type: FileItemType
         var inode: UInt64
+        /// The `d_ino` the listing gave, whatever ``inode`` became once examined.
+        var listedInode: UInt64
         /// The entry's own status (the target's for a followed symlink), when examined.
         var status: FileStatus?
         var isSymlink = false
@@ -420,16 +513,23 @@ struct DirectoryListing {
         names.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[entry.nameStart..<entry.nameStart + entry.nameCount])) }
     }
 
-    /// Lists the directory open at `descriptor`, which it takes over and closes.
-    static func read(descriptor: CInt, with reader: DirectoryEntryReader, statEach: Bool, followSymlinks: Bool) -> Result<DirectoryListing, Errno> {
-        defer { Syscalls.close(descriptor) }
+    /// Lists the directory open at `descriptor` (which the caller still closes).
+    ///
+    /// - Parameters:
+    ///   - statEach: every entry is examined (`statx`), not only those whose type the
+    ///     listing leaves unknown.
+    ///   - examinesDirectories: directories are examined too, for an identity that holds at a
+    ///     mount point (where `d_ino` is the covered directory's).
+    static func read(descriptor: CInt, with reader: DirectoryEntryReader, statEach: Bool,
+                     examinesDirectories: Bool, followSymlinks: Bool) -> Result<DirectoryListing, Errno> {
         var listing = DirectoryListing()
         let listed = reader.forEachEntry(in: descriptor) { found in
             let namePointer = found.name
             let nameCount = strlen(namePointer)
-            var entry = Entry(nameStart: listing.names.count, nameCount: nameCount, type: found.itemType, inode: found.inode)
+            var entry = Entry(nameStart: listing.names.count, nameCount: nameCount, type: found.itemType, inode: found.inode,
+                              listedInode: found.inode)
             entry.isSymlink = entry.type == .symlink
-            if statEach || entry.type == .unknown || entry.type == .directory || (followSymlinks && entry.type == .symlink) {
+            if statEach || entry.type == .unknown || (examinesDirectories && entry.type == .directory) || (followSymlinks && entry.type == .symlink) {
                 switch Syscalls.status(namePointer, relativeTo: descriptor) {
                 case .success(let status):
                     entry.status = status

@@ -259,9 +259,16 @@ extension InotifyWatch {
             return
         }
         guard directory.isRoot else {
-            // Its parent's watch reports the same change by name; only an unreadable
+            // Its parent's watch reports the same change by name, unless the parent sees
+            // another directory there (a mount point's); otherwise only an unreadable
             // directory becoming readable matters here.
-            if mask.contains(.attrib) && !directory.isListed { rescan(directory, changedSince: nil) }
+            if mask.contains(.attrib) {
+                if directory.hearsOwnAttributes {
+                    produced.append(makeEvent(.attributesChanged, root: directory.root, relative: directory.relativePath, type: .directory,
+                                              identity: FileIdentity(device: directory.device, inode: directory.inode), synthetic: false))
+                }
+                if !directory.isListed { rescan(directory, changedSince: nil) }
+            }
             return
         }
         if mask.contains(.deleteSelf) || mask.contains(.moveSelf) {

@@ -74,7 +74,7 @@ extension InotifyWatch {
         case .failure(let errno): return .failure(errno)
         }
         defer { Syscalls.close(descriptor) }
-        return addWatch(descriptor: descriptor, absolute: directory)
+        return addWatch(descriptor: descriptor, absolute: { directory })
     }
 
     /// Points the second watch of a symlink root at where its target lives now, or drops it

@@ -132,6 +132,7 @@ extension InotifyWatch {
         }
         let fresh = WatchedDirectory(parent: node.parent, name: node.name, root: root,
                                      device: sameIdentity ? node.device : 0, inode: sameIdentity ? node.inode : 0)
+        fresh.hearsOwnAttributes = node.hearsOwnAttributes
         var state = CrawlState()
         // Without a time from the caller (a rescan after a missed move, not after lost
         // events), files changed since the subtree was listed are reported changed: the model

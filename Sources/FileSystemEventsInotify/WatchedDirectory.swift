@@ -41,6 +41,10 @@ final class WatchedDirectory {
     var isReplacedRoot = false {
         didSet { WatchedDirectory.linksChanged() }
     }
+    /// Set on a mount point, and on a directory reached through a followed symlink: what its
+    /// parent's watch hears by name is the covered directory, or the link, not this one, so
+    /// only its own watch reports a change of its attributes.
+    var hearsOwnAttributes = false
     /// The value of ``linkGeneration`` when this node was last found attached; see
     /// ``isAttached``.
     var attachedAtGeneration = -1

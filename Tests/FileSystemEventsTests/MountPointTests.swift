@@ -1,0 +1,68 @@
+import FileSystemEvents
+import FileSystemEventsConformance
+@testable import FileSystemEventsCore
+import Foundation
+import Testing
+
+/// Mount points inside a watched tree, on every backend.
+///
+/// A directory listing's `d_ino` for a mount point is the inode of the directory it covers,
+/// not of the file system's root found there, and a bind mount of a directory of the same file
+/// system shows another directory's inode on the same device. A backend that takes a
+/// directory's identity from the listing alone has to notice both, or it calls the directory
+/// stale and never watches below it, or reports it with an identity nothing on disk has.
+@Suite(.serialized) struct MountPointTests {
+    @Test("a tmpfs and a bind mount below the root: changes inside both are reported, with the mounted identity")
+    func mountsBelowTheRoot() async throws {
+        for backend in availableBackends {
+            let tree = try ScratchTree()
+            try tree.makeDirectories("watched/sub/mnt")
+            try tree.makeDirectories("watched/sub/bound")
+            try tree.makeDirectories("outside/deeper")
+            let mountPoint = tree.path("watched/sub/mnt")
+            guard mount("tmpfs", mountPoint.string, "tmpfs", 0, nil) == 0 else {
+                return  // not root (no CAP_SYS_ADMIN): no file system to mount here
+            }
+            defer { umount2(mountPoint.string, Int32(MNT_DETACH)) }
+            let bound = tree.path("watched/sub/bound")
+            guard mount(tree.path("outside").string, bound.string, nil, UInt(MS_BIND), nil) == 0 else {
+                Issue.record("bind-mounting failed: \(errno)")
+                return
+            }
+            defer { umount2(bound.string, Int32(MNT_DETACH)) }
+            try tree.makeDirectories("watched/sub/mnt/inside")
+            try tree.write("watched/sub/mnt/inside/old.txt", "o")
+
+            var options = WatchOptions(roots: [tree.path("watched")])
+            options.pollInterval = .milliseconds(20)
+            let source = try backend.makeSource(options: options)
+            let marker = "marker-\(tree.uniqueNumber())"
+            let observed = try await observe(source.updates(), onReady: {
+                try tree.changeMode("watched/sub/mnt", to: 0o750)
+                try tree.write("watched/sub/mnt/inside/new.txt", "n")
+                try tree.write("watched/sub/bound/deeper/new.txt", "n")
+                try tree.write(RelativePath("watched/\(marker)"), "m")
+            }, until: { observed in
+                observed.events.contains { $0.path.lastComponent?.string == marker }
+            })
+            let events = observed.events
+            let mounted = try Syscalls.status(mountPoint).get().identity
+            // Nothing happened to the mount point but a chmod: a backend that lost track of it
+            // at start-up reports it removed and created again.
+            #expect(!events.contains { $0.path == mountPoint && $0.kind != .attributesChanged },
+                    "\(backend): the mount point was reported as more than a change of mode: \(events)")
+            let attributes = events.last { $0.path == mountPoint && $0.kind == .attributesChanged }
+            #expect(attributes != nil, "\(backend): no change of the mount point's mode: \(events)")
+            if let identity = attributes?.identity {
+                #expect(identity == mounted, "\(backend): the mount point reported as \(identity), not the mounted root \(mounted)")
+            }
+            let inside = events.first { $0.path == tree.path("watched/sub/mnt/inside/new.txt") && $0.kind == .created }
+            #expect(inside != nil, "\(backend): nothing created inside the tmpfs: \(events)")
+            if let identity = inside?.identity {
+                #expect(identity.device == mounted.device, "\(backend): a file in the tmpfs reported on device \(identity.device)")
+            }
+            #expect(events.contains { $0.path == tree.path("watched/sub/bound/deeper/new.txt") && $0.kind == .created },
+                    "\(backend): nothing created inside the bind mount: \(events)")
+        }
+    }
+}
