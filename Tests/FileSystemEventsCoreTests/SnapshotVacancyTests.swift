@@ -86,3 +86,78 @@ import Testing
         #expect(old.entries.map(\.name.bytes) == new.entries.map(\.name.bytes))
     }
 }
+
+/// A large directory takes new names in no order without moving its entries for each: they
+/// are set aside and merged in a pass now and then. Whatever the mix of insertions, removals,
+/// vacancies and in-place changes, every way of looking at the directory agrees with a plain
+/// dictionary of what it holds.
+@Suite struct SnapshotInsertionTests {
+    private struct SplitMix {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    private static func entry(_ name: [UInt8], inode: UInt64) -> SnapshotEntry {
+        SnapshotEntry(name: name, status: FileStatus(device: 1, inode: inode, mode: 0o100644))
+    }
+
+    private static func check(_ directory: SnapshotDirectory, _ model: [[UInt8]: UInt64], _ universe: [[UInt8]], _ context: String) {
+        for name in universe {
+            #expect(directory.entry(named: name)?.status.inode == model[name], "\(context): lookup of \(String(decoding: name, as: UTF8.self))")
+        }
+        let live = directory.entries.filter { !$0.isVacant }
+        #expect(live.map(\.name.bytes) == model.keys.sorted { compareBytes($0, $1) < 0 }, "\(context): entries not the sorted contents")
+        #expect(live.map(\.status.inode) == model.keys.sorted { compareBytes($0, $1) < 0 }.map { model[$0]! }, "\(context): entries' contents")
+        let all = directory.entries.map(\.name.bytes)
+        #expect(zip(all, all.dropFirst()).allSatisfy { compareBytes($0, $1) < 0 }, "\(context): names out of order or repeated")
+        #expect(Int(directory.vacancies) == directory.entries.count - live.count, "\(context): vacancy count")
+        #expect(directory.recursiveCount == model.count)
+        #expect(directory.deepCopy(parent: nil).entries.map(\.name.bytes) == live.map(\.name.bytes))
+    }
+
+    @Test("random insertions, replacements, removals and changes agree with a dictionary", arguments: [300, 3_000, 20_000])
+    func agreesWithDictionary(universeSize: Int) {
+        var random = SplitMix(state: UInt64(universeSize))
+        let universe = (0..<universeSize).map { _ in Array(String(random.next() % 1_000_000_007, radix: 36).utf8) }
+        let directory = SnapshotDirectory(parent: nil, name: [])
+        var model: [[UInt8]: UInt64] = [:]
+        // Half of it listed in order first, as a scan or a copy fills a directory.
+        for name in Set(universe.prefix(universeSize / 2)).sorted(by: { compareBytes($0, $1) < 0 }) {
+            directory.insert(Self.entry(name, inode: 1))
+            model[name] = 1
+        }
+        var inode: UInt64 = 2
+        for step in 0..<(universeSize * 4) {
+            let name = universe[Int(random.next() % UInt64(universeSize))]
+            inode += 1
+            switch random.next() % 10 {
+            case 0..<5:
+                directory.insert(Self.entry(name, inode: inode))
+                model[name] = inode
+            case 5, 6:
+                #expect(directory.removeLeavingVacancy(named: SnapshotName(name))?.status.inode == model.removeValue(forKey: name))
+            case 7:
+                #expect(directory.vacate(named: SnapshotName(name))?.status.inode == model.removeValue(forKey: name))
+            case 8:
+                let changed = directory.updateEntry(named: SnapshotName(name)) { $0.status.inode = inode }
+                #expect(changed == (model[name] != nil))
+                if changed { model[name] = inode }
+            default:
+                // Looking by position merges what was set aside; the index must then hold.
+                let (index, found) = directory.position(of: name)
+                #expect(found == (directory.entries.indices.contains(index) && directory.entries[index].name.bytes == name))
+                if found, !directory.entries[index].isVacant { #expect(directory.entries[index].status.inode == model[name]) }
+            }
+            if step % (universeSize / 2) == 0 { Self.check(directory, model, universe, "step \(step)") }
+        }
+        Self.check(directory, model, universe, "end")
+        directory.removeVacancies()
+        Self.check(directory, model, universe, "after dropping vacancies")
+    }
+}

@@ -19,6 +19,7 @@ let benchmarks: @Sendable () -> Void = {
     registerHandlerLatencyBenchmarks()
     registerSubscriptionBenchmarks()
     registerSubscriptionRemovalBenchmark()
+    registerSubscriptionCreationBenchmark()
     registerStartupBenchmarks()
     registerPollingScanBenchmarks()
     registerOverflowRecoveryBenchmarks()

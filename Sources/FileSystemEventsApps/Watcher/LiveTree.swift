@@ -108,9 +108,7 @@ struct LiveTree: @unchecked Sendable {
             return
         }
         guard let (parent, name) = parentDirectory(of: relative) else { return }
-        let (index, found) = parent.position(of: name)
-        guard found, !parent.entries[index].isVacant else { return }
-        body(&parent.entries[index].status)
+        parent.updateEntry(named: SnapshotName(name)) { body(&$0.status) }
     }
 
     static func modeBits(_ type: FileItemType) -> UInt32 {

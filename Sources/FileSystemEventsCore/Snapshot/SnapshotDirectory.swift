@@ -4,7 +4,27 @@
 /// rename, and must find an item's *current* path by walking up to the root afterwards.
 /// Entries are values, so the common case (a file) costs one array slot and its name.
 package final class SnapshotDirectory {
-    package var entries: [SnapshotEntry]
+    /// The entries sorted by name. Reading or changing them through this property first
+    /// merges in the names ``insert(_:)`` set aside (see ``recent``), so every caller that
+    /// walks or indexes them sees one sorted array.
+    package var entries: [SnapshotEntry] {
+        _read {
+            if !recent.isEmpty { mergeRecent() }
+            yield storage
+        }
+        _modify {
+            if !recent.isEmpty { mergeRecent() }
+            yield &storage
+        }
+    }
+    private var storage: [SnapshotEntry]
+    /// New names that sort before the end of a large directory, sorted, kept apart until they
+    /// are as many as the square root of the directory's size, then merged in one pass.
+    /// Inserted one at a time into the directory itself, each moved every entry after it: a
+    /// live copy of the tree (the shared watcher's) took 6 s to take 50,000 new names with no
+    /// order among 50,000 (`subscription: 50k files created among 50k in one directory`).
+    /// Never holds a vacancy, nor a name ``storage`` holds.
+    private var recent: [SnapshotEntry] = []
     /// The directory that holds this one, or `nil` for a root (or once that parent is gone).
     /// Weak, not unowned: the diff keeps references into subtrees it has detached, and must be
     /// able to walk up from them safely.
@@ -16,18 +36,36 @@ package final class SnapshotDirectory {
     /// Set on the top of a subtree the diff removed, so stale references can tell.
     package var isDetached = false
     /// How many of `entries` are vacancies (``SnapshotEntry/isVacant``). 32 bits, beside the
-    /// flags: the object stays 48 bytes.
+    /// flags.
     package private(set) var vacancies: UInt32 = 0
 
     package init(entries: [SnapshotEntry] = [], parent: SnapshotDirectory?, name: [UInt8], isUnreadable: Bool = false) {
-        self.entries = entries
+        self.storage = entries
         self.parent = parent
         self.name = name
         self.isUnreadable = isUnreadable
     }
 
-    /// Binary search by name; the index where `name` is or would be inserted.
+    /// Replaces every entry (the vacancy count is the caller's: see ``noteVacancies(_:)``).
+    package func replaceEntries(_ entries: [SnapshotEntry]) {
+        storage = entries
+        recent = []
+    }
+
+    /// How many entries there are, vacancies included.
+    package var count: Int { storage.count + recent.count }
+
+    /// Binary search by name; the index in ``entries`` where `name` is or would be inserted.
     package func position(of name: SnapshotName) -> (index: Int, found: Bool) {
+        if !recent.isEmpty { mergeRecent() }
+        return Self.search(storage, for: name)
+    }
+
+    package func position(of name: [UInt8]) -> (index: Int, found: Bool) {
+        position(of: SnapshotName(name))
+    }
+
+    private static func search(_ entries: [SnapshotEntry], for name: SnapshotName) -> (index: Int, found: Bool) {
         var low = 0
         var high = entries.count
         while low < high {
@@ -39,27 +77,54 @@ package final class SnapshotDirectory {
         return (low, false)
     }
 
-    package func position(of name: [UInt8]) -> (index: Int, found: Bool) {
-        position(of: SnapshotName(name))
-    }
-
     package func entry(named name: SnapshotName) -> SnapshotEntry? {
-        let (index, found) = position(of: name)
-        return found && !entries[index].isVacant ? entries[index] : nil
+        let (index, found) = Self.search(storage, for: name)
+        if found { return storage[index].isVacant ? nil : storage[index] }
+        guard !recent.isEmpty else { return nil }
+        let (recentIndex, inRecent) = Self.search(recent, for: name)
+        return inRecent ? recent[recentIndex] : nil
     }
 
     package func entry(named name: [UInt8]) -> SnapshotEntry? {
         entry(named: SnapshotName(name))
     }
 
+    /// Changes the entry named `name` in place, without merging what is set aside; `false` if
+    /// there is none.
+    @discardableResult
+    package func updateEntry(named name: SnapshotName, _ body: (inout SnapshotEntry) -> Void) -> Bool {
+        let (index, found) = Self.search(storage, for: name)
+        if found {
+            guard !storage[index].isVacant else { return false }
+            body(&storage[index])
+            return true
+        }
+        guard !recent.isEmpty else { return false }
+        let (recentIndex, inRecent) = Self.search(recent, for: name)
+        guard inRecent else { return false }
+        body(&recent[recentIndex])
+        return true
+    }
+
     /// Inserts or replaces the entry with `entry.name` (a vacancy of that name included).
     package func insert(_ entry: SnapshotEntry) {
-        let (index, found) = position(of: entry.name)
+        let (index, found) = Self.search(storage, for: entry.name)
         if found {
-            if entries[index].isVacant && vacancies > 0 { vacancies -= 1 }
-            entries[index] = entry
+            if storage[index].isVacant && vacancies > 0 { vacancies -= 1 }
+            storage[index] = entry
+        } else if index == storage.count && recent.isEmpty {
+            storage.append(entry)  // names arriving in order (a listing, a subtree placed whole)
+        } else if storage.count < Self.directInsertionLimit {
+            if !recent.isEmpty { mergeRecent() }
+            storage.insert(entry, at: Self.search(storage, for: entry.name).index)
         } else {
-            entries.insert(entry, at: index)
+            let (recentIndex, inRecent) = Self.search(recent, for: entry.name)
+            if inRecent {
+                recent[recentIndex] = entry
+            } else {
+                recent.insert(entry, at: recentIndex)
+                if recent.count * recent.count > storage.count { mergeRecent() }
+            }
         }
         if let directory = entry.directory {
             directory.parent = self
@@ -68,24 +133,50 @@ package final class SnapshotDirectory {
         }
     }
 
+    /// Below this many entries a new name goes straight into its place.
+    private static var directInsertionLimit: Int { 1_024 }
+
+    /// Merges ``recent`` into ``storage`` in one pass.
+    private func mergeRecent() {
+        var merged: [SnapshotEntry] = []
+        merged.reserveCapacity(storage.count + recent.count)
+        var next = 0
+        for entry in storage {
+            while next < recent.count && SnapshotName.compare(recent[next].name, entry.name) < 0 {
+                merged.append(recent[next])
+                next += 1
+            }
+            merged.append(entry)
+        }
+        merged.append(contentsOf: recent[next...])
+        storage = merged
+        recent = []
+    }
+
     @discardableResult
     package func remove(named name: SnapshotName) -> SnapshotEntry? {
         let (index, found) = position(of: name)
-        guard found, !entries[index].isVacant else { return nil }
-        return entries.remove(at: index)
+        guard found, !storage[index].isVacant else { return nil }
+        return storage.remove(at: index)
     }
 
     /// Removes the entry with `name` by leaving a vacancy in its place, which moves nothing:
     /// for a caller that removes many entries of a large directory and then calls
     /// ``removeVacancies()`` once (removing one by one moves the entries after each, so
     /// emptying half of a 100,000-entry directory moved entries 2.5 billion times).
+    /// A name still set aside by ``insert(_:)`` is simply taken out of that small list.
     /// - Returns: the entry that was there.
     @discardableResult
     package func vacate(named name: SnapshotName) -> SnapshotEntry? {
-        let (index, found) = position(of: name)
-        guard found, !entries[index].isVacant else { return nil }
-        let removed = entries[index]
-        entries[index] = SnapshotEntry(vacancyNamed: name)
+        let (index, found) = Self.search(storage, for: name)
+        guard found else {
+            guard !recent.isEmpty else { return nil }
+            let (recentIndex, inRecent) = Self.search(recent, for: name)
+            return inRecent ? recent.remove(at: recentIndex) : nil
+        }
+        guard !storage[index].isVacant else { return nil }
+        let removed = storage[index]
+        storage[index] = SnapshotEntry(vacancyNamed: name)
         vacancies += 1
         return removed
     }
@@ -98,7 +189,7 @@ package final class SnapshotDirectory {
     /// Drops the vacancies ``vacate(named:)`` and its callers left, in one pass.
     package func removeVacancies() {
         guard vacancies > 0 else { return }
-        entries.removeAll { $0.isVacant }
+        storage.removeAll { $0.isVacant }
         vacancies = 0
     }
 
@@ -110,7 +201,7 @@ package final class SnapshotDirectory {
     @discardableResult
     package func removeLeavingVacancy(named name: SnapshotName) -> SnapshotEntry? {
         guard let removed = vacate(named: name) else { return nil }
-        if Int(vacancies) > Swift.max(16, entries.count / 2) { removeVacancies() }
+        if Int(vacancies) > Swift.max(16, storage.count / 2) { removeVacancies() }
         return removed
     }
 
