@@ -73,6 +73,36 @@ import Testing
         await moving.stop()
     }
 
+    /// A kernel backend's batch may hold real events and, after them, the corrections of a
+    /// rescan (a move the model missed, found once the queue drained): those describe changes
+    /// made before the real events, such as a marker file a consumer syncs on. Cut at a
+    /// stalled subscriber's limit between the two, the subscriber was told the marker with a
+    /// tree that never was (scenario 99 through a subscription: a directory's contents missing
+    /// at the marker, `removed a; renamed a (from b)` still to come).
+    @Test("a batch with a rescan's corrections after a marker is never cut between them for a subscriber at its limit")
+    func correctionsAfterMarker() async throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectory("a")
+        try tree.write("a/known", "")
+        let script = ScriptedSource.Script()
+        let watcher = FileSystemWatcher(options: WatchOptions(roots: [tree.root])) { options throws(FileSystemEventsError) in
+            ScriptedSource(options: options, script: script)
+        }
+        let subscription = watcher.subscribe(bufferLimit: 4, capturesInitialState: true)
+        let initial = try #require(try await Self.initialState(of: subscription, in: tree), "no initial state at ready")
+        // On disk: files the backend missed at first, then what it read; the marker last.
+        for name in ["a/missed-1", "a/missed-2", "a/missed-3", "c1", "c2", "marker", "c4"] { try tree.write(RelativePath(name), "") }
+        func event(_ name: String, synthetic: Bool) -> FileSystemEvent {
+            FileSystemEvent(kind: .created, path: tree.path(RelativePath(name)), itemType: .file, isSynthetic: synthetic)
+        }
+        script.send(["c1", "c2", "marker", "c4"].map { event($0, synthetic: false) }
+                    + ["a/missed-1", "a/missed-2", "a/missed-3"].map { event($0, synthetic: true) })
+        let events = try #require(try await Self.events(of: subscription, until: tree.path("marker")), "the subscriber never saw the marker")
+        #expect(Self.replay(initial, events, in: tree) == SubtreeReplay.walk(tree),
+                "at the marker the subscriber's replay lacks what the batch corrected after it: \(events)")
+        await subscription.stop()
+    }
+
     // MARK: Helpers
 
     private func waitForReady(_ stream: FileSystemEventStream) async throws {
