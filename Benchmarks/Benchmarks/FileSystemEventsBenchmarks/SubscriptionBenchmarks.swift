@@ -86,43 +86,11 @@ func registerSubscriptionBenchmarks() {
 /// half the entries after it. Time from the first unlink to the subscriber's last `removed`.
 func registerSubscriptionRemovalBenchmark() {
     let count = 50_000
-    Benchmark(
-        "subscription: 50k files removed from one directory (inotify)",
-        configuration: benchmarkConfiguration(
-            metrics: [.wallClock, .cpuTotal], timeUnits: .milliseconds,
-            warmupIterations: 0, maxDuration: .seconds(60), maxIterations: 3
-        )
-    ) { benchmark in
-        let root = BenchmarkTree.memoryScratch("subscription-removal")
-        defer { BenchmarkTree.remove(root) }
-        let directory = root.appending("many")
-        mkdir(directory.string, 0o755)
+    registerOneDirectoryChange("subscription: 50k files removed from one directory (inotify)", scratch: "subscription-removal",
+                               reported: .removed, count: count) { directory in
         for index in 0..<count { touch(directory.appending("f\(index)")) }
-        let watcher = FileSystemWatcher(options: BenchmarkBackends.options(root)) { options throws(FileSystemEventsError) in
-            try FileSystemEventBackend.inotify.makeSource(options: options)
-        }
-        let stream = watcher.subscribe()
-        defer { stream.finish() }
-        var iterator = stream.makeBlockingIterator()
-        do {
-            while let update = try iterator.next() { if case .ready = update { break } }
-        } catch {
-            return benchmark.error("\(error)")
-        }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.string)) ?? []
-        benchmark.startMeasurement()
-        for name in names { unlink(directory.appending(name).string) }
-        var removed = 0
-        do {
-            while removed < count, let update = try iterator.next() {
-                guard case .events(let events) = update else { continue }
-                removed += events.lazy.filter { $0.kind == .removed }.count
-            }
-        } catch {
-            benchmark.error("\(error)")
-        }
-        benchmark.stopMeasurement()
-        if removed < count { benchmark.error("\(removed) of \(count) removals reported") }
+        return { for name in names { unlink(directory.appending(name).string) } }
     }
 }
 
@@ -132,17 +100,8 @@ func registerSubscriptionRemovalBenchmark() {
 /// entries. Time from the first create to the subscriber's last `created`.
 func registerSubscriptionCreationBenchmark() {
     let count = 50_000
-    Benchmark(
-        "subscription: 50k files created among 50k in one directory (inotify)",
-        configuration: benchmarkConfiguration(
-            metrics: [.wallClock, .cpuTotal], timeUnits: .milliseconds,
-            warmupIterations: 0, maxDuration: .seconds(60), maxIterations: 3
-        )
-    ) { benchmark in
-        let root = BenchmarkTree.memoryScratch("subscription-creation")
-        defer { BenchmarkTree.remove(root) }
-        let directory = root.appending("many")
-        mkdir(directory.string, 0o755)
+    registerOneDirectoryChange("subscription: 50k files created among 50k in one directory (inotify)", scratch: "subscription-creation",
+                               reported: .created, count: count) { directory in
         // A fixed sequence of well-mixed names, the same in every run.
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
         func nextName() -> String {
@@ -151,6 +110,29 @@ func registerSubscriptionCreationBenchmark() {
         }
         for _ in 0..<count { touch(directory.appending(nextName())) }
         let names = (0..<count).map { _ in nextName() }
+        return { for name in names { touch(directory.appending(name)) } }
+    }
+}
+
+/// A large change to one directory (`many`) under a subscription of an inotify watcher: `prepare`
+/// fills the directory before the watch and returns the change, which is timed from its start to
+/// the subscriber's `count`th event of kind `reported`.
+private func registerOneDirectoryChange(
+    _ name: String, scratch: String, reported: FileSystemEvent.Kind, count: Int,
+    prepare: @escaping (FilePath) -> () -> Void
+) {
+    Benchmark(
+        name,
+        configuration: benchmarkConfiguration(
+            metrics: [.wallClock, .cpuTotal], timeUnits: .milliseconds,
+            warmupIterations: 0, maxDuration: .seconds(60), maxIterations: 3
+        )
+    ) { benchmark in
+        let root = BenchmarkTree.memoryScratch(scratch)
+        defer { BenchmarkTree.remove(root) }
+        let directory = root.appending("many")
+        mkdir(directory.string, 0o755)
+        let change = prepare(directory)
         let watcher = FileSystemWatcher(options: BenchmarkBackends.options(root)) { options throws(FileSystemEventsError) in
             try FileSystemEventBackend.inotify.makeSource(options: options)
         }
@@ -163,18 +145,18 @@ func registerSubscriptionCreationBenchmark() {
             return benchmark.error("\(error)")
         }
         benchmark.startMeasurement()
-        for name in names { touch(directory.appending(name)) }
-        var created = 0
+        change()
+        var seen = 0
         do {
-            while created < count, let update = try iterator.next() {
+            while seen < count, let update = try iterator.next() {
                 guard case .events(let events) = update else { continue }
-                created += events.lazy.filter { $0.kind == .created }.count
+                seen += events.lazy.filter { $0.kind == reported }.count
             }
         } catch {
             benchmark.error("\(error)")
         }
         benchmark.stopMeasurement()
-        if created < count { benchmark.error("\(created) of \(count) creations reported") }
+        if seen < count { benchmark.error("\(seen) of \(count) \(reported.rawValue) events reported") }
     }
 }
 
