@@ -54,6 +54,10 @@ int cfse_status_at(int directory_fd, const char *name, int follow, cfse_status *
     out->has_birth_time = (s.stx_mask & STATX_BTIME) ? 1 : 0;
     out->birth_seconds = out->has_birth_time ? s.stx_btime.tv_sec : 0;
     out->birth_nanoseconds = out->has_birth_time ? s.stx_btime.tv_nsec : 0;
+#ifndef STATX_ATTR_MOUNT_ROOT
+#define STATX_ATTR_MOUNT_ROOT 0x00002000
+#endif
+    out->is_mount_root = (s.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) && (s.stx_attributes & STATX_ATTR_MOUNT_ROOT) ? 1 : 0;
     return 0;
 #else
     struct stat s;
@@ -89,6 +93,7 @@ int cfse_status_at(int directory_fd, const char *name, int follow, cfse_status *
     out->birth_nanoseconds = 0;
     out->has_birth_time = 0;
 #endif
+    out->is_mount_root = 0;
     return 0;
 #endif
 }

@@ -117,8 +117,10 @@ extension InotifyWatch {
     ///
     /// - Parameter identityFromListing: the node's identity is the parent's device and the
     ///   listing's `d_ino`, not examined. That is the directory's identity except at a mount
-    ///   point, where `d_ino` is the covered directory's: a mismatch is examined through the
-    ///   parent before the node is called stale.
+    ///   point, where `d_ino` is the covered directory's: a directory found to be the root of a
+    ///   mount (by its device, or `STATX_ATTR_MOUNT_ROOT` for a bind mount) takes the identity
+    ///   found there. Any other mismatch is a directory replaced since the listing, and the
+    ///   node is stale, as when the listing examined it.
     func open(_ directory: WatchedDirectory, expectingIdentity: Bool = true,
               parentDescriptor: CInt = -1, identityFromListing: Bool = false) -> Opening {
         let follow = options.followsSymlinks || directory.isRoot
@@ -138,25 +140,21 @@ extension InotifyWatch {
             default: return .inaccessible(errno)
             }
         }
-        guard case .success(let status) = Syscalls.status(ofDescriptor: descriptor) else {
+        guard case .success(let (status, isMountRoot)) = Syscalls.statusAndMountRoot(ofDescriptor: descriptor) else {
             Syscalls.close(descriptor)
             return .stale
         }
+        let parentDevice = directory.parent?.device ?? status.device
         if expectingIdentity && directory.inode != 0 && (status.inode != directory.inode || status.device != directory.device) {
-            let examined = !identityFromListing ? nil
-                : parentDescriptor >= 0 ? withCString(directory.name) { Syscalls.status($0, relativeTo: parentDescriptor) }
-                : Syscalls.status(atPath: roots[directory.root].paths.bytes(directory.relativePath))
-            if case .success(let named) = examined {
-                // What the name holds, examined as a listing that examines directories would
-                // have: a mount point matches what was opened; a directory replaced since the
-                // listing does not, and is expected from now on.
-                directory.device = named.device
-                directory.inode = named.inode
-                if named.identity == status.identity { return .opened(descriptor, status) }
+            guard identityFromListing && (isMountRoot || status.device != parentDevice) else {
+                Syscalls.close(descriptor)
+                return .stale
             }
-            Syscalls.close(descriptor)
-            return .stale
+            directory.device = status.device
+            directory.inode = status.inode
         }
+        // The parent's watch sees what a mount covers, not the mounted directory.
+        if !directory.isRoot && (isMountRoot || status.device != parentDevice) { directory.hearsOwnAttributes = true }
         return .opened(descriptor, status)
     }
 
@@ -359,7 +357,8 @@ extension InotifyWatch {
                         entry.inode = child.inode
                         directory.children[name] = entry
                     }
-                    child.hearsOwnAttributes = child.inode != item.listedInode || child.device != directory.device
+                    // Reached through a followed symlink: the parent's watch hears of the link.
+                    if item.isSymlink { child.hearsOwnAttributes = true }
                     continue
                 }
             }
@@ -490,8 +489,6 @@ struct DirectoryListing {
         var nameCount: Int
         var type: FileItemType
         var inode: UInt64
-        /// The `d_ino` the listing gave, whatever ``inode`` became once examined.
-        var listedInode: UInt64
         /// The entry's own status (the target's for a followed symlink), when examined.
         var status: FileStatus?
         var isSymlink = false
@@ -526,8 +523,7 @@ struct DirectoryListing {
         let listed = reader.forEachEntry(in: descriptor) { found in
             let namePointer = found.name
             let nameCount = strlen(namePointer)
-            var entry = Entry(nameStart: listing.names.count, nameCount: nameCount, type: found.itemType, inode: found.inode,
-                              listedInode: found.inode)
+            var entry = Entry(nameStart: listing.names.count, nameCount: nameCount, type: found.itemType, inode: found.inode)
             entry.isSymlink = entry.type == .symlink
             if statEach || entry.type == .unknown || (examinesDirectories && entry.type == .directory) || (followSymlinks && entry.type == .symlink) {
                 switch Syscalls.status(namePointer, relativeTo: descriptor) {

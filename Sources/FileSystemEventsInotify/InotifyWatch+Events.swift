@@ -703,6 +703,8 @@ extension InotifyWatch {
         }
         if type == .directory && options.isRecursive && options.filter.descends(intoDirectoryAt: path) {
             let child = WatchedDirectory(parent: directory, name: name, root: root, device: identity.device, inode: identity.inode)
+            // A symlink followed to a directory: the parent's watch hears of the link only.
+            child.hearsOwnAttributes = status.itemType == .symlink
             entry.directory = child
             directory.children[name] = entry
             crawl(child, emitting: true)

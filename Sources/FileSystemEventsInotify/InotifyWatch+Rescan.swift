@@ -132,7 +132,10 @@ extension InotifyWatch {
         }
         let fresh = WatchedDirectory(parent: node.parent, name: node.name, root: root,
                                      device: sameIdentity ? node.device : 0, inode: sameIdentity ? node.inode : 0)
-        fresh.hearsOwnAttributes = node.hearsOwnAttributes
+        // Still reached through a followed symlink if it is the same directory; a mount point
+        // is found again by the crawl's open (after an unmount, the directory found is the
+        // one the mount covered, which the parent's watch hears).
+        fresh.hearsOwnAttributes = sameIdentity && node.hearsOwnAttributes
         var state = CrawlState()
         // Without a time from the caller (a rescan after a missed move, not after lost
         // events), files changed since the subtree was listed are reported changed: the model

@@ -16,6 +16,9 @@ import Testing
     func mountsBelowTheRoot() async throws {
         for backend in availableBackends {
             let tree = try ScratchTree()
+            // Kept until the unmounts below have run: deleted with a file system still mounted
+            // in it, the tree could not be removed.
+            defer { withExtendedLifetime(tree) {} }
             try tree.makeDirectories("watched/sub/mnt")
             try tree.makeDirectories("watched/sub/bound")
             try tree.makeDirectories("outside/deeper")

@@ -6,7 +6,9 @@
 #include <dirent.h>
 
 /// The subset of `statx` that a snapshot keeps, in a layout Swift can import on every platform.
-/// `has_birth_time` is 0 where the file system does not record birth time.
+/// `has_birth_time` is 0 where the file system does not record birth time. `is_mount_root` is 1
+/// for the root of a mount (`STATX_ATTR_MOUNT_ROOT`, Linux 5.8 and later), a bind mount's
+/// included; 0 otherwise and wherever it cannot be told.
 typedef struct {
     uint64_t device;
     uint64_t inode;
@@ -22,6 +24,7 @@ typedef struct {
     uint32_t change_nanoseconds;
     uint32_t birth_nanoseconds;
     uint32_t has_birth_time;
+    uint32_t is_mount_root;
 } cfse_status;
 
 /// `statx` (Linux) or `fstatat` (elsewhere) relative to `directory_fd`.

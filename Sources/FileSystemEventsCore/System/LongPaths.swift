@@ -49,6 +49,14 @@ extension Syscalls {
         status("", relativeTo: descriptor, followSymlinks: false)
     }
 
+    /// `statx` of an open descriptor, and whether it is the root of a mount (a bind mount's
+    /// included; `false` where the kernel cannot tell, before Linux 5.8, or off Linux).
+    package static func statusAndMountRoot(ofDescriptor descriptor: CInt) -> Result<(status: FileStatus, isMountRoot: Bool), Errno> {
+        var raw = cfse_status()
+        return valueOrErrno(retryOnInterrupt: true) { cfse_status_at(descriptor, "", 0, &raw) }
+            .map { _ in (FileStatus(raw), raw.is_mount_root != 0) }
+    }
+
     /// Swaps the items at two paths atomically (`renameat2(RENAME_EXCHANGE)`, Linux).
     package static func exchange(_ first: [UInt8], _ second: [UInt8]) -> Result<Void, Errno> {
         withCString(first) { a in
