@@ -103,6 +103,30 @@ import Testing
         await subscription.stop()
     }
 
+    /// The other side of the test above: what follows a batch's last synthetic event is in
+    /// the order things happened, and is still cut at a stalled subscriber's limit, so that a
+    /// crawl's `created` in a burst does not let the burst past the limit.
+    @Test("a batch is still cut at a subscriber's limit after its last synthetic event")
+    func cutAfterLastSynthetic() async throws {
+        let tree = try ScratchTree()
+        let script = ScriptedSource.Script()
+        let watcher = FileSystemWatcher(options: WatchOptions(roots: [tree.root])) { options throws(FileSystemEventsError) in
+            ScriptedSource(options: options, script: script)
+        }
+        let subscription = watcher.subscribe(bufferLimit: 4, capturesInitialState: true)
+        let initial = try #require(try await Self.initialState(of: subscription, in: tree), "no initial state at ready")
+        let names = (0..<30).map { "r\($0)" } + ["marker"]
+        try tree.write("found", "")
+        for name in names { try tree.write(RelativePath(name), "") }
+        script.send([FileSystemEvent(kind: .created, path: tree.path("found"), itemType: .file, isSynthetic: true)]
+                    + names.map { FileSystemEvent(kind: .created, path: tree.path(RelativePath($0)), itemType: .file, isSynthetic: false) })
+        let events = try #require(try await Self.events(of: subscription, until: tree.path("marker")), "the subscriber never saw the marker")
+        let heldBack = try #require(events.firstIndex { $0.kind == .overflow }, "32 events past a limit of 4 were not cut: \(events)")
+        #expect(heldBack <= 3 * 4, "the stalled subscriber held \(heldBack) events with a limit of 4")
+        #expect(Self.replay(initial, events, in: tree) == SubtreeReplay.walk(tree), "the replay differs from the disk: \(events)")
+        await subscription.stop()
+    }
+
     // MARK: Helpers
 
     private func waitForReady(_ stream: FileSystemEventStream) async throws {

@@ -295,16 +295,17 @@ final class SharedWatch: Sendable {
             // path, not by time: cut at the limit, its first part described no tree that ever
             // was, and a subscriber that saw its own marker file in it took the rest for
             // already told. Such a batch is never cut, and an inbox then holds at most the
-            // limit plus one batch of the source. The same goes for an event-driven source's
-            // batch with synthetic events in it: a rescan's corrections (a move the model
-            // missed, looked at once the queue drained) come after events read before them,
-            // yet tell of changes made earlier, such as before a marker file among those
-            // events; cut between the two, a subscriber was told the marker with a tree that
-            // never was (scenario 99 through a subscription). Any other batch of an
-            // event-driven source, which can hold its whole buffer limit (a burst read while
-            // the kernel had more), is cut at the subscriber's limit: a stalled subscriber
-            // holds no more than it asked for.
-            let cutsWithinBatch = batchesAreTimeOrdered && !events.contains { $0.kind == .overflow || $0.isSynthetic }
+            // limit plus one batch of the source. An event-driven source's batch, which can
+            // hold its whole buffer limit (a burst read while the kernel had more), is cut at
+            // the subscriber's limit, so a stalled subscriber holds no more than it asked for,
+            // but never before its last synthetic event (a `settled` aside): a rescan's
+            // corrections (a move the model missed, looked at once the queue drained) come
+            // after events read before them, yet tell of changes made earlier, such as before
+            // a marker file among those events. Cut between the two, a subscriber was told the
+            // marker with a tree that never was (scenario 99 through a subscription).
+            let cutsWithinBatch = batchesAreTimeOrdered && !events.contains { $0.kind == .overflow }
+            let firstCuttable = cutsWithinBatch
+                ? (events.lastIndex { $0.isSynthetic && $0.kind != .settled }.map { $0 + 1 } ?? 0) : events.count
             var skipped: [Bool] = []
             var queued: [Int] = []
             for subscription in subscriptions {
@@ -323,8 +324,8 @@ final class SharedWatch: Sendable {
                 stalledViews[index] = Self.stalledState(of: scopes[index], trees: trees, unsettled: state.unsettled)
                 skipped[index] = true
             }
-            for event in events {
-                if cutsWithinBatch {
+            for (position, event) in events.enumerated() {
+                if position >= firstCuttable {
                     for index in subscriptions.indices where !skipped[index] && !scopes[index].isEnded
                         && queued[index] + outputs[index].count >= subscriptions[index].bufferLimit {
                         // What it has been told is the tree as it stands before this event.
