@@ -6,7 +6,10 @@
 package final class SnapshotDirectory {
     /// The entries sorted by name. Reading or changing them through this property first
     /// merges in the names ``insert(_:)`` set aside (see ``recent``), so every caller that
-    /// walks or indexes them sees one sorted array.
+    /// walks or indexes them sees one sorted array. A read may therefore write: a directory
+    /// that takes insertions (the shared watcher's live tree, a diff's old tree) is used by one
+    /// thread at a time, as those are; copies handed to others (``deepCopy(parent:)``) hold
+    /// nothing set aside.
     package var entries: [SnapshotEntry] {
         _read {
             if !recent.isEmpty { mergeRecent() }
