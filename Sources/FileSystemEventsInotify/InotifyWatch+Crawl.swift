@@ -144,17 +144,17 @@ extension InotifyWatch {
             Syscalls.close(descriptor)
             return .stale
         }
-        let parentDevice = directory.parent?.device ?? status.device
+        // The parent's watch sees what a mount covers, not the mounted directory.
+        let isMountedHere = !directory.isRoot && (isMountRoot || status.device != (directory.parent?.device ?? status.device))
         if expectingIdentity && directory.inode != 0 && (status.inode != directory.inode || status.device != directory.device) {
-            guard identityFromListing && (isMountRoot || status.device != parentDevice) else {
+            guard identityFromListing && isMountedHere else {
                 Syscalls.close(descriptor)
                 return .stale
             }
             directory.device = status.device
             directory.inode = status.inode
         }
-        // The parent's watch sees what a mount covers, not the mounted directory.
-        if !directory.isRoot && (isMountRoot || status.device != parentDevice) { directory.hearsOwnAttributes = true }
+        if isMountedHere { directory.hearsOwnAttributes = true }
         return .opened(descriptor, status)
     }
 

@@ -49,15 +49,6 @@ package final class SnapshotDirectory {
         self.isUnreadable = isUnreadable
     }
 
-    /// Replaces every entry (the vacancy count is the caller's: see ``noteVacancies(_:)``).
-    package func replaceEntries(_ entries: [SnapshotEntry]) {
-        storage = entries
-        recent = []
-    }
-
-    /// How many entries there are, vacancies included.
-    package var count: Int { storage.count + recent.count }
-
     /// Binary search by name; the index in ``entries`` where `name` is or would be inserted.
     package func position(of name: SnapshotName) -> (index: Int, found: Bool) {
         if !recent.isEmpty { mergeRecent() }
