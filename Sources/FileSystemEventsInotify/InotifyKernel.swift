@@ -28,6 +28,12 @@ package protocol InotifyKernel: SendableMetatype {
     /// Releases every descriptor and watch.
     mutating func close()
 
+    /// The inotify descriptor, where another thread may add watches to it while the watch's
+    /// own thread works (a start-up's ``CrawlPrefetcher``); `nil` where only the kernel's
+    /// own methods may touch it (a library's bookkeeping, a test kernel's script). The default
+    /// is `nil`.
+    var concurrentInotifyDescriptor: CInt? { get }
+
     /// Looks at a name the kernel reported created (`statx` relative to its directory's
     /// descriptor): the one system call a watch makes per creation, here so that a test kernel
     /// can count them. The default makes the call.
@@ -35,6 +41,8 @@ package protocol InotifyKernel: SendableMetatype {
 }
 
 extension InotifyKernel {
+    package var concurrentInotifyDescriptor: CInt? { nil }
+
     package func status(of name: UnsafePointer<CChar>, relativeTo directory: CInt, followSymlinks: Bool) -> Result<FileStatus, Errno> {
         Syscalls.status(name, relativeTo: directory, followSymlinks: followSymlinks)
     }
@@ -82,6 +90,9 @@ package struct RawInotifyKernel: InotifyKernel {
     package func hasPendingEvents() -> Bool {
         cfse_bytes_waiting(readinessDescriptor) > 0
     }
+
+    /// `inotify_add_watch` is a plain system call on the descriptor: any thread may make it.
+    package var concurrentInotifyDescriptor: CInt? { readinessDescriptor }
 
     package mutating func close() {
         guard !isClosed else { return }

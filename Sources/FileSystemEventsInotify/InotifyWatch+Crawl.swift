@@ -22,7 +22,17 @@ extension InotifyWatch {
             var crawlState = CrawlState()
             crawlState.ancestors.insert(FileIdentity(device: status.device, inode: status.inode))
             if settle != nil { crawlState.presentFiles = [] }
+            if settle == nil, options.filter.isEmpty, !options.followsSymlinks, options.isRecursive, ProcessDescriptors.areVisible,
+               let inotifyDescriptor = kernel?.concurrentInotifyDescriptor
+            {
+                var mask = watchMask
+                mask.remove(.dontFollow)  // the magic link of `/proc/self/fd` must be followed (see `addWatch`)
+                crawlState.prefetcher = CrawlPrefetcher.start(
+                    rootPath: bytes, adder: .init(inotifyDescriptor: inotifyDescriptor, mask: mask),
+                    maximumHeldDescriptors: crawlState.maximumHeldDescriptors)
+            }
             crawl(tree, emitting: false, state: &crawlState)
+            stopPrefetching(&crawlState)
             if let failure = crawlState.failure { throw failure }
             for file in crawlState.presentFiles ?? [] {
                 presentAtReady.append((index, file.relative, file.status))
@@ -93,6 +103,11 @@ extension InotifyWatch {
         /// Set (empty) for the initial crawl when settling: the regular files found, with
         /// their status, to be settled at `ready` (``SettleTracker/presentAtReady``).
         var presentFiles: [(relative: [UInt8], status: FileStatus)]?
+        /// Set for a start-up's crawl that another thread opens, watches and lists for
+        /// (``CrawlPrefetcher``); `nil` once the two are out of step, or never started.
+        var prefetcher: CrawlPrefetcher?
+        /// How far below the crawled directory the crawl is: the prefetcher's check.
+        var depth = 0
     }
 
     /// What opening a directory of the model at the path the model gives it found.
@@ -140,22 +155,30 @@ extension InotifyWatch {
             default: return .inaccessible(errno)
             }
         }
-        guard case .success(let (status, isMountRoot)) = Syscalls.statusAndMountRoot(ofDescriptor: descriptor) else {
+        guard case .success(let (status, isMountRoot)) = Syscalls.statusAndMountRoot(ofDescriptor: descriptor),
+              accepts(directory, status: status, isMountRoot: isMountRoot, expectingIdentity: expectingIdentity,
+                      identityFromListing: identityFromListing)
+        else {
             Syscalls.close(descriptor)
             return .stale
         }
+        return .opened(descriptor, status)
+    }
+
+    /// Whether the directory opened for `directory`, found to have `status`, is the one the
+    /// model means (see ``open(_:expectingIdentity:parentDescriptor:identityFromListing:)``);
+    /// takes a mount's identity and marks a mount's root as hearing its own attributes.
+    func accepts(_ directory: WatchedDirectory, status: FileStatus, isMountRoot: Bool, expectingIdentity: Bool,
+                 identityFromListing: Bool) -> Bool {
         // The parent's watch sees what a mount covers, not the mounted directory.
         let isMountedHere = !directory.isRoot && (isMountRoot || status.device != (directory.parent?.device ?? status.device))
         if expectingIdentity && directory.inode != 0 && (status.inode != directory.inode || status.device != directory.device) {
-            guard identityFromListing && isMountedHere else {
-                Syscalls.close(descriptor)
-                return .stale
-            }
+            guard identityFromListing && isMountedHere else { return false }
             directory.device = status.device
             directory.inode = status.inode
         }
         if isMountedHere { directory.hearsOwnAttributes = true }
-        return .opened(descriptor, status)
+        return true
     }
 
     /// Adds the inotify watch for the directory open at `descriptor`. Through
@@ -199,86 +222,21 @@ extension InotifyWatch {
                         parentDescriptor: CInt = -1, identityFromListing: Bool = false) {
         guard state.failure == nil else { return }
         let root = directory.root
-        let descriptor: CInt
-        let status: FileStatus
-        switch open(directory, parentDescriptor: parentDescriptor, identityFromListing: identityFromListing) {
-        case .stale:
-            // Not at this path now: deleted (its removal follows in the queue), or moved by an
-            // event not read yet. Looked at again once the queue has been read.
-            pendingCrawls.append(directory)
-            return
-        case .inaccessible(let errno) where FileSystemEventsError.isDescriptorShortage(errno):
-            // Not the directory's fault, and it would never be retried: left unlisted, its
-            // contents would be missing from the model for good. The watch stops, saying why.
-            state.failure = .systemCallFailed(call: "open", path: FilePath(bytes: roots[root].paths.bytes(directory.relativePath)), errno: errno)
-            return
-        case .inaccessible(let errno):
-            reportInaccessible(directory, errno: errno)
-            return
-        case .opened(let fd, let found):
-            descriptor = fd
-            status = found
-        }
-        if directory.inode == 0 {
-            directory.device = status.device
-            directory.inode = status.inode
-        }
-        let watch: CInt
-        let paths = roots[root].paths
-        switch addWatch(descriptor: descriptor, absolute: { paths.bytes(directory.relativePath) }) {
-        case .success(let found): watch = found
-        case .failure(let errno):
-            Syscalls.close(descriptor)
-            switch errno {
-            case .noSuchFileOrDirectory, .notDirectory:
-                pendingCrawls.append(directory)
-            case .permissionDenied:
-                reportInaccessible(directory, errno: errno)
-            default:
-                state.failure = watchFailure(errno, path: roots[root].paths.bytes(directory.relativePath))
-            }
-            return
-        }
-        register(directory, watch: watch)
-        if let holder = otherHolder(of: watch, than: directory) {
-            // The kernel gives one watch per directory, and another node of the model holds
-            // this one: the same directory stands at two places of the model. Usually a rename
-            // still in the queue will move the other node here, so this one waits. Once the
-            // queue has been read, the stale one of the two is found by identity.
-            if isResolvingDrained && kernel?.hasPendingEvents() != true {
-                _ = evictIfStale(holder)  // or both are real (a bind mount), and both keep the watch
-            } else {
-                targets[watch]?.directories.removeAll { $0 === directory }
-                directory.watch = -1
-                Syscalls.close(descriptor)
-                pendingCrawls.append(directory)
-                return
-            }
-        }
-        if !reportedUnreadable.isEmpty { reportedUnreadable.remove(roots[root].paths.bytes(directory.relativePath)) }
-
-        let listing: DirectoryListing
-        let listedAt = WallClock.wallNanoseconds()
-        let statEach = state.changedSince != nil || state.presentFiles != nil || state.findsLinks
-        // A subdirectory's identity comes from opening it, which the crawl does next anyway;
-        // examining it in the listing as well was a `statx` per directory. Where the listing
-        // is compared with a model that has entries already (`statEach`), or symlinks are
-        // followed (loops are found by identity before descending), it is examined there.
-        let examinesDirectories = statEach || options.followsSymlinks
-        switch DirectoryListing.read(descriptor: descriptor, with: state.reader, statEach: statEach,
-                                     examinesDirectories: examinesDirectories, followSymlinks: options.followsSymlinks) {
-        case .success(let found): listing = found
-        case .failure(let errno):
-            Syscalls.close(descriptor)
-            reportInaccessible(directory, errno: errno)
-            return
-        }
-        var held: CInt = -1
-        if state.heldDescriptors < state.maximumHeldDescriptors {
-            held = descriptor
-            state.heldDescriptors += 1
+        let opened: (listing: DirectoryListing, listedAt: Int64, descriptor: CInt)?
+        if state.prefetcher != nil {
+            opened = takePrefetched(directory, state: &state, identityFromListing: identityFromListing)
         } else {
-            Syscalls.close(descriptor)
+            opened = openWatchAndList(directory, state: &state, parentDescriptor: parentDescriptor, identityFromListing: identityFromListing)
+        }
+        guard let (listing, listedAt, descriptor) = opened else { return }
+        var held: CInt = -1
+        if descriptor >= 0 {
+            if state.heldDescriptors < state.maximumHeldDescriptors {
+                held = descriptor
+                state.heldDescriptors += 1
+            } else {
+                Syscalls.close(descriptor)
+            }
         }
         defer {
             if held >= 0 {
@@ -349,8 +307,10 @@ extension InotifyWatch {
                     entry.directory = child
                     directory.children[name] = entry
                     state.ancestors.insert(identity)
+                    state.depth += 1
                     crawl(child, emitting: emitting, state: &state, parentDescriptor: held,
                           identityFromListing: item.status == nil)
+                    state.depth -= 1
                     state.ancestors.remove(identity)
                     if child.inode != identity.inode {
                         // A mount point: its `d_ino` was the covered directory's.
@@ -363,6 +323,205 @@ extension InotifyWatch {
                 }
             }
             listing.withName(of: item) { directory.children.update($0, to: entry) }
+        }
+    }
+
+    /// Opens, watches and lists `directory` (see ``crawl(_:emitting:state:parentDescriptor:identityFromListing:)``);
+    /// `nil` when it is not listed now, which is dealt with here. The descriptor is still open.
+    private mutating func openWatchAndList(_ directory: WatchedDirectory, state: inout CrawlState, parentDescriptor: CInt,
+                                           identityFromListing: Bool) -> (listing: DirectoryListing, listedAt: Int64, descriptor: CInt)? {
+        let root = directory.root
+        let descriptor: CInt
+        let status: FileStatus
+        switch open(directory, parentDescriptor: parentDescriptor, identityFromListing: identityFromListing) {
+        case .stale:
+            // Not at this path now: deleted (its removal follows in the queue), or moved by an
+            // event not read yet. Looked at again once the queue has been read.
+            pendingCrawls.append(directory)
+            return nil
+        case .inaccessible(let errno) where FileSystemEventsError.isDescriptorShortage(errno):
+            // Not the directory's fault, and it would never be retried: left unlisted, its
+            // contents would be missing from the model for good. The watch stops, saying why.
+            state.failure = .systemCallFailed(call: "open", path: FilePath(bytes: roots[root].paths.bytes(directory.relativePath)), errno: errno)
+            return nil
+        case .inaccessible(let errno):
+            reportInaccessible(directory, errno: errno)
+            return nil
+        case .opened(let fd, let found):
+            descriptor = fd
+            status = found
+        }
+        if directory.inode == 0 {
+            directory.device = status.device
+            directory.inode = status.inode
+        }
+        let watch: CInt
+        let paths = roots[root].paths
+        switch addWatch(descriptor: descriptor, absolute: { paths.bytes(directory.relativePath) }) {
+        case .success(let found): watch = found
+        case .failure(let errno):
+            Syscalls.close(descriptor)
+            switch errno {
+            case .noSuchFileOrDirectory, .notDirectory:
+                pendingCrawls.append(directory)
+            case .permissionDenied:
+                reportInaccessible(directory, errno: errno)
+            default:
+                state.failure = watchFailure(errno, path: roots[root].paths.bytes(directory.relativePath))
+            }
+            return nil
+        }
+        register(directory, watch: watch)
+        if let holder = otherHolder(of: watch, than: directory) {
+            // The kernel gives one watch per directory, and another node of the model holds
+            // this one: the same directory stands at two places of the model. Usually a rename
+            // still in the queue will move the other node here, so this one waits. Once the
+            // queue has been read, the stale one of the two is found by identity.
+            if isResolvingDrained && kernel?.hasPendingEvents() != true {
+                _ = evictIfStale(holder)  // or both are real (a bind mount), and both keep the watch
+            } else {
+                targets[watch]?.directories.removeAll { $0 === directory }
+                directory.watch = -1
+                Syscalls.close(descriptor)
+                pendingCrawls.append(directory)
+                return nil
+            }
+        }
+        if !reportedUnreadable.isEmpty { reportedUnreadable.remove(roots[root].paths.bytes(directory.relativePath)) }
+
+        let listing: DirectoryListing
+        let listedAt = WallClock.wallNanoseconds()
+        let statEach = state.changedSince != nil || state.presentFiles != nil || state.findsLinks
+        // A subdirectory's identity comes from opening it, which the crawl does next anyway;
+        // examining it in the listing as well was a `statx` per directory. Where the listing
+        // is compared with a model that has entries already (`statEach`), or symlinks are
+        // followed (loops are found by identity before descending), it is examined there.
+        let examinesDirectories = statEach || options.followsSymlinks
+        switch DirectoryListing.read(descriptor: descriptor, with: state.reader, statEach: statEach,
+                                     examinesDirectories: examinesDirectories, followSymlinks: options.followsSymlinks) {
+        case .success(let found): listing = found
+        case .failure(let errno):
+            Syscalls.close(descriptor)
+            reportInaccessible(directory, errno: errno)
+            return nil
+        }
+        return (listing, listedAt, descriptor)
+    }
+
+    /// The same for a start-up's crawl, from what the ``CrawlPrefetcher`` opened, watched and
+    /// listed: every decision of ``openWatchAndList(_:state:parentDescriptor:identityFromListing:)``
+    /// is made here on its results. The descriptor was the prefetcher's (-1 is returned).
+    private mutating func takePrefetched(_ directory: WatchedDirectory, state: inout CrawlState,
+                                         identityFromListing: Bool) -> (listing: DirectoryListing, listedAt: Int64, descriptor: CInt)? {
+        guard let prefetcher = state.prefetcher,
+              let listed = prefetcher.take(name: directory.name, depth: state.depth)
+        else {
+            // Out of step (a listing that named a directory twice, say): the crawl lists for
+            // itself from here on, opening by path.
+            stopPrefetching(&state)
+            return openWatchAndList(directory, state: &state, parentDescriptor: -1, identityFromListing: identityFromListing)
+        }
+        let root = directory.root
+        // The prefetcher went on below a directory it listed; that is of use only if the
+        // crawl enters it too.
+        var isEntered = false
+        defer {
+            if !isEntered { releaseUnheld(prefetcher.skipDescendants(below: state.depth)) }
+        }
+        let status: FileStatus
+        switch listed.opening {
+        case .failed(let errno):
+            switch errno {
+            case .noSuchFileOrDirectory, .notDirectory, .tooManySymbolicLinkLevels:
+                pendingCrawls.append(directory)  // stale: see `openWatchAndList`
+            case _ where FileSystemEventsError.isDescriptorShortage(errno):
+                state.failure = .systemCallFailed(call: "open", path: FilePath(bytes: roots[root].paths.bytes(directory.relativePath)), errno: errno)
+            default:
+                reportInaccessible(directory, errno: errno)
+            }
+            return nil
+        case .unexamined:
+            if case .success(let watch)? = listed.watch { releaseUnheld([watch]) }
+            pendingCrawls.append(directory)
+            return nil
+        case .opened(let found, let isMountRoot):
+            guard accepts(directory, status: found, isMountRoot: isMountRoot, expectingIdentity: true, identityFromListing: identityFromListing) else {
+                if case .success(let watch)? = listed.watch { releaseUnheld([watch]) }
+                pendingCrawls.append(directory)
+                return nil
+            }
+            status = found
+        case .handedOver(let descriptor):
+            let examined = Syscalls.statusAndMountRoot(ofDescriptor: descriptor)
+            Syscalls.close(descriptor)
+            guard case .success(let (found, isMountRoot)) = examined,
+                  accepts(directory, status: found, isMountRoot: isMountRoot, expectingIdentity: true, identityFromListing: identityFromListing)
+            else {
+                if case .success(let watch)? = listed.watch { releaseUnheld([watch]) }
+                pendingCrawls.append(directory)
+                return nil
+            }
+            status = found
+        }
+        if directory.inode == 0 {
+            directory.device = status.device
+            directory.inode = status.inode
+        }
+        let watch: CInt
+        switch listed.watch {
+        case .success(let found)?: watch = found
+        case .failure(let errno)?:
+            switch errno {
+            case .noSuchFileOrDirectory, .notDirectory:
+                pendingCrawls.append(directory)
+            case .permissionDenied:
+                reportInaccessible(directory, errno: errno)
+            default:
+                state.failure = watchFailure(errno, path: roots[root].paths.bytes(directory.relativePath))
+            }
+            return nil
+        case nil:
+            pendingCrawls.append(directory)  // not reached: a directory examined is watched
+            return nil
+        }
+        register(directory, watch: watch)
+        if let holder = otherHolder(of: watch, than: directory) {
+            if isResolvingDrained && kernel?.hasPendingEvents() != true {
+                _ = evictIfStale(holder)
+            } else {
+                targets[watch]?.directories.removeAll { $0 === directory }
+                directory.watch = -1
+                pendingCrawls.append(directory)
+                return nil
+            }
+        }
+        if !reportedUnreadable.isEmpty { reportedUnreadable.remove(roots[root].paths.bytes(directory.relativePath)) }
+        switch listed.listing {
+        case .success(let listing)?:
+            isEntered = true
+            return (listing, listed.listedAt, -1)
+        case .failure(let errno)?:
+            reportInaccessible(directory, errno: errno)
+            return nil
+        case nil:
+            pendingCrawls.append(directory)  // not reached: a directory watched is listed
+            return nil
+        }
+    }
+
+    /// Ends a prefetched crawl: stops the prefetcher's thread and releases the watches it added
+    /// that the model does not hold.
+    mutating func stopPrefetching(_ state: inout CrawlState) {
+        guard let prefetcher = state.prefetcher else { return }
+        state.prefetcher = nil
+        releaseUnheld(prefetcher.finish())
+    }
+
+    /// Removes those of `watches` that no node of the model holds: a prefetcher added them for
+    /// directories the crawl did not take.
+    private mutating func releaseUnheld(_ watches: [CInt]) {
+        for watch in watches where targets[watch] == nil {
+            kernel?.removeWatch(watch)
         }
     }
 

@@ -35,6 +35,39 @@ import Testing
         await first.stop()
     }
 
+    @Test("a watch started in the middle of a burst: the state its start-up found plus its events replay to the disk", arguments: availableBackends)
+    func startedDuringABurst(backend: FileSystemEventBackend) async throws {
+        let tree = try ScratchTree()
+        defer { tree.remove() }
+        // Enough directories that the start-up's crawl overlaps the burst, the burst's
+        // directories among them, so that it changes what the crawl is listing.
+        for index in 0..<8 {
+            try tree.makeDirectory(RelativePath("d\(index)"))
+            for inner in 0..<60 {
+                try tree.makeDirectory(RelativePath("d\(index)/old\(inner)"))
+                try tree.write(RelativePath("d\(index)/old\(inner)/file"), "")
+            }
+        }
+        let progress = BurstProgress()
+        let burst = Task.detached {
+            try Self.burst(in: tree, operations: 4_000, progress: progress)
+        }
+        while progress.done.load(ordering: .acquiring) < 500 { await Task.yield() }
+        let watcher = FileSystemWatcherTests.watcher(backend, root: tree.root)
+        // The first subscription: the shared watch's source starts now, under the burst.
+        let subscription = watcher.subscribe(capturesInitialState: true)
+        let initial = try await Self.initialState(of: subscription, in: tree)
+        let startedAt = progress.done.load(ordering: .acquiring)
+        try await burst.value
+        try tree.write("marker", "")
+        let events = try await Self.events(of: subscription, until: tree.path("marker"))
+        #expect(events != nil, "\(backend): the subscription never saw the marker")
+        let replayed = Self.replay(try #require(initial, "\(backend): no initial state at ready"), events ?? [], in: tree)
+        let disk = SubtreeReplay.walk(tree)
+        #expect(replayed == disk, "\(backend) (ready after \(startedAt) of 4,000 operations): replay differs: missing \(Set(disk.keys).subtracting(replayed.keys).sorted().prefix(5)), extra \(Set(replayed.keys).subtracting(disk.keys).sorted().prefix(5))")
+        await subscription.stop()
+    }
+
     @Test("a subscriber that stops reading holds up nobody, and catches up exactly once it reads again", arguments: availableBackends)
     func stalledSubscriber(backend: FileSystemEventBackend) async throws {
         let tree = try ScratchTree()

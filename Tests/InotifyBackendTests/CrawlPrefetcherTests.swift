@@ -1,0 +1,144 @@
+#if os(Linux)
+import FileSystemEventsConformance
+import FileSystemEventsCore
+@testable import FileSystemEventsInotify
+import Glibc
+import SystemPackage
+import Testing
+
+/// The thread that opens, watches and lists a start-up's directories ahead of the crawl
+/// (``CrawlPrefetcher``): it must hand them over in exactly the crawl's order, each watched
+/// and listed, skip what the crawl does not enter, and leave no descriptor open however the
+/// crawl ends.
+struct CrawlPrefetcherTests {
+    /// Entries of /proc/self/fd (with `.`, `..` and the listing's own: a constant offset).
+    private static func openDescriptors() -> Int {
+        guard let directory = opendir("/proc/self/fd") else { return -1 }
+        defer { closedir(directory) }
+        var count = 0
+        while readdir(directory) != nil { count += 1 }
+        return count
+    }
+
+    /// A tree of `width` directories per level, `depth` levels, with a file in each directory.
+    private static func makeTree(_ tree: ScratchTree, width: Int, depth: Int) throws -> [String] {
+        var directories: [String] = []
+        func fill(_ prefix: String, _ level: Int) throws {
+            guard level < depth else { return }
+            for index in 0..<width {
+                let path = prefix.isEmpty ? "d\(index)" : "\(prefix)/d\(index)"
+                try tree.makeDirectory(RelativePath(path))
+                try tree.write(RelativePath("\(path)/file"), "x")
+                directories.append(path)
+                try fill(path, level + 1)
+            }
+        }
+        try fill("", 0)
+        return directories
+    }
+
+    /// What the crawl does with what it takes: a handed-over descriptor is examined and
+    /// closed; the directory's identity is returned.
+    private static func accept(_ listed: CrawlPrefetcher.Listed) -> FileStatus? {
+        switch listed.opening {
+        case .opened(let status, _):
+            return status
+        case .handedOver(let descriptor):
+            defer { Syscalls.close(descriptor) }
+            guard case .success(let status) = Syscalls.status(ofDescriptor: descriptor) else { return nil }
+            return status
+        case .failed, .unexamined:
+            return nil
+        }
+    }
+
+    /// Walks what the prefetcher hands over the way the crawl does (depth first, listing
+    /// order), collecting the relative paths it takes; `skip` names directories the crawl does
+    /// not enter.
+    private static func crawl(_ prefetcher: CrawlPrefetcher, name: [UInt8], relative: String, depth: Int,
+                              skip: Set<String>, into taken: inout [String], watches: inout Set<CInt>) {
+        guard let listed = prefetcher.take(name: name, depth: depth) else {
+            Issue.record("out of step at \(relative.isEmpty ? "the root" : relative)")
+            return
+        }
+        let status = accept(listed)
+        #expect(status?.itemType == .directory, "\(relative) was not examined")
+        guard case .success(let watch)? = listed.watch, case .success(let listing)? = listed.listing else {
+            Issue.record("\(relative) was not watched and listed")
+            return
+        }
+        #expect(!watches.contains(watch), "\(relative) shares a watch")
+        watches.insert(watch)
+        if !relative.isEmpty { taken.append(relative) }
+        if skip.contains(relative) {
+            _ = prefetcher.skipDescendants(below: depth)
+            return
+        }
+        for entry in listing.entries where (entry.status?.itemType ?? entry.type) == .directory {
+            let child = listing.name(of: entry)
+            let childPath = relative.isEmpty ? String(decoding: child, as: UTF8.self) : relative + "/" + String(decoding: child, as: UTF8.self)
+            crawl(prefetcher, name: child, relative: childPath, depth: depth + 1, skip: skip, into: &taken, watches: &watches)
+        }
+    }
+
+    @Test("hands over every directory in the crawl's order, watched and listed, by name and by path", arguments: [0, 2, 32])
+    func wholeTree(heldDescriptors: Int) throws {
+        let tree = try ScratchTree()
+        defer { tree.remove() }
+        let directories = try Self.makeTree(tree, width: 4, depth: 4)  // 340 directories
+        guard case .success(let inotify) = Inotify.initialize() else {
+            Issue.record("no inotify instance")
+            return
+        }
+        let before = Self.openDescriptors()
+        let prefetcher = try #require(CrawlPrefetcher.start(
+            rootPath: tree.root.bytes, adder: .init(inotifyDescriptor: inotify, mask: Inotify.Mask.eventModel.union(.onlyDirectory)),
+            maximumHeldDescriptors: heldDescriptors))
+        var taken: [String] = []
+        var watches: Set<CInt> = []
+        Self.crawl(prefetcher, name: [], relative: "", depth: 0, skip: [], into: &taken, watches: &watches)
+        #expect(prefetcher.finish().isEmpty)
+        #expect(Set(taken) == Set(directories))
+        #expect(taken.count == directories.count)
+        #expect(watches.count == directories.count + 1)
+        #expect(Self.openDescriptors() == before)
+        Syscalls.close(inotify)
+    }
+
+    @Test("skips what the crawl does not enter, and a crawl that ends early leaves no descriptor open")
+    func skippedAndAbandoned() throws {
+        let tree = try ScratchTree()
+        defer { tree.remove() }
+        let directories = try Self.makeTree(tree, width: 3, depth: 4)  // 120 directories
+        guard case .success(let inotify) = Inotify.initialize() else {
+            Issue.record("no inotify instance")
+            return
+        }
+        defer { Syscalls.close(inotify) }
+        let before = Self.openDescriptors()
+
+        // d1 and d2/d0 are not entered: none of their descendants is handed over.
+        let prefetcher = try #require(CrawlPrefetcher.start(
+            rootPath: tree.root.bytes, adder: .init(inotifyDescriptor: inotify, mask: Inotify.Mask.eventModel.union(.onlyDirectory)),
+            maximumHeldDescriptors: 4))
+        var taken: [String] = []
+        var watches: Set<CInt> = []
+        Self.crawl(prefetcher, name: [], relative: "", depth: 0, skip: ["d1", "d2/d0"], into: &taken, watches: &watches)
+        #expect(prefetcher.finish().isEmpty)
+        let expected = directories.filter { !$0.hasPrefix("d1/") && !$0.hasPrefix("d2/d0/") }
+        #expect(Set(taken) == Set(expected))
+        #expect(Self.openDescriptors() == before)
+
+        // The crawl stops after the root (a failure): the rest is released.
+        let abandoned = try #require(CrawlPrefetcher.start(
+            rootPath: tree.root.bytes, adder: .init(inotifyDescriptor: inotify, mask: Inotify.Mask.eventModel.union(.onlyDirectory)),
+            maximumHeldDescriptors: 4))
+        let root = try #require(abandoned.take(name: [], depth: 0))
+        _ = Self.accept(root)
+        #expect(abandoned.take(name: Array("no such".utf8), depth: 1) == nil)  // out of step: nothing taken
+        let released = abandoned.finish()
+        #expect(released.count <= directories.count)
+        #expect(Self.openDescriptors() == before)
+    }
+}
+#endif
