@@ -172,6 +172,21 @@ int cfse_release_free_memory(void) {
 #endif
 }
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
+int cfse_usable_processors(void) {
+#if defined(__linux__)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+        return CPU_COUNT(&set);
+    }
+#endif
+    long count = sysconf(_SC_NPROCESSORS_ONLN);
+    return count > 0 ? (int)count : 1;
+}
+
 #if defined(__linux__) || defined(__APPLE__)
 #include <sys/xattr.h>
 #endif

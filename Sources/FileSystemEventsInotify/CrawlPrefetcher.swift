@@ -1,5 +1,7 @@
 #if os(Linux)
 import Glibc
+import CFileSystemEventsShims
+import Synchronization
 import FileSystemEventsCore
 import SystemPackage
 
@@ -29,14 +31,10 @@ final class CrawlPrefetcher: @unchecked Sendable {
     /// One directory as the prefetcher found it.
     struct Listed {
         enum Opening {
-            /// Opened and examined here: a directory whose descriptor the prefetcher holds to
-            /// open its subdirectories by name, and closes when it is done with them.
-            case opened(FileStatus, isMountRoot: Bool)
-            /// Opened, and the descriptor handed over: the crawl examines it and closes it.
-            /// Directories with no subdirectory (most of any tree) come this way, so that
-            /// their `statx` and `close` are made on the crawl's thread, which has time to
-            /// spare, while this one opens the next.
-            case handedOver(CInt)
+            /// Opened and examined. `descriptor` is the crawl's to close (or hold), or -1 where
+            /// the prefetcher holds it to open the directory's subdirectories by name, and
+            /// closes it itself once they are done.
+            case opened(FileStatus, isMountRoot: Bool, descriptor: CInt)
             /// `openat` failed.
             case failed(Errno)
             /// Opened, but `statx` of the descriptor failed: treated as stale, as the crawl does.
@@ -50,9 +48,17 @@ final class CrawlPrefetcher: @unchecked Sendable {
         let opening: Opening
         /// Attempted only once opened and examined.
         let watch: Result<CInt, Errno>?
-        /// Attempted only once watched. The prefetcher descends only where this succeeded.
+        /// Attempted only once watched, and then `nil` only for a directory left for the crawl
+        /// to list (see ``isLeftToList``). The prefetcher descends only where this succeeded.
         let listing: Result<DirectoryListing, Errno>?
         let listedAt: Int64
+
+        /// Watched but not listed: a directory with no subdirectory that the crawl lists
+        /// itself, with the descriptor handed over.
+        var isLeftToList: Bool {
+            if case .success? = watch, listing == nil { return true }
+            return false
+        }
     }
 
     /// Adds a watch from the prefetcher's thread: `inotify_add_watch` on the watch's inotify
@@ -75,6 +81,11 @@ final class CrawlPrefetcher: @unchecked Sendable {
     private var isCancelled = false
     private var consumerWaits = false
     private var producerWaits = false
+
+    /// Directories handed over and not yet taken by the crawl: while there are few, the crawl
+    /// is waiting for work, and directories with no subdirectory are left for it to list.
+    private let outstanding = Atomic<Int>(0)
+    private static var outstandingForListingHere: Int { 2 * publishBatch }
 
     // The consumer's side: what it took from `published`, read in order.
     private var taken: [Listed] = []
@@ -103,6 +114,10 @@ final class CrawlPrefetcher: @unchecked Sendable {
         mutex.deallocate()
     }
 
+    /// Whether this process may run on two processors at least: on one, the two threads would
+    /// only take turns, and pay for handing over what they share.
+    static let hasProcessorsToOverlap: Bool = cfse_usable_processors() >= 2
+
     /// Starts a prefetcher for the root at `rootPath`, or returns `nil` if no thread could be
     /// started (the crawl then lists for itself).
     static func start(rootPath: [UInt8], adder: WatchAdder, maximumHeldDescriptors: Int) -> CrawlPrefetcher? {
@@ -119,6 +134,7 @@ final class CrawlPrefetcher: @unchecked Sendable {
         guard let next = peek() else { return nil }
         guard next.depth == depth, next.name == name else { return nil }
         nextTaken += 1
+        outstanding.subtract(1, ordering: .relaxed)
         return next
     }
 
@@ -130,13 +146,14 @@ final class CrawlPrefetcher: @unchecked Sendable {
         while let next = peek(), next.depth > depth {
             Self.discard(next, collectingWatches: &watches)
             nextTaken += 1
+            outstanding.subtract(1, ordering: .relaxed)
         }
         return watches
     }
 
     /// Closes what `listed` handed over, and notes its watch.
     private static func discard(_ listed: Listed, collectingWatches watches: inout [CInt]) {
-        if case .handedOver(let descriptor) = listed.opening { Syscalls.close(descriptor) }
+        if case .opened(_, _, let descriptor) = listed.opening, descriptor >= 0 { Syscalls.close(descriptor) }
         if case .success(let watch)? = listed.watch { watches.append(watch) }
     }
 
@@ -230,12 +247,20 @@ final class CrawlPrefetcher: @unchecked Sendable {
             case .failure(let errno):
                 result = Listed(depth: depth, name: name, opening: .failed(errno), watch: nil, listing: nil, listedAt: 0)
             case .success(let descriptor):
-                // Watched before it is examined, unlike the crawl's own order: the crawl
-                // examines it later and releases the watch of a directory it does not take.
+                guard case .success(let (status, isMountRoot)) = Syscalls.statusAndMountRoot(ofDescriptor: descriptor) else {
+                    Syscalls.close(descriptor)
+                    break  // `.unexamined`
+                }
                 let watch = Inotify.addWatch(adder.inotifyDescriptor, path: ProcessDescriptors.path(of: descriptor), mask: adder.mask)
                 var listed: Result<DirectoryListing, Errno>?
                 var listedAt: Int64 = 0
-                if case .success = watch {
+                // A directory's link count is 2 plus its subdirectories on most file systems
+                // (btrfs says 1, and is listed here): one with none is left for the crawl to
+                // list while it has little else to do, which shares the work between the
+                // two threads. Should it have a subdirectory after all (made since), the
+                // crawl lists that too.
+                let leavesListing = status.linkCount == 2 && outstanding.load(ordering: .relaxed) < Self.outstandingForListingHere
+                if case .success = watch, !leavesListing {
                     listedAt = WallClock.wallNanoseconds()
                     listed = DirectoryListing.read(descriptor: descriptor, with: reader, statEach: false,
                                                    examinesDirectories: false, followSymlinks: false)
@@ -243,21 +268,11 @@ final class CrawlPrefetcher: @unchecked Sendable {
                 }
                 let hasSubdirectories = listing?.entries.contains { ($0.status?.itemType ?? $0.type) == .directory } ?? false
                 if hasSubdirectories && held < maximumHeldDescriptors {
-                    // Its subdirectories are opened through it: examined here, while it is
-                    // certainly open, and closed here once they are done.
-                    if case .success(let (status, isMountRoot)) = Syscalls.statusAndMountRoot(ofDescriptor: descriptor) {
-                        result = Listed(depth: depth, name: name, opening: .opened(status, isMountRoot: isMountRoot),
-                                        watch: watch, listing: listed, listedAt: listedAt)
-                        keep = descriptor
-                        held += 1
-                    } else {
-                        Syscalls.close(descriptor)
-                        result = Listed(depth: depth, name: name, opening: .unexamined, watch: watch, listing: nil, listedAt: 0)
-                        listing = nil
-                    }
-                } else {
-                    result = Listed(depth: depth, name: name, opening: .handedOver(descriptor), watch: watch, listing: listed, listedAt: listedAt)
+                    keep = descriptor
+                    held += 1
                 }
+                result = Listed(depth: depth, name: name, opening: .opened(status, isMountRoot: isMountRoot, descriptor: keep >= 0 ? -1 : descriptor),
+                                watch: watch, listing: listed, listedAt: listedAt)
             }
             pendingEntries += listing?.entries.count ?? 0
             pending.append(result)
@@ -312,6 +327,7 @@ final class CrawlPrefetcher: @unchecked Sendable {
         if isCancelled { return false }
         published += pending
         publishedEntries += entries
+        outstanding.add(pending.count, ordering: .relaxed)
         pending.removeAll(keepingCapacity: true)
         entries = 0
         if consumerWaits { pthread_cond_broadcast(condition) }

@@ -23,6 +23,7 @@ extension InotifyWatch {
             crawlState.ancestors.insert(FileIdentity(device: status.device, inode: status.inode))
             if settle != nil { crawlState.presentFiles = [] }
             if settle == nil, options.filter.isEmpty, !options.followsSymlinks, options.isRecursive, ProcessDescriptors.areVisible,
+               CrawlPrefetcher.hasProcessorsToOverlap,
                let inotifyDescriptor = kernel?.concurrentInotifyDescriptor
             {
                 var mask = watchMask
@@ -222,13 +223,19 @@ extension InotifyWatch {
                         parentDescriptor: CInt = -1, identityFromListing: Bool = false) {
         guard state.failure == nil else { return }
         let root = directory.root
-        let opened: (listing: DirectoryListing, listedAt: Int64, descriptor: CInt)?
+        let opened: (listing: DirectoryListing, listedAt: Int64, descriptor: CInt, prefetched: Bool)?
         if state.prefetcher != nil {
             opened = takePrefetched(directory, state: &state, identityFromListing: identityFromListing)
         } else {
             opened = openWatchAndList(directory, state: &state, parentDescriptor: parentDescriptor, identityFromListing: identityFromListing)
+                .map { ($0.listing, $0.listedAt, $0.descriptor, false) }
         }
-        guard let (listing, listedAt, descriptor) = opened else { return }
+        guard let (listing, listedAt, descriptor, prefetched) = opened else { return }
+        // Below a directory the prefetcher left for the crawl to list, the crawl goes on by
+        // itself; it takes from the prefetcher again once back above it.
+        let prefetcher = state.prefetcher
+        if !prefetched { state.prefetcher = nil }
+        defer { if !prefetched && state.prefetcher == nil { state.prefetcher = prefetcher } }
         var held: CInt = -1
         if descriptor >= 0 {
             if state.heldDescriptors < state.maximumHeldDescriptors {
@@ -410,9 +417,12 @@ extension InotifyWatch {
 
     /// The same for a start-up's crawl, from what the ``CrawlPrefetcher`` opened, watched and
     /// listed: every decision of ``openWatchAndList(_:state:parentDescriptor:identityFromListing:)``
-    /// is made here on its results. The descriptor was the prefetcher's (-1 is returned).
-    private mutating func takePrefetched(_ directory: WatchedDirectory, state: inout CrawlState,
-                                         identityFromListing: Bool) -> (listing: DirectoryListing, listedAt: Int64, descriptor: CInt)? {
+    /// is made here on its results. The descriptor returned, if any, is open; `prefetched` says
+    /// whether the prefetcher went on below the directory (it did not where it left the listing
+    /// to the crawl).
+    private mutating func takePrefetched(_ directory: WatchedDirectory, state: inout CrawlState, identityFromListing: Bool)
+        -> (listing: DirectoryListing, listedAt: Int64, descriptor: CInt, prefetched: Bool)?
+    {
         guard let prefetcher = state.prefetcher,
               let listed = prefetcher.take(name: directory.name, depth: state.depth)
         else {
@@ -420,12 +430,16 @@ extension InotifyWatch {
             // itself from here on, opening by path.
             stopPrefetching(&state)
             return openWatchAndList(directory, state: &state, parentDescriptor: -1, identityFromListing: identityFromListing)
+                .map { ($0.listing, $0.listedAt, $0.descriptor, false) }
         }
         let root = directory.root
+        // A descriptor handed over is this function's to close, unless it returns it.
+        var owned: CInt = -1
         // The prefetcher went on below a directory it listed; that is of use only if the
         // crawl enters it too.
         var isEntered = false
         defer {
+            if owned >= 0 { Syscalls.close(owned) }
             if !isEntered { releaseUnheld(prefetcher.skipDescendants(below: state.depth)) }
         }
         let status: FileStatus
@@ -441,22 +455,11 @@ extension InotifyWatch {
             }
             return nil
         case .unexamined:
-            if case .success(let watch)? = listed.watch { releaseUnheld([watch]) }
             pendingCrawls.append(directory)
             return nil
-        case .opened(let found, let isMountRoot):
+        case .opened(let found, let isMountRoot, let descriptor):
+            owned = descriptor
             guard accepts(directory, status: found, isMountRoot: isMountRoot, expectingIdentity: true, identityFromListing: identityFromListing) else {
-                if case .success(let watch)? = listed.watch { releaseUnheld([watch]) }
-                pendingCrawls.append(directory)
-                return nil
-            }
-            status = found
-        case .handedOver(let descriptor):
-            let examined = Syscalls.statusAndMountRoot(ofDescriptor: descriptor)
-            Syscalls.close(descriptor)
-            guard case .success(let (found, isMountRoot)) = examined,
-                  accepts(directory, status: found, isMountRoot: isMountRoot, expectingIdentity: true, identityFromListing: identityFromListing)
-            else {
                 if case .success(let watch)? = listed.watch { releaseUnheld([watch]) }
                 pendingCrawls.append(directory)
                 return nil
@@ -496,15 +499,26 @@ extension InotifyWatch {
             }
         }
         if !reportedUnreadable.isEmpty { reportedUnreadable.remove(roots[root].paths.bytes(directory.relativePath)) }
-        switch listed.listing {
-        case .success(let listing)?:
+        let found: Result<DirectoryListing, Errno>
+        var listedAt = listed.listedAt
+        if let prefetched = listed.listing {
+            found = prefetched
+        } else {
+            // Left for the crawl to list (no subdirectory when the prefetcher looked).
+            guard owned >= 0 else { return nil }  // not reached: such a descriptor is handed over
+            listedAt = WallClock.wallNanoseconds()
+            found = DirectoryListing.read(descriptor: owned, with: state.reader, statEach: false, examinesDirectories: false,
+                                          followSymlinks: false)
+        }
+        switch found {
+        case .success(let listing):
             isEntered = true
-            return (listing, listed.listedAt, -1)
-        case .failure(let errno)?:
+            guard listed.listing == nil else { return (listing, listedAt, -1, true) }  // its subdirectories come opened
+            let descriptor = owned
+            owned = -1
+            return (listing, listedAt, descriptor, false)
+        case .failure(let errno):
             reportInaccessible(directory, errno: errno)
-            return nil
-        case nil:
-            pendingCrawls.append(directory)  // not reached: a directory watched is listed
             return nil
         }
     }

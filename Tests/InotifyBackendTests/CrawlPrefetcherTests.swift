@@ -39,14 +39,18 @@ struct CrawlPrefetcherTests {
 
     /// What the crawl does with what it takes: a handed-over descriptor is examined and
     /// closed; the directory's identity is returned.
-    private static func accept(_ listed: CrawlPrefetcher.Listed) -> FileStatus? {
+    private static func accept(_ listed: CrawlPrefetcher.Listed, reader: DirectoryEntryReader) -> (FileStatus, DirectoryListing?)? {
         switch listed.opening {
-        case .opened(let status, _):
-            return status
-        case .handedOver(let descriptor):
-            defer { Syscalls.close(descriptor) }
-            guard case .success(let status) = Syscalls.status(ofDescriptor: descriptor) else { return nil }
-            return status
+        case .opened(let status, _, let descriptor):
+            defer { if descriptor >= 0 { Syscalls.close(descriptor) } }
+            if listed.isLeftToList {
+                guard descriptor >= 0, case .success(let listing) = DirectoryListing.read(
+                    descriptor: descriptor, with: reader, statEach: false, examinesDirectories: false, followSymlinks: false)
+                else { return nil }
+                return (status, listing)
+            }
+            if case .success(let listing)? = listed.listing { return (status, listing) }
+            return (status, nil)
         case .failed, .unexamined:
             return nil
         }
@@ -55,17 +59,24 @@ struct CrawlPrefetcherTests {
     /// Walks what the prefetcher hands over the way the crawl does (depth first, listing
     /// order), collecting the relative paths it takes; `skip` names directories the crawl does
     /// not enter.
-    private static func crawl(_ prefetcher: CrawlPrefetcher, name: [UInt8], relative: String, depth: Int,
-                              skip: Set<String>, into taken: inout [String], watches: inout Set<CInt>) {
+    private static func crawl(_ prefetcher: CrawlPrefetcher, name: [UInt8], relative: String, depth: Int, skip: Set<String>,
+                              reader: DirectoryEntryReader, into taken: inout [String], watches: inout Set<CInt>, leftToList: inout Int) {
         guard let listed = prefetcher.take(name: name, depth: depth) else {
             Issue.record("out of step at \(relative.isEmpty ? "the root" : relative)")
             return
         }
-        let status = accept(listed)
-        #expect(status?.itemType == .directory, "\(relative) was not examined")
-        guard case .success(let watch)? = listed.watch, case .success(let listing)? = listed.listing else {
+        let accepted = accept(listed, reader: reader)
+        #expect(accepted?.0.itemType == .directory, "\(relative) was not examined")
+        guard case .success(let watch)? = listed.watch, let listing = accepted?.1 else {
             Issue.record("\(relative) was not watched and listed")
             return
+        }
+        if listed.isLeftToList {
+            // Left to the crawl: nothing below it is handed over.
+            leftToList += 1
+            for entry in listing.entries where (entry.status?.itemType ?? entry.type) == .directory {
+                Issue.record("\(relative), left to list, has a subdirectory")
+            }
         }
         #expect(!watches.contains(watch), "\(relative) shares a watch")
         watches.insert(watch)
@@ -77,7 +88,8 @@ struct CrawlPrefetcherTests {
         for entry in listing.entries where (entry.status?.itemType ?? entry.type) == .directory {
             let child = listing.name(of: entry)
             let childPath = relative.isEmpty ? String(decoding: child, as: UTF8.self) : relative + "/" + String(decoding: child, as: UTF8.self)
-            crawl(prefetcher, name: child, relative: childPath, depth: depth + 1, skip: skip, into: &taken, watches: &watches)
+            crawl(prefetcher, name: child, relative: childPath, depth: depth + 1, skip: skip, reader: reader, into: &taken,
+                  watches: &watches, leftToList: &leftToList)
         }
     }
 
@@ -96,7 +108,9 @@ struct CrawlPrefetcherTests {
             maximumHeldDescriptors: heldDescriptors))
         var taken: [String] = []
         var watches: Set<CInt> = []
-        Self.crawl(prefetcher, name: [], relative: "", depth: 0, skip: [], into: &taken, watches: &watches)
+        var leftToList = 0
+        Self.crawl(prefetcher, name: [], relative: "", depth: 0, skip: [], reader: DirectoryEntryReader(), into: &taken,
+                   watches: &watches, leftToList: &leftToList)
         #expect(prefetcher.finish().isEmpty)
         #expect(Set(taken) == Set(directories))
         #expect(taken.count == directories.count)
@@ -123,7 +137,9 @@ struct CrawlPrefetcherTests {
             maximumHeldDescriptors: 4))
         var taken: [String] = []
         var watches: Set<CInt> = []
-        Self.crawl(prefetcher, name: [], relative: "", depth: 0, skip: ["d1", "d2/d0"], into: &taken, watches: &watches)
+        var leftToList = 0
+        Self.crawl(prefetcher, name: [], relative: "", depth: 0, skip: ["d1", "d2/d0"], reader: DirectoryEntryReader(), into: &taken,
+                   watches: &watches, leftToList: &leftToList)
         #expect(prefetcher.finish().isEmpty)
         let expected = directories.filter { !$0.hasPrefix("d1/") && !$0.hasPrefix("d2/d0/") }
         #expect(Set(taken) == Set(expected))
@@ -134,7 +150,7 @@ struct CrawlPrefetcherTests {
             rootPath: tree.root.bytes, adder: .init(inotifyDescriptor: inotify, mask: Inotify.Mask.eventModel.union(.onlyDirectory)),
             maximumHeldDescriptors: 4))
         let root = try #require(abandoned.take(name: [], depth: 0))
-        _ = Self.accept(root)
+        _ = Self.accept(root, reader: DirectoryEntryReader())
         #expect(abandoned.take(name: Array("no such".utf8), depth: 1) == nil)  // out of step: nothing taken
         let released = abandoned.finish()
         #expect(released.count <= directories.count)

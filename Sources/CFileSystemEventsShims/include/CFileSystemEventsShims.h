@@ -54,6 +54,10 @@ uint64_t cfse_content_hash(const void *bytes, size_t count);
 /// module does not export); does nothing elsewhere. Returns 1 if memory was released.
 int cfse_release_free_memory(void);
 
+/// The processors this thread may run on (`sched_getaffinity`, which a container's or
+/// `taskset`'s restriction narrows), or the online count where that is not known.
+int cfse_usable_processors(void);
+
 /// `lgetxattr`/`lsetxattr` (never following a final symlink); -1 with errno on failure.
 /// `create_only` fails with EEXIST where the attribute exists already.
 long cfse_get_xattr(const char *path, const char *name, void *value, size_t size);
