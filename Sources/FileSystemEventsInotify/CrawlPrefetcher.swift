@@ -32,8 +32,8 @@ final class CrawlPrefetcher: @unchecked Sendable {
     struct Listed {
         enum Opening {
             /// Opened and examined. `descriptor` is the crawl's to close (or hold), or -1 where
-            /// the prefetcher holds it to open the directory's subdirectories by name, and
-            /// closes it itself once they are done.
+            /// the prefetcher keeps it (to open the directory's subdirectories by name) or has
+            /// closed it, which it does when it holds many handed over already.
             case opened(FileStatus, isMountRoot: Bool, descriptor: CInt)
             /// `openat` failed.
             case failed(Errno)
@@ -86,6 +86,11 @@ final class CrawlPrefetcher: @unchecked Sendable {
     /// is waiting for work, and directories with no subdirectory are left for it to list.
     private let outstanding = Atomic<Int>(0)
     private static var outstandingForListingHere: Int { 2 * publishBatch }
+    /// Descriptors in directories handed over and not yet taken. No more than
+    /// `maximumHeldDescriptors` are: beyond, the prefetcher closes them itself, so that the
+    /// descriptors a start-up holds stay bounded by the open file limit however far it runs
+    /// ahead of the crawl.
+    private let descriptorsInFlight = Atomic<Int>(0)
 
     // The consumer's side: what it took from `published`, read in order.
     private var taken: [Listed] = []
@@ -134,7 +139,7 @@ final class CrawlPrefetcher: @unchecked Sendable {
         guard let next = peek() else { return nil }
         guard next.depth == depth, next.name == name else { return nil }
         nextTaken += 1
-        outstanding.subtract(1, ordering: .relaxed)
+        noteTaken(next)
         return next
     }
 
@@ -146,9 +151,16 @@ final class CrawlPrefetcher: @unchecked Sendable {
         while let next = peek(), next.depth > depth {
             Self.discard(next, collectingWatches: &watches)
             nextTaken += 1
-            outstanding.subtract(1, ordering: .relaxed)
+            noteTaken(next)
         }
         return watches
+    }
+
+    private func noteTaken(_ listed: Listed) {
+        outstanding.subtract(1, ordering: .relaxed)
+        if case .opened(_, _, let descriptor) = listed.opening, descriptor >= 0 {
+            descriptorsInFlight.subtract(1, ordering: .relaxed)
+        }
     }
 
     /// Closes what `listed` handed over, and notes its watch.
@@ -179,6 +191,13 @@ final class CrawlPrefetcher: @unchecked Sendable {
         taken = []
         nextTaken = 0
         return watches
+    }
+
+    /// Whether the walk has ended (for tests: what it holds then is what it hands over).
+    var hasEnded: Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return isFinished
     }
 
     private func peek() -> Listed? {
@@ -259,7 +278,9 @@ final class CrawlPrefetcher: @unchecked Sendable {
                 // list while it has little else to do, which shares the work between the
                 // two threads. Should it have a subdirectory after all (made since), the
                 // crawl lists that too.
-                let leavesListing = status.linkCount == 2 && outstanding.load(ordering: .relaxed) < Self.outstandingForListingHere
+                let mayHandOver = descriptorsInFlight.load(ordering: .relaxed) < maximumHeldDescriptors
+                let leavesListing = mayHandOver && status.linkCount == 2
+                    && outstanding.load(ordering: .relaxed) < Self.outstandingForListingHere
                 if case .success = watch, !leavesListing {
                     listedAt = WallClock.wallNanoseconds()
                     listed = DirectoryListing.read(descriptor: descriptor, with: reader, statEach: false,
@@ -267,11 +288,17 @@ final class CrawlPrefetcher: @unchecked Sendable {
                     if case .success(let found)? = listed { listing = found }
                 }
                 let hasSubdirectories = listing?.entries.contains { ($0.status?.itemType ?? $0.type) == .directory } ?? false
+                var handed: CInt = -1
                 if hasSubdirectories && held < maximumHeldDescriptors {
                     keep = descriptor
                     held += 1
+                } else if mayHandOver {
+                    handed = descriptor
+                    descriptorsInFlight.add(1, ordering: .relaxed)
+                } else {
+                    Syscalls.close(descriptor)
                 }
-                result = Listed(depth: depth, name: name, opening: .opened(status, isMountRoot: isMountRoot, descriptor: keep >= 0 ? -1 : descriptor),
+                result = Listed(depth: depth, name: name, opening: .opened(status, isMountRoot: isMountRoot, descriptor: handed),
                                 watch: watch, listing: listed, listedAt: listedAt)
             }
             pendingEntries += listing?.entries.count ?? 0

@@ -119,6 +119,36 @@ struct CrawlPrefetcherTests {
         Syscalls.close(inotify)
     }
 
+    @Test("a crawl that falls behind: the descriptors handed over and not yet taken stay within the budget")
+    func boundedDescriptors() throws {
+        let tree = try ScratchTree()
+        defer { tree.remove() }
+        for index in 0..<400 { try tree.makeDirectory(RelativePath("leaf\(index)")) }
+        guard case .success(let inotify) = Inotify.initialize() else {
+            Issue.record("no inotify instance")
+            return
+        }
+        defer { Syscalls.close(inotify) }
+        let before = Self.openDescriptors()
+        let budget = 8
+        let prefetcher = try #require(CrawlPrefetcher.start(
+            rootPath: tree.root.bytes, adder: .init(inotifyDescriptor: inotify, mask: Inotify.Mask.eventModel.union(.onlyDirectory)),
+            maximumHeldDescriptors: budget))
+        // Nothing is taken until the walk is over: everything it found is waiting.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !prefetcher.hasEnded && ContinuousClock.now < deadline { sched_yield() }
+        #expect(prefetcher.hasEnded)
+        #expect(Self.openDescriptors() - before <= budget, "\(Self.openDescriptors() - before) descriptors held for 400 directories")
+        var taken: [String] = []
+        var watches: Set<CInt> = []
+        var leftToList = 0
+        Self.crawl(prefetcher, name: [], relative: "", depth: 0, skip: [], reader: DirectoryEntryReader(), into: &taken,
+                   watches: &watches, leftToList: &leftToList)
+        #expect(prefetcher.finish().isEmpty)
+        #expect(taken.count == 400)
+        #expect(Self.openDescriptors() == before)
+    }
+
     @Test("skips what the crawl does not enter, and a crawl that ends early leaves no descriptor open")
     func skippedAndAbandoned() throws {
         let tree = try ScratchTree()
