@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <string.h>
+#include <stdlib.h>
 #include <stdio.h>
 #if defined(__linux__)
 #include <sys/syscall.h>
@@ -176,15 +177,50 @@ int cfse_release_free_memory(void) {
 #include <sched.h>
 #endif
 
+#if defined(__linux__)
+/// The processors a cgroup v2 CPU quota (`cpu.max` of this process's own cgroup) allows, in
+/// whole processors, or -1 where there is none or it cannot be read.
+static int cfse_cgroup_processors(void) {
+    char line[4096];
+    FILE *membership = fopen("/proc/self/cgroup", "re");
+    if (membership == NULL) return -1;
+    char *path = NULL;
+    while (fgets(line, sizeof(line), membership) != NULL) {
+        if (strncmp(line, "0::", 3) == 0) {
+            path = line + 3;
+            path[strcspn(path, "\n")] = 0;
+            break;
+        }
+    }
+    fclose(membership);
+    if (path == NULL) return -1;
+    char file[4200];
+    snprintf(file, sizeof(file), "/sys/fs/cgroup%s/cpu.max", path);
+    FILE *limits = fopen(file, "re");
+    if (limits == NULL) return -1;
+    char quota[32] = {0};
+    long period = 0;
+    int fields = fscanf(limits, "%31s %ld", quota, &period);
+    fclose(limits);
+    if (fields != 2 || strcmp(quota, "max") == 0 || period <= 0) return -1;
+    long allowed = atol(quota) / period;
+    return allowed < 1 ? 1 : (int)allowed;
+}
+#endif
+
 int cfse_usable_processors(void) {
+    int count = 0;
 #if defined(__linux__)
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-        return CPU_COUNT(&set);
+        count = CPU_COUNT(&set);
     }
+    int quota = cfse_cgroup_processors();
+    if (quota > 0 && (count == 0 || quota < count)) count = quota;
 #endif
-    long count = sysconf(_SC_NPROCESSORS_ONLN);
-    return count > 0 ? (int)count : 1;
+    if (count > 0) return count;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 ? (int)online : 1;
 }
 
 #if defined(__linux__) || defined(__APPLE__)

@@ -24,9 +24,12 @@ import SystemPackage
 /// The walk descends into exactly the directories the crawl does in that case (entries that
 /// the listing types as directories, in listing order, depth first), so the two stay in step;
 /// where the crawl does not descend (the directory is not the one the model means), it skips
-/// the directory's descendants (``skipDescendants(below:)``). It is only used where the crawl
-/// makes no other choice: no filter, no followed symlinks, recursive, no settling, and
-/// `/proc/self/fd` visible.
+/// the directory's descendants (``skipDescendants(below:)``). A directory met twice (a bind
+/// mount of one of the tree's, or of the root) is entered once, as by the crawl, whose second
+/// node finds the watch held by the first. It is only used where the crawl makes
+/// no other choice (no filter, no followed symlinks, recursive, no settling), with the raw
+/// kernel (``InotifyKernel/concurrentInotifyDescriptor``), `/proc/self/fd` visible, and two
+/// processors to run on: on one, the two threads would only take turns.
 final class CrawlPrefetcher: @unchecked Sendable {
     /// One directory as the prefetcher found it.
     struct Listed {
@@ -70,7 +73,14 @@ final class CrawlPrefetcher: @unchecked Sendable {
 
     private let rootPath: [UInt8]
     private let adder: WatchAdder
-    private let maximumHeldDescriptors: Int
+    /// The crawl's descriptor budget, shared: at most this many held to open subdirectories
+    /// by name, the rest for directories handed over and not yet taken (their descriptors
+    /// with them). The crawl itself holds none while it takes from the prefetcher.
+    private let heldDescriptorLimit: Int
+    private let inFlightDescriptorLimit: Int
+    /// Set by ``finish()``; the walk stops at the next directory rather than at its next
+    /// hand-over, so that nothing more is opened or watched once the crawl has stopped.
+    private let cancelRequested = Atomic<Bool>(false)
 
     // Shared state, under `mutex`.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
@@ -87,7 +97,7 @@ final class CrawlPrefetcher: @unchecked Sendable {
     private let outstanding = Atomic<Int>(0)
     private static var outstandingForListingHere: Int { 2 * publishBatch }
     /// Descriptors in directories handed over and not yet taken. No more than
-    /// `maximumHeldDescriptors` are: beyond, the prefetcher closes them itself, so that the
+    /// ``inFlightDescriptorLimit`` are: beyond, the prefetcher closes them itself, so that the
     /// descriptors a start-up holds stay bounded by the open file limit however far it runs
     /// ahead of the crawl.
     private let descriptorsInFlight = Atomic<Int>(0)
@@ -107,7 +117,8 @@ final class CrawlPrefetcher: @unchecked Sendable {
     private init(rootPath: [UInt8], adder: WatchAdder, maximumHeldDescriptors: Int) {
         self.rootPath = rootPath
         self.adder = adder
-        self.maximumHeldDescriptors = maximumHeldDescriptors
+        self.inFlightDescriptorLimit = maximumHeldDescriptors / 2
+        self.heldDescriptorLimit = maximumHeldDescriptors - maximumHeldDescriptors / 2
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(condition, nil)
     }
@@ -173,6 +184,7 @@ final class CrawlPrefetcher: @unchecked Sendable {
     /// watches of what was listed and never taken, for the crawl to release where the model
     /// does not hold them.
     func finish() -> [CInt] {
+        cancelRequested.store(true, ordering: .relaxed)
         pthread_mutex_lock(mutex)
         isCancelled = true
         pthread_cond_broadcast(condition)
@@ -225,8 +237,10 @@ final class CrawlPrefetcher: @unchecked Sendable {
         var descriptor: CInt
         var listing: DirectoryListing
         var nextEntry: Int
-        /// This directory's path, for opening its subdirectories when its descriptor is not held.
-        var path: [UInt8]
+        /// Where this directory's path ends in the walk's one path buffer, for opening its
+        /// subdirectories by path when its descriptor is not held. One buffer, cut back on the
+        /// way up: a path per level would cost the square of a deep tree's depth.
+        var pathCount: Int
     }
 
     private func walk() {
@@ -234,7 +248,12 @@ final class CrawlPrefetcher: @unchecked Sendable {
         var pending: [Listed] = []
         var pendingEntries = 0
         var stack: [Level] = []
+        var path = rootPath
         var held = 0
+        // Every watch this walk was given. A directory whose watch was given already is one
+        // met before: a bind mount of a directory of the tree (or of the root itself), which
+        // the crawl does not enter either (another node holds its watch).
+        var watches: Set<CInt> = []
         defer {
             for level in stack where level.descriptor >= 0 { Syscalls.close(level.descriptor) }
             pthread_mutex_lock(mutex)
@@ -246,17 +265,18 @@ final class CrawlPrefetcher: @unchecked Sendable {
 
         // Visits one directory: `name` in the directory on top of `stack` (or the root).
         func visit(name: [UInt8], depth: Int) -> Bool {
+            if cancelRequested.load(ordering: .relaxed) { return false }
             let opened: Result<CInt, Errno>
-            let path: [UInt8]
             if let parent = stack.last {
-                path = parent.path + [UInt8(ascii: "/")] + name
+                path.removeSubrange(parent.pathCount...)
+                path.append(UInt8(ascii: "/"))
+                path.append(contentsOf: name)
                 if parent.descriptor >= 0 {
                     opened = withCString(name) { Syscalls.openDirectory($0, relativeTo: parent.descriptor, followSymlinks: false) }
                 } else {
                     opened = Syscalls.openDirectory(atPath: path, followSymlinks: false)
                 }
             } else {
-                path = rootPath
                 opened = Syscalls.openDirectory(atPath: rootPath, followSymlinks: true)
             }
             var result = Listed(depth: depth, name: name, opening: .unexamined, watch: nil, listing: nil, listedAt: 0)
@@ -271,6 +291,8 @@ final class CrawlPrefetcher: @unchecked Sendable {
                     break  // `.unexamined`
                 }
                 let watch = Inotify.addWatch(adder.inotifyDescriptor, path: ProcessDescriptors.path(of: descriptor), mask: adder.mask)
+                var isMetBefore = false
+                if case .success(let found) = watch { isMetBefore = !watches.insert(found).inserted }
                 var listed: Result<DirectoryListing, Errno>?
                 var listedAt: Int64 = 0
                 // A directory's link count is 2 plus its subdirectories on most file systems
@@ -278,18 +300,18 @@ final class CrawlPrefetcher: @unchecked Sendable {
                 // list while it has little else to do, which shares the work between the
                 // two threads. Should it have a subdirectory after all (made since), the
                 // crawl lists that too.
-                let mayHandOver = descriptorsInFlight.load(ordering: .relaxed) < maximumHeldDescriptors
+                let mayHandOver = descriptorsInFlight.load(ordering: .relaxed) < inFlightDescriptorLimit
                 let leavesListing = mayHandOver && status.linkCount == 2
                     && outstanding.load(ordering: .relaxed) < Self.outstandingForListingHere
                 if case .success = watch, !leavesListing {
                     listedAt = WallClock.wallNanoseconds()
                     listed = DirectoryListing.read(descriptor: descriptor, with: reader, statEach: false,
                                                    examinesDirectories: false, followSymlinks: false)
-                    if case .success(let found)? = listed { listing = found }
+                    if case .success(let found)? = listed, !isMetBefore { listing = found }
                 }
                 let hasSubdirectories = listing?.entries.contains { ($0.status?.itemType ?? $0.type) == .directory } ?? false
                 var handed: CInt = -1
-                if hasSubdirectories && held < maximumHeldDescriptors {
+                if hasSubdirectories && held < heldDescriptorLimit {
                     keep = descriptor
                     held += 1
                 } else if mayHandOver {
@@ -310,7 +332,7 @@ final class CrawlPrefetcher: @unchecked Sendable {
                 }
             }
             if let listing {
-                stack.append(Level(descriptor: keep, listing: listing, nextEntry: 0, path: path))
+                stack.append(Level(descriptor: keep, listing: listing, nextEntry: 0, pathCount: stack.isEmpty ? rootPath.count : path.count))
             }
             return true
         }

@@ -93,7 +93,8 @@ extension InotifyWatch {
         /// subdirectories by name.
         var heldDescriptors = 0
         /// At most 32, so that a deep tree costs no more than that (below that depth
-        /// directories are opened by path), and none under a low open file limit, where every
+        /// directories are opened by path; a ``CrawlPrefetcher`` shares the same budget, and
+        /// the crawl then holds none itself), and none under a low open file limit, where every
         /// descriptor the crawl holds is one the rest of the process may be refused: under
         /// `ulimit -n 16` the libinotifytools backend, whose owner thread needs a few of its
         /// own, stopped for want of one.
@@ -105,8 +106,13 @@ extension InotifyWatch {
         /// their status, to be settled at `ready` (``SettleTracker/presentAtReady``).
         var presentFiles: [(relative: [UInt8], status: FileStatus)]?
         /// Set for a start-up's crawl that another thread opens, watches and lists for
-        /// (``CrawlPrefetcher``); `nil` once the two are out of step, or never started.
+        /// (``CrawlPrefetcher``); `nil` if never started, once the two are out of step, and
+        /// while the crawl is below a directory the prefetcher left it to list.
         var prefetcher: CrawlPrefetcher?
+        /// Watches the prefetcher added for directories the crawl did not take. Released, where
+        /// no node holds them, only once the prefetcher has stopped: until then it may hand
+        /// over the same watch (the same directory) at a place the crawl does take.
+        var prefetchedWatchesNotTaken: [CInt] = []
         /// How far below the crawled directory the crawl is: the prefetcher's check.
         var depth = 0
     }
@@ -215,6 +221,9 @@ extension InotifyWatch {
     ///
     /// A directory's descriptor is held while its subdirectories are crawled (up to
     /// ``CrawlState/maximumHeldDescriptors`` at once), so each is opened by its name alone.
+    /// At start-up a ``CrawlPrefetcher`` may open, watch and list instead, on a thread of its
+    /// own and with that budget; the crawl then takes what it found, in the same order, and
+    /// makes every decision on it as it would have on its own.
     ///
     /// - Parameters:
     ///   - parentDescriptor: the parent's open descriptor, or -1 to open at the model's path.
@@ -440,7 +449,7 @@ extension InotifyWatch {
         var isEntered = false
         defer {
             if owned >= 0 { Syscalls.close(owned) }
-            if !isEntered { releaseUnheld(prefetcher.skipDescendants(below: state.depth)) }
+            if !isEntered { state.prefetchedWatchesNotTaken += prefetcher.skipDescendants(below: state.depth) }
         }
         let status: FileStatus
         switch listed.opening {
@@ -460,7 +469,7 @@ extension InotifyWatch {
         case .opened(let found, let isMountRoot, let descriptor):
             owned = descriptor
             guard accepts(directory, status: found, isMountRoot: isMountRoot, expectingIdentity: true, identityFromListing: identityFromListing) else {
-                if case .success(let watch)? = listed.watch { releaseUnheld([watch]) }
+                if case .success(let watch)? = listed.watch { state.prefetchedWatchesNotTaken.append(watch) }
                 pendingCrawls.append(directory)
                 return nil
             }
@@ -528,7 +537,8 @@ extension InotifyWatch {
     mutating func stopPrefetching(_ state: inout CrawlState) {
         guard let prefetcher = state.prefetcher else { return }
         state.prefetcher = nil
-        releaseUnheld(prefetcher.finish())
+        releaseUnheld(state.prefetchedWatchesNotTaken + prefetcher.finish())
+        state.prefetchedWatchesNotTaken = []
     }
 
     /// Removes those of `watches` that no node of the model holds: a prefetcher added them for

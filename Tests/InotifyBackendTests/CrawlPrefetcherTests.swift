@@ -10,7 +10,7 @@ import Testing
 /// (``CrawlPrefetcher``): it must hand them over in exactly the crawl's order, each watched
 /// and listed, skip what the crawl does not enter, and leave no descriptor open however the
 /// crawl ends.
-struct CrawlPrefetcherTests {
+@Suite(.serialized) struct CrawlPrefetcherTests {
     /// Entries of /proc/self/fd (with `.`, `..` and the listing's own: a constant offset).
     private static func openDescriptors() -> Int {
         guard let directory = opendir("/proc/self/fd") else { return -1 }

@@ -55,7 +55,8 @@ uint64_t cfse_content_hash(const void *bytes, size_t count);
 int cfse_release_free_memory(void);
 
 /// The processors this thread may run on (`sched_getaffinity`, which a container's or
-/// `taskset`'s restriction narrows), or the online count where that is not known.
+/// `taskset`'s restriction narrows), fewer under a cgroup v2 CPU quota (`cpu.max`, whole
+/// processors), or the online count where neither is known.
 int cfse_usable_processors(void);
 
 /// `lgetxattr`/`lsetxattr` (never following a final symlink); -1 with errno on failure.
