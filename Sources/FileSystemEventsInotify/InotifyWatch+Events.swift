@@ -239,8 +239,17 @@ extension InotifyWatch {
         }
         // A directory the model could not read may have become readable (a chmod).
         if kind == .attributesChanged, let child = entry.directory, !child.isListed {
-            rescan(child, changedSince: nil)
+            rescanBecomingReadable(child)
         }
+    }
+
+    /// Lists a directory that could not be read, on a change of its attributes (the `chmod`
+    /// that may make it readable). If it is no longer at its path, a rename still in the queue
+    /// moves it: it is crawled once the queue has been read, wherever it is then. Dropped at
+    /// that point, it was never listed again (`chmod 755 d; mv d e` read after both).
+    mutating func rescanBecomingReadable(_ directory: WatchedDirectory) {
+        guard case .stale = rescan(directory, changedSince: nil) else { return }
+        if !pendingCrawls.contains(where: { $0 === directory }) { pendingCrawls.append(directory) }
     }
 
     /// An event about a watched directory itself (no name).
@@ -267,7 +276,7 @@ extension InotifyWatch {
                     produced.append(makeEvent(.attributesChanged, root: directory.root, relative: directory.relativePath, type: .directory,
                                               identity: FileIdentity(device: directory.device, inode: directory.inode), synthetic: false))
                 }
-                if !directory.isListed { rescan(directory, changedSince: nil) }
+                if !directory.isListed { rescanBecomingReadable(directory) }
             }
             return
         }
@@ -276,7 +285,7 @@ extension InotifyWatch {
         } else if mask.contains(.attrib) {
             produced.append(makeEvent(.attributesChanged, root: directory.root, relative: [], type: .directory,
                                       identity: FileIdentity(device: directory.device, inode: directory.inode), synthetic: false))
-            if !directory.isListed { rescan(directory, changedSince: nil) }
+            if !directory.isListed { rescanBecomingReadable(directory) }
         }
     }
 

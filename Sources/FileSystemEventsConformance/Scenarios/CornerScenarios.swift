@@ -93,6 +93,38 @@ extension ConformanceSuite {
             try watch.expect(.created, "open/sub/d/after.txt")
             try watch.assertReplayMatchesDisk()
         },
+        ConformanceScenario(103, "an unreadable directory made readable and renamed (or its parent renamed) before the watcher reads either change: listed where it went",
+                            runsUnprivileged: true) { context in
+            guard geteuid() != 0 else {
+                throw ConformanceSkip("running as root: CAP_DAC_READ_SEARCH reads every directory; scripts/test.sh reruns this as an unprivileged user")
+            }
+            for parent in ["p", "q"] {
+                try context.tree.makeDirectories(RelativePath(parent) / "secret/inner")
+                try context.tree.write(RelativePath(parent) / "secret/s0", "s")
+                try context.tree.write(RelativePath(parent) / "secret/inner/s1", "s")
+                try context.tree.changeMode(RelativePath(parent) / "secret", to: 0o000)
+            }
+            let watch = try await context.watch { $0.bufferLimit = backPressureBufferLimit }
+            try await watch.hold(queuing: 200)
+            try context.tree.changeMode("p/secret", to: 0o755)
+            try context.tree.rename("p/secret", to: "p/moved")
+            watch.resume()
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("chmod 755 p/secret; mv p/secret p/moved, read together")
+            try await watch.hold(queuing: 200)
+            try context.tree.changeMode("q/secret", to: 0o755)
+            try context.tree.rename("q", to: "q2")
+            watch.resume()
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("chmod 755 q/secret; mv q q2, read together")
+            // Watched from then on, at their new places.
+            try context.tree.write("p/moved/inner/after.txt", "a")
+            try context.tree.write("q2/secret/inner/after.txt", "a")
+            try await watch.sync()
+            try watch.expect(.created, "p/moved/inner/after.txt")
+            try watch.expect(.created, "q2/secret/inner/after.txt")
+            try watch.assertReplayMatchesDisk()
+        },
         ConformanceScenario(44, "a file system mounted under the tree: its mount point's chmod, then its unmount") { context in
             try context.tree.makeDirectories("mnt")
             try context.tree.write("mnt/underneath.txt", "hidden by the mount")
