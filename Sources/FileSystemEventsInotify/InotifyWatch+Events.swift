@@ -849,6 +849,48 @@ extension InotifyWatch {
         // A relative link may lead elsewhere from its new directory: looked at after the
         // rename is told, so what it says applies to the new path.
         if sourceDirectory !== destinationDirectory { relookMovedFileLink(destination.name, in: destinationDirectory) }
+        if entry.type == .directory && options.isRecursive && options.filter.prunesDirectories
+            && (options.filter.maximumDepth != nil && Self.levels(oldPath) != Self.levels(newPath)
+                || !options.filter.exclude.isEmpty && sourceDirectory !== destinationDirectory)
+        {
+            refilterMovedDirectory(named: destination.name, in: destinationDirectory, path: newPath)
+        }
+    }
+
+    private static func levels(_ relativePath: [UInt8]) -> Int {
+        relativePath.reduce(0) { $1 == UInt8(ascii: "/") ? $0 + 1 : $0 }
+    }
+
+    /// A directory moved under a filter that leaves directories out (by depth or by path)
+    /// holds what the filter admits at its new path: contents now too deep are reported
+    /// removed (`mv m a/b/m` under `--depth 2` takes `m/n` below the limit), and a directory
+    /// that was at the limit, and so never listed, is listed and watched once it is above it
+    /// (`mv a/lim up` under `--depth 1`). A consumer's tree stays the filtered tree.
+    private mutating func refilterMovedDirectory(named name: [UInt8], in parent: WatchedDirectory, path: [UInt8]) {
+        guard var entry = parent.children[name], entry.type == .directory else { return }
+        let descends = options.filter.descends(intoDirectoryAt: path)
+        if let child = entry.directory {
+            if descends {
+                // Deeper directories may have come within the limit, or gone beyond it, or
+                // under an exclusion by path: the crawl applies the filter at the new paths.
+                if case .stale = rescan(child, changedSince: nil), !pendingCrawls.contains(where: { $0 === child }) {
+                    pendingCrawls.append(child)
+                }
+            } else {
+                let base = PathBuilder(root: roots[parent.root].paths.path(path))
+                produced.append(contentsOf: SnapshotDiff.events(from: child.snapshot(), to: SnapshotDirectory(parent: nil, name: []),
+                                                                root: base, pairsMovedItems: false))
+                unwatch(child)
+                entry.directory = nil
+                parent.children[name] = entry
+            }
+        } else if descends {
+            let node = WatchedDirectory(parent: parent, name: name, root: parent.root,
+                                        device: identity(of: entry, in: parent)?.device ?? parent.device, inode: entry.inode)
+            entry.directory = node
+            parent.children[name] = entry
+            crawl(node, emitting: true)
+        }
     }
 
     /// A file renamed before it was reported under its old name (or across roots) is reported

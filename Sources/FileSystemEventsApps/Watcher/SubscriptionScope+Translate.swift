@@ -83,6 +83,10 @@ extension SubscriptionScope {
         if event.kind == .exchanged && (previous == nil || event.previousPath == nil) { return }
         if seen.previous && seen.current {
             output.append(event)
+            if event.kind == .renamed, event.itemType == .directory, let previous, !filter.isEmpty {
+                appendVisibilityChanges(movedFrom: previous, to: relative, path: event.path, watcherRoot: watcherRoot, tree: tree,
+                                        timestamp: event.timestamp, into: &output)
+            }
         } else if seen.previous, let previous, let previousPath = event.previousPath {
             if event.kind == .exchanged {
                 // What stood at the unseen place now stands at the seen one.
@@ -93,6 +97,34 @@ extension SubscriptionScope {
             }
         } else if seen.current {
             appendArrival(at: relative, path: event.path, watcherRoot: watcherRoot, tree: tree, timestamp: event.timestamp, into: &output)
+        }
+    }
+
+    /// A directory renamed in view under a filter that looks at paths (a depth limit, globs):
+    /// what it holds may leave the view or come into it, since every path below it changed
+    /// with it. The consumer moved what it had along with the directory; items no longer
+    /// admitted are removed at their new paths (a removed directory takes its subtree), items
+    /// admitted now are created there, parents first.
+    private func appendVisibilityChanges(
+        movedFrom previous: [UInt8], to relative: [UInt8], path: FilePath, watcherRoot: Int, tree: LiveTree,
+        timestamp: FileSystemEvent.Timestamp, into output: inout [FileSystemEvent]
+    ) {
+        guard let directory = tree.entry(at: relative)?.directory else { return }
+        let paths = PathBuilder(root: path)
+        var lastHidden: [UInt8]?
+        directory.forEachItem { below, child in
+            // Depth first, parents first: the subtree of an item just removed follows it.
+            if let lastHidden, Self.isWithin(below, lastHidden) { return }
+            let isDirectory = child.itemType == .directory
+            let before = isVisible(previous.appendingComponent(below), in: watcherRoot, isDirectory: isDirectory)
+            let now = isVisible(relative.appendingComponent(below), in: watcherRoot, isDirectory: isDirectory)
+            if before && !now {
+                lastHidden = below
+                output.append(FileSystemEvent(kind: .removed, path: paths.path(below), itemType: child.itemType, isSynthetic: true,
+                                              identity: child.status.inode == 0 ? nil : child.status.identity, timestamp: timestamp))
+            } else if now && !before {
+                output.append(Self.created(paths.path(below), child.status, timestamp))
+            }
         }
     }
 

@@ -107,5 +107,37 @@ extension ConformanceSuite {
             try watch.expectNothing(within: "build")
             try watch.assertReplayMatchesDisk()
         },
+        ConformanceScenario(104, "moves across a depth limit: what is now too deep is removed, a directory moved up from the limit is listed and watched",
+                            runsUnprivileged: true) { context in
+            // Depth 1: `a` and `a/lim` are reported, nothing below `a/lim`.
+            try context.tree.makeDirectories("a/lim/d")
+            try context.tree.write("a/lim/f", "f")
+            try context.tree.makeDirectories("m/n/o")
+            try context.tree.write("m/n/f", "f")
+            try context.tree.makeDirectories("x/y")
+            let watch = try await context.watch {
+                $0.filter = PathFilter(maximumDepth: 1)
+                $0.bufferLimit = backPressureBufferLimit
+            }
+            try context.tree.rename("a/lim", to: "up")
+            try context.tree.rename("m", to: "x/m")
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("mv a/lim up; mv m x/m under a depth limit of 1")
+            try watch.expect(.created, "up/f")
+            try context.tree.write("up/later.txt", "l")
+            try await watch.sync()
+            try watch.expect(.created, "up/later.txt")
+            // And back, beneath queued events.
+            try await watch.hold(queuing: 200)
+            try context.tree.rename("up", to: "x/up")
+            try context.tree.rename("x/m", to: "m2")
+            watch.resume()
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("mv up x/up; mv x/m m2 under a depth limit of 1, beneath queued events")
+            try context.tree.write("m2/later.txt", "l")
+            try await watch.sync()
+            try watch.expect(.created, "m2/later.txt")
+            try watch.assertReplayMatchesDisk()
+        },
     ]
 }

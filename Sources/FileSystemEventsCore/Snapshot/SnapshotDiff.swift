@@ -278,6 +278,8 @@ package struct SnapshotDiff {
                     let directory = occupant.directory ?? SnapshotDirectory(parent: target, name: new.name.bytes)
                     target.insert(SnapshotEntry(name: new.name, status: new.status, directory: directory))
                     reconcile(directory, with: newDirectory, path: path)
+                } else if let directory = occupant.directory {
+                    leaveListing(of: directory)
                 }
                 return
             }
@@ -300,6 +302,8 @@ package struct SnapshotDiff {
             appendChanges(from: current.status, to: new.status, path: path, renamed: true, into: &events)
             if let newDirectory = new.directory, let directory {
                 reconcile(directory, with: newDirectory, path: path)
+            } else if let directory {
+                leaveListing(of: directory)
             }
             return
         }
@@ -326,6 +330,15 @@ package struct SnapshotDiff {
             place(child, parentPath: path, into: directory)
         }
         for child in directory.entries where !child.isVacant && new.entry(named: child.name) == nil {
+            leftovers.append(Slot(directory, child))
+        }
+    }
+
+    /// A directory listed before and not now, because a filter leaves its contents out at its
+    /// new place (moved below a depth limit, or along with an ancestor that was): what it
+    /// held is removed from the filtered tree, unless found placed elsewhere.
+    private mutating func leaveListing(of directory: SnapshotDirectory) {
+        for child in directory.entries where !child.isVacant {
             leftovers.append(Slot(directory, child))
         }
     }
