@@ -30,12 +30,12 @@ struct ChangesCommand: ParsableCommand {
     var format: WatchCommand.OutputFormat = .text
 
     func run() throws {
-        let root = WatchOptions.absolute(FilePath(path))
+        let root = WatchOptions.absolute(FilePath(argument: path))
         let events: [FileSystemEvent]
         let snapshot: FileTreeSnapshot
         do {
             // The file is decoded while the tree is rescanned: about one scan in all.
-            (events, snapshot) = try FileTreeSnapshot.changes(sinceSnapshotAt: FilePath(since), root: root)
+            (events, snapshot) = try FileTreeSnapshot.changes(sinceSnapshotAt: FilePath(argument: since), root: root)
         } catch {
             throw CommandFailure.badInput(error.description)
         }
@@ -43,7 +43,7 @@ struct ChangesCommand: ParsableCommand {
         StandardOutput().write(formatter.events(events))
         if update {
             do {
-                try snapshot.save(to: FilePath(since))
+                try snapshot.save(to: FilePath(argument: since))
             } catch {
                 throw CommandFailure.failed(error.description)
             }

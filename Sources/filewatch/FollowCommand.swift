@@ -40,6 +40,7 @@ struct FollowCommand: AsyncParsableCommand {
     var format: OutputFormat = .raw
 
     func validate() throws {
+        try validateBackendFlag(backend)
         if fromStart && lines != nil {
             throw ValidationError("--from-start and --lines cannot be combined")
         }
@@ -52,7 +53,7 @@ struct FollowCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let absolute = WatchOptions.absolute(FilePath(path))
+        let absolute = WatchOptions.absolute(FilePath(argument: path))
         var overrides = WatchConfiguration.Overrides()
         overrides.backend = backend
         overrides.pollInterval = pollInterval.map { .seconds($0) }  // in range: see `validate()`

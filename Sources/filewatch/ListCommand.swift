@@ -62,6 +62,7 @@ struct ListCommand: AsyncParsableCommand {
     var format: WatchCommand.OutputFormat = .text
 
     func validate() throws {
+        try validateBackendFlag(backend)
         if let latency, !(latency >= 0 && latency <= 86_400 && latency.isFinite) {
             throw ValidationError("--latency must be a number of seconds from 0 to 86400 (got \(latency))")
         }
@@ -71,7 +72,7 @@ struct ListCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let path = WatchOptions.absolute(FilePath(directory))
+        let path = WatchOptions.absolute(FilePath(argument: directory))
         var options = DirectoryListing.Options(
             sortOrder: .init(sort.key, descending: descending), includesHidden: all, isRecursive: recursive)
         var formatter = ListingFormatter(format: format == .json ? .json : .text)

@@ -34,7 +34,7 @@ struct SnapshotCommand: ParsableCommand {
     var exclude: [String] = []
 
     func run() throws {
-        let root = WatchOptions.absolute(FilePath(path))
+        let root = WatchOptions.absolute(FilePath(argument: path))
         let snapshot: FileTreeSnapshot
         do {
             snapshot = try FileTreeSnapshot.scan(
@@ -47,7 +47,7 @@ struct SnapshotCommand: ParsableCommand {
             throw CommandFailure.badInput(error.description)
         }
         do {
-            try snapshot.save(to: FilePath(output))
+            try snapshot.save(to: FilePath(argument: output))
         } catch {
             throw CommandFailure.badInput(error.description)
         }

@@ -76,6 +76,7 @@ struct WatchCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
+        try validateBackendFlag(backend)
         do {
             _ = try KindFilteringFormatter.kinds(from: only)
         } catch {
@@ -103,7 +104,7 @@ struct WatchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let roots = (paths.isEmpty ? ["."] : paths).map { WatchOptions.absolute(FilePath($0)) }
+        let roots = (paths.isEmpty ? ["."] : paths).map { WatchOptions.absolute(FilePath(argument: $0)) }
 
         // Checked by `validate()` already.
         let onlyKinds = (try? KindFilteringFormatter.kinds(from: only)) ?? nil
@@ -128,7 +129,7 @@ struct WatchCommand: AsyncParsableCommand {
             configuration = try await WatchConfiguration.load(
                 roots: roots,
                 overrides: overrides,
-                configFile: config.map { WatchOptions.absolute(FilePath($0)) }
+                configFile: config.map { WatchOptions.absolute(FilePath(argument: $0)) }
             )
             if !configuration.options.waitsForMissingRoots {
                 for root in roots {
@@ -156,7 +157,7 @@ struct WatchCommand: AsyncParsableCommand {
             formatter = KindFilteringFormatter(base: formatter, kinds: onlyKinds)
         }
         if let since {
-            let saved = try CatchUpWatch.loadSnapshot(FilePath(since), for: configuration.options)
+            let saved = try CatchUpWatch.loadSnapshot(FilePath(argument: since), for: configuration.options)
             let watch = CatchUpWatch(root: roots[0], source: source, formatter: formatter)
             return try await watch.run(from: saved)
         }

@@ -23,8 +23,38 @@ struct FilewatchCLITests {
         let (status, _, error) = try await FilewatchProcess.run(["watch", "--backend", "nonsense", tree.root.string])
         #expect(status == 2)
         #expect(error.split(separator: "\n").count == 1)
-        #expect(error.contains("filewatch.backend"))
+        // The flag the user typed, not the configuration key it ends up in.
+        #expect(error.contains("--backend"), "\(error)")
+        #expect(!error.contains("FILEWATCH_BACKEND"), "\(error)")
         #expect(error.contains("polling"))
+        // From the environment, the key.
+        let (fromEnvironment, _, environmentError) = try await FilewatchProcess.run(
+            ["watch", tree.root.string], environment: ["FILEWATCH_BACKEND": "nonsense"])
+        #expect(fromEnvironment == 2)
+        #expect(environmentError.contains("FILEWATCH_BACKEND"), "\(environmentError)")
+    }
+
+    @Test("a root whose name is not valid UTF-8 is watched by its exact bytes, and ready gives them")
+    func nonUTF8Root() async throws {
+        let tree = try ScratchTree()
+        var name = Array(tree.root.string.utf8) + Array("/r".utf8) + [0xFF] + Array("oot".utf8)
+        let directory = name
+        name.append(0)
+        let made = name.withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { mkdir($0.baseAddress!, 0o755) } }
+        try #require(made == 0, "mkdir of a name with byte 0xFF failed: \(errno)")
+        let watcher = try FilewatchProcess(["watch", "\"$(printf '%s/r\\377oot' '\(tree.root.string)')\"", "--format", "json"], shellWords: true)
+        let ready = try await watcher.waitForLine("ready") { $0.contains("\"kind\":\"ready\"") }
+        let expected = Data(directory).base64EncodedString()
+        #expect(ready.contains("\"rootsBytes\":[\"\(expected)\"]"), "\(ready)")
+        var file = directory + Array("/inside.txt".utf8)
+        file.append(0)
+        let fd = file.withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_CREAT | O_WRONLY, 0o644) } }
+        try #require(fd >= 0)
+        close(fd)
+        let created = try await watcher.waitForLine("the file created inside") { $0.contains("\"kind\":\"created\"") }
+        #expect(created.contains(Data(directory + Array("/inside.txt".utf8)).base64EncodedString()), "\(created)")
+        watcher.signal(SIGINT)
+        #expect(try await watcher.waitForExit() == 0)
     }
 
     @Test("a bad environment value names its key")

@@ -31,10 +31,15 @@ final class FilewatchProcess: Sendable {
     /// - Parameter readsOutput: false to leave stdout to the test (``readOutput(until:timeout:)``,
     ///   ``closeOutput()``): a reader thread blocked in `read` would keep the pipe open.
     /// - Parameter openFileLimit: run under this `ulimit -n` (through `sh`, which `exec`s it).
+    /// - Parameter shellWords: the arguments are words for `sh` to expand (`"$(printf '\\377')"`),
+    ///   for bytes that a `String` argument cannot carry.
     init(_ arguments: [String], environment: [String: String] = [:], directory: URL? = nil, readsOutput: Bool = true,
-         openFileLimit: Int? = nil) throws {
+         openFileLimit: Int? = nil, shellWords: Bool = false) throws {
         process = Process()
-        if let openFileLimit {
+        if shellWords {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "exec \"$0\" " + arguments.joined(separator: " "), Self.binary.path]
+        } else if let openFileLimit {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", "ulimit -n \(openFileLimit) && exec \"$0\" \"$@\"", Self.binary.path] + arguments
         } else {
