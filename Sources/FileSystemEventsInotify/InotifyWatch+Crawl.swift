@@ -377,33 +377,13 @@ extension InotifyWatch {
         case .success(let found): watch = found
         case .failure(let errno):
             Syscalls.close(descriptor)
-            switch errno {
-            case .noSuchFileOrDirectory, .notDirectory:
-                pendingCrawls.append(directory)
-            case .permissionDenied:
-                reportInaccessible(directory, errno: errno)
-            default:
-                state.failure = watchFailure(errno, path: roots[root].paths.bytes(directory.relativePath))
-            }
+            noteWatchFailure(errno, for: directory, state: &state)
             return nil
         }
-        register(directory, watch: watch)
-        if let holder = otherHolder(of: watch, than: directory) {
-            // The kernel gives one watch per directory, and another node of the model holds
-            // this one: the same directory stands at two places of the model. Usually a rename
-            // still in the queue will move the other node here, so this one waits. Once the
-            // queue has been read, the stale one of the two is found by identity.
-            if isResolvingDrained && kernel?.hasPendingEvents() != true {
-                _ = evictIfStale(holder)  // or both are real (a bind mount), and both keep the watch
-            } else {
-                targets[watch]?.directories.removeAll { $0 === directory }
-                directory.watch = -1
-                Syscalls.close(descriptor)
-                pendingCrawls.append(directory)
-                return nil
-            }
+        guard takeWatch(watch, for: directory) else {
+            Syscalls.close(descriptor)
+            return nil
         }
-        if !reportedUnreadable.isEmpty { reportedUnreadable.remove(roots[root].paths.bytes(directory.relativePath)) }
 
         let listing: DirectoryListing
         let listedAt = WallClock.wallNanoseconds()
@@ -479,35 +459,16 @@ extension InotifyWatch {
             directory.device = status.device
             directory.inode = status.inode
         }
-        let watch: CInt
         switch listed.watch {
-        case .success(let found)?: watch = found
+        case .success(let watch)?:
+            guard takeWatch(watch, for: directory) else { return nil }
         case .failure(let errno)?:
-            switch errno {
-            case .noSuchFileOrDirectory, .notDirectory:
-                pendingCrawls.append(directory)
-            case .permissionDenied:
-                reportInaccessible(directory, errno: errno)
-            default:
-                state.failure = watchFailure(errno, path: roots[root].paths.bytes(directory.relativePath))
-            }
+            noteWatchFailure(errno, for: directory, state: &state)
             return nil
         case nil:
             pendingCrawls.append(directory)  // not reached: a directory examined is watched
             return nil
         }
-        register(directory, watch: watch)
-        if let holder = otherHolder(of: watch, than: directory) {
-            if isResolvingDrained && kernel?.hasPendingEvents() != true {
-                _ = evictIfStale(holder)
-            } else {
-                targets[watch]?.directories.removeAll { $0 === directory }
-                directory.watch = -1
-                pendingCrawls.append(directory)
-                return nil
-            }
-        }
-        if !reportedUnreadable.isEmpty { reportedUnreadable.remove(roots[root].paths.bytes(directory.relativePath)) }
         let found: Result<DirectoryListing, Errno>
         var listedAt = listed.listedAt
         if let prefetched = listed.listing {
@@ -530,6 +491,40 @@ extension InotifyWatch {
             reportInaccessible(directory, errno: errno)
             return nil
         }
+    }
+
+    /// What a failure to watch a directory the crawl opened means: gone or replaced since (a
+    /// rename in the queue explains it), not to be read, or a limit that ends the watch.
+    private mutating func noteWatchFailure(_ errno: Errno, for directory: WatchedDirectory, state: inout CrawlState) {
+        switch errno {
+        case .noSuchFileOrDirectory, .notDirectory:
+            pendingCrawls.append(directory)
+        case .permissionDenied:
+            reportInaccessible(directory, errno: errno)
+        default:
+            state.failure = watchFailure(errno, path: roots[directory.root].paths.bytes(directory.relativePath))
+        }
+    }
+
+    /// Gives `directory` the watch the kernel returned for it; `false` if it is to wait instead.
+    private mutating func takeWatch(_ watch: CInt, for directory: WatchedDirectory) -> Bool {
+        register(directory, watch: watch)
+        if let holder = otherHolder(of: watch, than: directory) {
+            // The kernel gives one watch per directory, and another node of the model holds
+            // this one: the same directory stands at two places of the model. Usually a rename
+            // still in the queue will move the other node here, so this one waits. Once the
+            // queue has been read, the stale one of the two is found by identity.
+            if isResolvingDrained && kernel?.hasPendingEvents() != true {
+                _ = evictIfStale(holder)  // or both are real (a bind mount), and both keep the watch
+            } else {
+                targets[watch]?.directories.removeAll { $0 === directory }
+                directory.watch = -1
+                pendingCrawls.append(directory)
+                return false
+            }
+        }
+        if !reportedUnreadable.isEmpty { reportedUnreadable.remove(roots[directory.root].paths.bytes(directory.relativePath)) }
+        return true
     }
 
     /// Ends a prefetched crawl: stops the prefetcher's thread and releases the watches it added

@@ -11,13 +11,20 @@ import Testing
 /// and listed, skip what the crawl does not enter, and leave no descriptor open however the
 /// crawl ends.
 @Suite(.serialized) struct CrawlPrefetcherTests {
-    /// Entries of /proc/self/fd (with `.`, `..` and the listing's own: a constant offset).
-    private static func openDescriptors() -> Int {
-        guard let directory = opendir("/proc/self/fd") else { return -1 }
-        defer { closedir(directory) }
-        var count = 0
-        while readdir(directory) != nil { count += 1 }
-        return count
+    private static func openDescriptors() -> Int { OpenedDirectoriesTests.openDescriptors() }
+
+    /// A prefetcher walking `tree` for the inotify instance `inotify`.
+    private static func prefetcher(_ tree: ScratchTree, _ inotify: CInt, budget: Int) throws -> CrawlPrefetcher {
+        let prefetcher = CrawlPrefetcher.start(
+            rootPath: tree.root.bytes, adder: .init(inotifyDescriptor: inotify, mask: Inotify.Mask.eventModel.union(.onlyDirectory)),
+            maximumHeldDescriptors: budget)
+        guard let prefetcher else { throw PrefetchTestFailure("no thread for the prefetcher") }
+        return prefetcher
+    }
+
+    private struct PrefetchTestFailure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
     }
 
     /// A tree of `width` directories per level, `depth` levels, with a file in each directory.
@@ -103,9 +110,7 @@ import Testing
             return
         }
         let before = Self.openDescriptors()
-        let prefetcher = try #require(CrawlPrefetcher.start(
-            rootPath: tree.root.bytes, adder: .init(inotifyDescriptor: inotify, mask: Inotify.Mask.eventModel.union(.onlyDirectory)),
-            maximumHeldDescriptors: heldDescriptors))
+        let prefetcher = try Self.prefetcher(tree, inotify, budget: heldDescriptors)
         var taken: [String] = []
         var watches: Set<CInt> = []
         var leftToList = 0
@@ -131,9 +136,7 @@ import Testing
         defer { Syscalls.close(inotify) }
         let before = Self.openDescriptors()
         let budget = 8
-        let prefetcher = try #require(CrawlPrefetcher.start(
-            rootPath: tree.root.bytes, adder: .init(inotifyDescriptor: inotify, mask: Inotify.Mask.eventModel.union(.onlyDirectory)),
-            maximumHeldDescriptors: budget))
+        let prefetcher = try Self.prefetcher(tree, inotify, budget: budget)
         // Nothing is taken until the walk is over: everything it found is waiting.
         let deadline = ContinuousClock.now + .seconds(60)
         while !prefetcher.hasEnded && ContinuousClock.now < deadline { sched_yield() }
@@ -162,9 +165,7 @@ import Testing
         let before = Self.openDescriptors()
 
         // d1 and d2/d0 are not entered: none of their descendants is handed over.
-        let prefetcher = try #require(CrawlPrefetcher.start(
-            rootPath: tree.root.bytes, adder: .init(inotifyDescriptor: inotify, mask: Inotify.Mask.eventModel.union(.onlyDirectory)),
-            maximumHeldDescriptors: 4))
+        let prefetcher = try Self.prefetcher(tree, inotify, budget: 4)
         var taken: [String] = []
         var watches: Set<CInt> = []
         var leftToList = 0
@@ -176,9 +177,7 @@ import Testing
         #expect(Self.openDescriptors() == before)
 
         // The crawl stops after the root (a failure): the rest is released.
-        let abandoned = try #require(CrawlPrefetcher.start(
-            rootPath: tree.root.bytes, adder: .init(inotifyDescriptor: inotify, mask: Inotify.Mask.eventModel.union(.onlyDirectory)),
-            maximumHeldDescriptors: 4))
+        let abandoned = try Self.prefetcher(tree, inotify, budget: 4)
         let root = try #require(abandoned.take(name: [], depth: 0))
         _ = Self.accept(root, reader: DirectoryEntryReader())
         #expect(abandoned.take(name: Array("no such".utf8), depth: 1) == nil)  // out of step: nothing taken

@@ -8,7 +8,7 @@ import Testing
 /// The descriptors a batch of creations keeps open while it is examined.
 struct OpenedDirectoriesTests {
     /// Entries of /proc/self/fd (with `.`, `..` and the listing's own: a constant offset).
-    private static func openDescriptors() -> Int {
+    static func openDescriptors() -> Int {
         guard let directory = opendir("/proc/self/fd") else { return -1 }
         defer { closedir(directory) }
         var count = 0
