@@ -391,7 +391,7 @@ extension InotifyWatch {
             directories.closeAll()
         }
         var rounds = 0
-        while !pendingCreations.isEmpty || !pendingCrawls.isEmpty {
+        while !pendingCreations.isEmpty || !pendingCrawls.isEmpty || !pendingRefilters.isEmpty {
             rounds += 1
             // Taken, not copied: a batch that waits is updated in place and put back, so a
             // burst's waiting creations are not copied (and retained) again on every attempt.
@@ -515,6 +515,11 @@ extension InotifyWatch {
                 } else {
                     rescanNearestResolvable(node.parent ?? node)
                 }
+            }
+            if quiet && !pendingRefilters.isEmpty && kernel?.hasPendingEvents() != true {
+                let moved = pendingRefilters
+                pendingRefilters.removeAll()
+                for node in moved where node.isAttached { rescanNearestResolvable(node) }
             }
             // A rescan evicts too.
             if !evictedNames.isEmpty { pendingCreations += examineEvictedNames(quiet: quiet, provisional: busy) }
@@ -849,9 +854,12 @@ extension InotifyWatch {
         // A relative link may lead elsewhere from its new directory: looked at after the
         // rename is told, so what it says applies to the new path.
         if sourceDirectory !== destinationDirectory { relookMovedFileLink(destination.name, in: destinationDirectory) }
-        if entry.type == .directory && options.isRecursive && options.filter.prunesDirectories
+        // What lies below a moved directory is filtered anew where the filter looks at paths:
+        // by depth, if the move changed it, or by a glob over whole paths (`build/**`,
+        // `src/**/*.c`), whatever the move. Globs over names say the same after a move.
+        if entry.type == .directory && options.isRecursive
             && (options.filter.maximumDepth != nil && Self.levels(oldPath) != Self.levels(newPath)
-                || !options.filter.exclude.isEmpty && sourceDirectory !== destinationDirectory)
+                || options.filter.exclude.contains(where: \.matchesWholePath) || options.filter.include.contains(where: \.matchesWholePath))
         {
             refilterMovedDirectory(named: destination.name, in: destinationDirectory, path: newPath)
         }
@@ -873,8 +881,10 @@ extension InotifyWatch {
             if descends {
                 // Deeper directories may have come within the limit, or gone beyond it, or
                 // under an exclusion by path: the crawl applies the filter at the new paths.
-                if case .stale = rescan(child, changedSince: nil), !pendingCrawls.contains(where: { $0 === child }) {
-                    pendingCrawls.append(child)
+                // Moved on since (a rename still queued), or unreadable now: looked at again
+                // where it is once the queue has been read.
+                if rescan(child, changedSince: nil) != .rescanned, !pendingRefilters.contains(where: { $0 === child }) {
+                    pendingRefilters.append(child)
                 }
             } else {
                 let base = PathBuilder(root: roots[parent.root].paths.path(path))

@@ -82,6 +82,7 @@ extension InotifyWatch {
         provisionalNames.removeAll()
         pendingSince = 0
         pendingCrawls.removeAll()
+        pendingRefilters.removeAll()
         evictedNames.removeAll()
         hardLinks.removeAll()
         for index in roots.indices where !roots[index].isRemoved {

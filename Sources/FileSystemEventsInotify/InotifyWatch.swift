@@ -104,6 +104,10 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     var provisionalNames: Set<NameInModel> = []
     /// Directories of the model that could not be opened at their path yet.
     var pendingCrawls: [WatchedDirectory] = []
+    /// Directories moved under a filter that looks at paths, whose subtree could not be looked
+    /// at again at the new path (moved on since, by events still queued): rescanned where they
+    /// are once the queue has been read (``refilterMovedDirectory(named:in:path:)``).
+    var pendingRefilters: [WatchedDirectory] = []
     /// Names whose stale directory left the model (``evictIfStale(_:)``): the model missed a
     /// move there, so nothing queued will say what the name holds now. Examined right after
     /// the creation whose crawl found them, before the next one is told.
@@ -443,6 +447,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// Creations (pending or deferred) or crawls wait for the kernel queue to drain.
     private var awaitsQuietQueue: Bool {
         !pendingCreations.isEmpty || !deferredCreations.isEmpty || !pendingCrawls.isEmpty || !evictedNames.isEmpty
+            || !pendingRefilters.isEmpty
     }
 
     /// The model as it stands, one snapshot per root: names, types and identities.

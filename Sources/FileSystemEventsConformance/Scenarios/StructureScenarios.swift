@@ -139,5 +139,36 @@ extension ConformanceSuite {
             try watch.expect(.created, "m2/later.txt")
             try watch.assertReplayMatchesDisk()
         },
+        ConformanceScenario(105, "moves under a depth limit and a glob over whole paths: a directory moved and then its new parent moved, read together; renames in one directory into and out of the glob",
+                            runsUnprivileged: true) { context in
+            // Depth 2 (`deep/n/o` is at the limit), and nothing below a directory named `build`
+            // at the root (the glob matches `build/...`, not `build`).
+            try context.tree.makeDirectories("deep/n/o/p")
+            try context.tree.write("deep/n/o/f", "f")
+            try context.tree.makeDirectories("z/y")
+            try context.tree.makeDirectories("out/sub")
+            try context.tree.write("out/x.txt", "x")
+            let watch = try await context.watch {
+                $0.filter = PathFilter(exclude: [PathGlob("build/**")], maximumDepth: 2)
+                $0.bufferLimit = backPressureBufferLimit
+            }
+            try await watch.hold(queuing: 200)
+            try context.tree.rename("deep", to: "z/deep")
+            try context.tree.rename("z", to: "z2")
+            watch.resume()
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("mv deep z/deep; mv z z2 under a depth limit of 2, beneath queued events")
+            try context.tree.rename("out", to: "build")
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("mv out build: its contents now excluded")
+            try context.tree.rename("build", to: "out2")
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("mv build out2: its contents admitted again")
+            try watch.expect(.created, "out2/x.txt")
+            try context.tree.write("out2/sub/later.txt", "l")
+            try await watch.sync()
+            try watch.expect(.created, "out2/sub/later.txt")
+            try watch.assertReplayMatchesDisk()
+        },
     ]
 }
