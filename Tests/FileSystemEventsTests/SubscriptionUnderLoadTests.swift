@@ -68,6 +68,43 @@ import Testing
         await subscription.stop()
     }
 
+    @Test("a watcher with a depth limit of its own: a directory moved up from the limit reaches its subscriber with its contents, one moved down loses what is too deep",
+          arguments: availableBackends)
+    func depthLimitedWatcher(backend: FileSystemEventBackend) async throws {
+        let tree = try ScratchTree()
+        defer { tree.remove() }
+        try tree.makeDirectories("a/lim/d")
+        try tree.write("a/lim/f", "f")
+        try tree.makeDirectories("m/n/o")
+        try tree.makeDirectory("x")
+        let filter = PathFilter(maximumDepth: 1)
+        var options = WatchOptions(roots: [tree.root], pollInterval: .milliseconds(20))
+        options.filter = filter
+        // The shared model itself has no listing below `a/lim`: what the move up reveals is
+        // created inside an entry it knew only as a directory.
+        let watcher = FileSystemWatcher(options: options) { options throws(FileSystemEventsError) in
+            try backend.makeSource(options: options)
+        }
+        let subscription = watcher.subscribe(filter: filter, capturesInitialState: true)
+        let initial = try #require(try await Self.initialState(of: subscription, in: tree), "\(backend): no initial state at ready")
+        try tree.rename("a/lim", to: "up")
+        try tree.rename("m", to: "x/m")
+        try tree.write("up/later.txt", "l")
+        try tree.write("marker", "")
+        let events = try #require(try await Self.events(of: subscription, until: tree.path("marker")), "\(backend): no marker")
+        let replayed = Self.replay(initial, events, in: tree)
+        let disk = SubtreeReplay.walk(tree).filter { $0.key.filter { $0 == "/" }.count <= 1 }
+        #expect(replayed == disk, "\(backend): replay differs: missing \(Set(disk.keys).subtracting(replayed.keys).sorted()), extra \(Set(replayed.keys).subtracting(disk.keys).sorted())")
+        // And back down: what the shared model learnt of `up` is what leaves the view.
+        try tree.rename("up", to: "x/up")
+        try tree.write("marker2", "")
+        let later = try #require(try await Self.events(of: subscription, until: tree.path("marker2")), "\(backend): no second marker")
+        let replayedAgain = Self.replay(replayed, later, in: tree)
+        let diskAgain = SubtreeReplay.walk(tree).filter { $0.key.filter { $0 == "/" }.count <= 1 }
+        #expect(replayedAgain == diskAgain, "\(backend): replay differs after mv up x/up: missing \(Set(diskAgain.keys).subtracting(replayedAgain.keys).sorted()), extra \(Set(replayedAgain.keys).subtracting(diskAgain.keys).sorted())")
+        await subscription.stop()
+    }
+
     @Test("a subscriber that stops reading holds up nobody, and catches up exactly once it reads again", arguments: availableBackends)
     func stalledSubscriber(backend: FileSystemEventBackend) async throws {
         let tree = try ScratchTree()

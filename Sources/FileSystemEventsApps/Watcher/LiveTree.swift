@@ -54,7 +54,7 @@ struct LiveTree: @unchecked Sendable {
                 snapshot.status = created
                 return
             }
-            guard let (parent, name) = parentDirectory(of: relative) else { return }
+            guard let (parent, name) = parentDirectory(of: relative, creatingListings: true) else { return }
             var entry = SnapshotEntry(name: name, status: created)
             if event.itemType == .directory {
                 entry.directory = SnapshotDirectory(parent: parent, name: name)
@@ -67,7 +67,7 @@ struct LiveTree: @unchecked Sendable {
             guard let previous, !previous.isEmpty, !relative.isEmpty,
                   let (source, sourceName) = parentDirectory(of: previous),
                   let entry = source.removeLeavingVacancy(named: SnapshotName(sourceName)),
-                  let (destination, destinationName) = parentDirectory(of: relative)
+                  let (destination, destinationName) = parentDirectory(of: relative, creatingListings: true)
             else { return }
             var moved = entry
             moved.name = SnapshotName(destinationName)
@@ -123,11 +123,23 @@ struct LiveTree: @unchecked Sendable {
     // MARK: Reading
 
     /// The directory that holds the last component of `relative`, and that component.
-    func parentDirectory(of relative: [UInt8]) -> (SnapshotDirectory, [UInt8])? {
+    ///
+    /// - Parameter creatingListings: a directory on the way that has no listing is given an
+    ///   empty one, for what is created or moved into it: a directory at a depth limit has none
+    ///   in the state at `ready`, and items are reported in it once a move has brought it above
+    ///   the limit.
+    func parentDirectory(of relative: [UInt8], creatingListings: Bool = false) -> (SnapshotDirectory, [UInt8])? {
         var directory = snapshot.tree
         var start = relative.startIndex
         while let slash = relative[start...].firstIndex(of: UInt8(ascii: "/")) {
-            directory = directory?.entry(named: Array(relative[start..<slash]))?.directory
+            let name = Array(relative[start..<slash])
+            var next = directory?.entry(named: name)?.directory
+            if next == nil, creatingListings, let current = directory, current.entry(named: name)?.itemType == .directory {
+                let listing = SnapshotDirectory(parent: current, name: name)
+                current.updateEntry(named: SnapshotName(name)) { $0.directory = listing }
+                next = listing
+            }
+            directory = next
             start = slash + 1
         }
         guard let directory, start < relative.endIndex else { return nil }
