@@ -2,35 +2,74 @@ import FileSystemEvents
 import PlatformLibc
 import ArgumentParser
 
+/// The command line, decoded without loss.
+///
+/// The standard library decodes `argv` with every byte that is not UTF-8 replaced by U+FFFD, so
+/// `mkdir $'r\xff'; filewatch watch r\xff` asked for a path that does not exist ("r�"), and two
+/// names that differ only there (`caf\xe9`, `caf\xe8`) were the same argument. Here each such
+/// byte becomes a private-use character of its own (U+F780 + the byte) before the parser sees
+/// the arguments, and ``FilePath/init(argument:)`` turns those back into the bytes, so every
+/// argument keeps exactly the bytes it had, whichever option or position it lands in.
+enum RawArguments {
+    /// `argv` without the program name, for the parser.
+    static let decoded: [String] = (1..<Int(CommandLine.argc)).map { index in
+        guard let raw = CommandLine.unsafeArgv[index] else { return "" }
+        return decode(Array(UnsafeBufferPointer(start: raw, count: strlen(raw))).map { UInt8(bitPattern: $0) })
+    }
+
+    /// Whether any argument had a byte that is not UTF-8: only then is ``FilePath/init(argument:)``
+    /// anything but `FilePath(_:)` (a name that holds those private-use characters itself is
+    /// then taken as given).
+    static let hasEscapes: Bool = decoded.contains { $0.unicodeScalars.contains(where: isEscape) }
+
+    private static let escapeBase: UInt32 = 0xF780
+
+    static func isEscape(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value >= escapeBase && scalar.value <= escapeBase + 0xFF
+    }
+
+    static func decode(_ bytes: [UInt8]) -> String {
+        if let valid = String(validating: bytes, as: UTF8.self) { return valid }
+        var scalars = String.UnicodeScalarView()
+        var index = 0
+        while index < bytes.count {
+            let lead = bytes[index]
+            let length = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC2 ? 2 : 0
+            if length > 0, index + length <= bytes.count,
+               let text = String(validating: bytes[index..<index + length], as: UTF8.self)
+            {
+                scalars.append(contentsOf: text.unicodeScalars)
+                index += length
+            } else {
+                scalars.append(Unicode.Scalar(escapeBase + UInt32(lead))!)
+                index += 1
+            }
+        }
+        return String(scalars)
+    }
+
+    /// The bytes of an argument from ``decoded``.
+    static func bytes(of argument: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for scalar in argument.unicodeScalars {
+            if isEscape(scalar) {
+                bytes.append(UInt8(scalar.value - escapeBase))
+            } else {
+                bytes.append(contentsOf: String(scalar).utf8)
+            }
+        }
+        return bytes
+    }
+}
+
 extension FilePath {
-    /// The path a command-line argument names, byte for byte.
-    ///
-    /// The argument parser hands arguments over as `String`, and the standard library decodes
-    /// `argv` with invalid UTF-8 replaced by U+FFFD, so `mkdir $'r\xff'; filewatch watch r\xff`
-    /// asked for a path that does not exist ("r�"). Where the text holds a replacement
-    /// character, the argument it came from is found again in the raw `argv` (whole, or after
-    /// the `=` of `--option=value`) and its bytes are taken as they are.
+    /// The path a command-line argument names, byte for byte (see ``RawArguments``).
     init(argument: String) {
-        guard argument.unicodeScalars.contains("\u{FFFD}") else {
+        guard RawArguments.hasEscapes, argument.unicodeScalars.contains(where: RawArguments.isEscape) else {
             self.init(argument)
             return
         }
-        for index in 1..<Int(CommandLine.argc) {
-            guard let raw = CommandLine.unsafeArgv[index] else { continue }
-            let bytes = Array(UnsafeBufferPointer(start: raw, count: strlen(raw))).map { UInt8(bitPattern: $0) }
-            if String(decoding: bytes, as: UTF8.self) == argument {
-                self.init(bytes: bytes)
-                return
-            }
-            if let equals = bytes.firstIndex(of: UInt8(ascii: "=")), bytes.starts(with: [UInt8(ascii: "-"), UInt8(ascii: "-")]) {
-                let value = Array(bytes[(equals + 1)...])
-                if String(decoding: value, as: UTF8.self) == argument {
-                    self.init(bytes: value)
-                    return
-                }
-            }
-        }
-        self.init(argument)
+        self.init(bytes: RawArguments.bytes(of: argument))
     }
 }
 

@@ -24,7 +24,7 @@ struct FilewatchCommand: AsyncParsableCommand {
     static func main() async {
         do {
             try OpenFileLimit.check()
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(RawArguments.decoded)
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

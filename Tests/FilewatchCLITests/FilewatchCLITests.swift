@@ -42,10 +42,20 @@ struct FilewatchCLITests {
         name.append(0)
         let made = name.withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { mkdir($0.baseAddress!, 0o755) } }
         try #require(made == 0, "mkdir of a name with byte 0xFF failed: \(errno)")
-        let watcher = try FilewatchProcess(["watch", "\"$(printf '%s/r\\377oot' '\(tree.root.string)')\"", "--format", "json"], shellWords: true)
+        // A second name that differs only in its invalid byte: decoded with U+FFFD, the two were
+        // one argument.
+        var twin = Array(tree.root.string.utf8) + Array("/r".utf8) + [0xFE] + Array("oot".utf8)
+        let twinDirectory = twin
+        twin.append(0)
+        let madeTwin = twin.withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { mkdir($0.baseAddress!, 0o755) } }
+        try #require(madeTwin == 0)
+        let watcher = try FilewatchProcess(
+            ["watch", "\"$(printf '%s/r\\377oot' '\(tree.root.string)')\"", "\"$(printf '%s/r\\376oot' '\(tree.root.string)')\"", "--format", "json"],
+            shellWords: true)
         let ready = try await watcher.waitForLine("ready") { $0.contains("\"kind\":\"ready\"") }
         let expected = Data(directory).base64EncodedString()
-        #expect(ready.contains("\"rootsBytes\":[\"\(expected)\"]"), "\(ready)")
+        let expectedTwin = Data(twinDirectory).base64EncodedString()
+        #expect(ready.contains("\"rootsBytes\":[\"\(expected)\",\"\(expectedTwin)\"]"), "\(ready)")
         var file = directory + Array("/inside.txt".utf8)
         file.append(0)
         let fd = file.withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_CREAT | O_WRONLY, 0o644) } }
