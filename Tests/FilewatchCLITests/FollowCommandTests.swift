@@ -105,7 +105,7 @@ struct FollowCommandTests {
 
     @Test("bad input: one line on stderr, exit 2", arguments: [
         (["follow", "/etc/hostname/app.log"], "not a directory"),
-        (["follow", "/tmp/filewatch-follow.log", "--backend", "nonsense"], "filewatch.backend"),
+        (["follow", "/tmp/filewatch-follow.log", "--backend", "nonsense"], "--backend"),
         (["follow", "/tmp/filewatch-follow.log", "--from-start", "--lines", "3"], "cannot be combined"),
         (["follow", "/tmp/filewatch-follow.log", "--lines", "-1"], "--lines"),
         (["follow", "/", "--format", "raw"], "directory"),

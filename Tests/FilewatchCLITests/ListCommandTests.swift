@@ -41,7 +41,7 @@ struct ListCommandTests {
         (["list", "/nonexistent/filewatch-test", "--live"], "does not exist"),
         (["list", ".", "--sort", "colour"], "--sort"),
         (["list", ".", "--live", "--latency=-1"], "--latency"),
-        (["list", ".", "--live", "--backend", "nonsense"], "filewatch.backend"),
+        (["list", ".", "--live", "--backend", "nonsense"], "--backend"),
     ])
     func badInput(arguments: [String], expected: String) async throws {
         let (status, output, error) = try await FilewatchProcess.run(arguments)
