@@ -309,7 +309,7 @@ final class CrawlPrefetcher: @unchecked Sendable {
                                                    examinesDirectories: false, followSymlinks: false)
                     if case .success(let found)? = listed, !isMetBefore { listing = found }
                 }
-                let hasSubdirectories = listing?.entries.contains { ($0.status?.itemType ?? $0.type) == .directory } ?? false
+                let hasSubdirectories = listing?.entries.contains(where: \.isDirectory) ?? false
                 var handed: CInt = -1
                 if hasSubdirectories && held < heldDescriptorLimit {
                     keep = descriptor
@@ -344,7 +344,7 @@ final class CrawlPrefetcher: @unchecked Sendable {
             while stack[top].nextEntry < stack[top].listing.entries.count {
                 let entry = stack[top].listing.entries[stack[top].nextEntry]
                 stack[top].nextEntry += 1
-                if (entry.status?.itemType ?? entry.type) == .directory {
+                if entry.isDirectory {
                     child = stack[top].listing.name(of: entry)
                     break
                 }

@@ -677,6 +677,10 @@ struct DirectoryListing {
         /// A symlink to a file, followed (`followSymlinks`): ``status`` is the file's, with the
         /// link's own device and inode.
         var linksToFile = false
+
+        /// Whether a crawl that follows no symlinks descends here: the examined type where
+        /// there is one, else the listing's.
+        var isDirectory: Bool { (status?.itemType ?? type) == .directory }
     }
 
     var entries: [Entry] = []

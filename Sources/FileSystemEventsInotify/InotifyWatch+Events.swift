@@ -854,19 +854,10 @@ extension InotifyWatch {
         // A relative link may lead elsewhere from its new directory: looked at after the
         // rename is told, so what it says applies to the new path.
         if sourceDirectory !== destinationDirectory { relookMovedFileLink(destination.name, in: destinationDirectory) }
-        // What lies below a moved directory is filtered anew where the filter looks at paths:
-        // by depth, if the move changed it, or by a glob over whole paths (`build/**`,
-        // `src/**/*.c`), whatever the move. Globs over names say the same after a move.
-        if entry.type == .directory && options.isRecursive
-            && (options.filter.maximumDepth != nil && Self.levels(oldPath) != Self.levels(newPath)
-                || options.filter.exclude.contains(where: \.matchesWholePath) || options.filter.include.contains(where: \.matchesWholePath))
-        {
+        // What lies below a moved directory is filtered anew where the filter looks at paths.
+        if entry.type == .directory && options.isRecursive && options.filter.mayFilterOtherwise(movedFrom: oldPath, to: newPath) {
             refilterMovedDirectory(named: destination.name, in: destinationDirectory, path: newPath)
         }
-    }
-
-    private static func levels(_ relativePath: [UInt8]) -> Int {
-        relativePath.reduce(0) { $1 == UInt8(ascii: "/") ? $0 + 1 : $0 }
     }
 
     /// A directory moved under a filter that leaves directories out (by depth or by path)

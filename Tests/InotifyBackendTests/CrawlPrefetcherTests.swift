@@ -81,7 +81,7 @@ import Testing
         if listed.isLeftToList {
             // Left to the crawl: nothing below it is handed over.
             leftToList += 1
-            for entry in listing.entries where (entry.status?.itemType ?? entry.type) == .directory {
+            for entry in listing.entries where entry.isDirectory {
                 Issue.record("\(relative), left to list, has a subdirectory")
             }
         }
@@ -92,7 +92,7 @@ import Testing
             _ = prefetcher.skipDescendants(below: depth)
             return
         }
-        for entry in listing.entries where (entry.status?.itemType ?? entry.type) == .directory {
+        for entry in listing.entries where entry.isDirectory {
             let child = listing.name(of: entry)
             let childPath = relative.isEmpty ? String(decoding: child, as: UTF8.self) : relative + "/" + String(decoding: child, as: UTF8.self)
             crawl(prefetcher, name: child, relative: childPath, depth: depth + 1, skip: skip, reader: reader, into: &taken,

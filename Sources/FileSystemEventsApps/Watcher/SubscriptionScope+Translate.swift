@@ -83,7 +83,7 @@ extension SubscriptionScope {
         if event.kind == .exchanged && (previous == nil || event.previousPath == nil) { return }
         if seen.previous && seen.current {
             output.append(event)
-            if event.kind == .renamed, event.itemType == .directory, let previous, filtersByPath(movedFrom: previous, to: relative) {
+            if event.kind == .renamed, event.itemType == .directory, let previous, filter.mayFilterOtherwise(movedFrom: previous, to: relative) {
                 appendVisibilityChanges(movedFrom: previous, to: relative, path: event.path, watcherRoot: watcherRoot, tree: tree,
                                         timestamp: event.timestamp, into: &output)
             }
@@ -98,15 +98,6 @@ extension SubscriptionScope {
         } else if seen.current {
             appendArrival(at: relative, path: event.path, watcherRoot: watcherRoot, tree: tree, timestamp: event.timestamp, into: &output)
         }
-    }
-
-    /// Whether what lies below a directory moved from `previous` to `relative` may be filtered
-    /// otherwise at its new paths: by depth if the move changed it, by a glob over whole paths
-    /// whatever the move. Globs over names say the same after a move.
-    private func filtersByPath(movedFrom previous: [UInt8], to relative: [UInt8]) -> Bool {
-        func levels(_ path: [UInt8]) -> Int { path.reduce(0) { $1 == UInt8(ascii: "/") ? $0 + 1 : $0 } }
-        return filter.maximumDepth != nil && levels(previous) != levels(relative)
-            || filter.exclude.contains(where: \.matchesWholePath) || filter.include.contains(where: \.matchesWholePath)
     }
 
     /// A directory renamed in view under a filter that looks at paths (a depth limit, globs):

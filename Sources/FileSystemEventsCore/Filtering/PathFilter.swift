@@ -69,6 +69,15 @@ public struct PathFilter: Sendable, Hashable {
         return Self.levels(of: relativePath) < maximumDepth
     }
 
+    /// Whether what lies below a directory moved from `previous` to `relative` (root-relative
+    /// paths) may be admitted otherwise at its new paths: by depth if the move changed it, by a
+    /// glob over whole paths (`build/**`, `src/**/*.c`) whatever the move. Globs over names say
+    /// the same after a move.
+    package func mayFilterOtherwise(movedFrom previous: some Collection<UInt8>, to relative: some Collection<UInt8>) -> Bool {
+        maximumDepth != nil && Self.levels(of: previous) != Self.levels(of: relative)
+            || exclude.contains(where: \.matchesWholePath) || include.contains(where: \.matchesWholePath)
+    }
+
     /// How many directories lie between a root and the item at `relativePath`: 0 for a direct
     /// child (`a`), 1 for `a/b`, and so on.
     private static func levels(of relativePath: some Collection<UInt8>) -> Int {
