@@ -989,6 +989,15 @@ extension InotifyWatch {
         // After the exchange is told: a link that leads nowhere from its new place is reported
         // as the symlink it is at that place.
         exchangeFileLinks(first.name, in: sourceDirectory, with: second.name, in: destinationDirectory)
+        // Each side moved: a directory among them holds what the filter admits at its new path.
+        if options.isRecursive {
+            if a.type == .directory && options.filter.mayFilterOtherwise(movedFrom: aPath, to: bPath) {
+                refilterMovedDirectory(named: second.name, in: destinationDirectory, path: bPath)
+            }
+            if b.type == .directory && options.filter.mayFilterOtherwise(movedFrom: bPath, to: aPath) {
+                refilterMovedDirectory(named: first.name, in: sourceDirectory, path: aPath)
+            }
+        }
         return true
     }
 

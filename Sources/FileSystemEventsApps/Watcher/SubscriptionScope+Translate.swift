@@ -83,8 +83,16 @@ extension SubscriptionScope {
         if event.kind == .exchanged && (previous == nil || event.previousPath == nil) { return }
         if seen.previous && seen.current {
             output.append(event)
-            if event.kind == .renamed, event.itemType == .directory, let previous, filter.mayFilterOtherwise(movedFrom: previous, to: relative) {
+            guard let previous, filter.mayFilterOtherwise(movedFrom: previous, to: relative) else { return }
+            if event.kind == .renamed, event.itemType == .directory {
                 appendVisibilityChanges(movedFrom: previous, to: relative, path: event.path, watcherRoot: watcherRoot, tree: tree,
+                                        timestamp: event.timestamp, into: &output)
+            } else if event.kind == .exchanged, let previousPath = event.previousPath {
+                // Both sides moved, and either may be a directory (`appendVisibilityChanges`
+                // passes over a file): each now holds what the filter admits at its new place.
+                appendVisibilityChanges(movedFrom: previous, to: relative, path: event.path, watcherRoot: watcherRoot, tree: tree,
+                                        timestamp: event.timestamp, into: &output)
+                appendVisibilityChanges(movedFrom: relative, to: previous, path: previousPath, watcherRoot: watcherRoot, tree: tree,
                                         timestamp: event.timestamp, into: &output)
             }
         } else if seen.previous, let previous, let previousPath = event.previousPath {

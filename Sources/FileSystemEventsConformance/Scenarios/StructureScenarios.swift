@@ -170,5 +170,41 @@ extension ConformanceSuite {
             try watch.expect(.created, "out2/sub/later.txt")
             try watch.assertReplayMatchesDisk()
         },
+        ConformanceScenario(106, "exchanges across a depth limit: each side holds what the limit admits at its new place, a directory at the limit exchanged up is listed and watched",
+                            runsUnprivileged: true) { context in
+            // Depth 1: `a/lim` is at the limit, so nothing below it is reported.
+            try context.tree.makeDirectories("a/lim/d")
+            try context.tree.write("a/lim/f", "f")
+            try context.tree.makeDirectories("top/sub")
+            try context.tree.write("top/t", "t")
+            try context.tree.makeDirectories("b")
+            try context.tree.write("b/file", "x")
+            try context.tree.makeDirectories("c/sub")
+            try context.tree.write("c/sub/g", "g")
+            let watch = try await context.watch {
+                $0.filter = PathFilter(maximumDepth: 1)
+                $0.bufferLimit = backPressureBufferLimit
+            }
+            // Two directories: `top` goes to the limit (its contents too deep now), what was at
+            // the limit comes up (its contents admitted now).
+            try context.tree.exchange("top", "a/lim")
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("exchange top a/lim under a depth limit of 1")
+            try watch.expect(.created, "top/f")
+            try context.tree.write("top/later.txt", "l")
+            try await watch.sync()
+            try watch.expect(.created, "top/later.txt")
+            // A file with a directory, beneath queued events: `c` goes down to the limit.
+            try await watch.hold(queuing: 200)
+            try context.tree.exchange("c", "b/file")
+            try context.tree.exchange("top", "a/lim")
+            watch.resume()
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("exchange c b/file, then top a/lim back, beneath queued events")
+            try context.tree.write("top/later2.txt", "l")
+            try await watch.sync()
+            try watch.expect(.created, "top/later2.txt")
+            try watch.assertReplayMatchesDisk()
+        },
     ]
 }
