@@ -169,6 +169,7 @@ extension InotifyWatch {
             }
             return outcome
         }
+        let kept = keepUnreadableListings(of: node, in: fresh)
         let relative = node.relativePath
         let base = PathBuilder(root: roots[root].paths.path(relative))
         let events = SnapshotDiff.events(from: node.snapshot(), to: fresh.snapshot(), root: base, pairsMovedItems: false)
@@ -197,12 +198,54 @@ extension InotifyWatch {
         }
         registerLinks(foundBy: state, in: fresh)
         // Followed links of the old subtree: the fresh crawl watched those still there again.
-        node.forEachDirectory { dropFileLinks(in: $0) }
+        node.forEachDirectory { if !kept.contains(ObjectIdentifier($0)) { dropFileLinks(in: $0) } }
         for (current, watch) in detached {
+            if kept.contains(ObjectIdentifier(current)) {
+                register(current, watch: watch)
+                continue
+            }
             current.watch = -1
             releaseIfUnused(watch, droppedByKernel: watchesDroppedByKernel)
         }
         return outcome
+    }
+
+    /// Where the fresh crawl of a rescan could not list a directory that the model had listed
+    /// (made unreadable since: `chmod 000`, as a user without `CAP_DAC_READ_SEARCH`), the old
+    /// node and its subtree take the fresh one's place, watches and all: nothing says what it
+    /// held went, and its watch, which outlives the `chmod`, still hears changes inside. Left
+    /// unlisted, its contents were reported removed, and created again once readable; polling
+    /// keeps an unreadable directory's last listing the same way.
+    /// - Returns: the old nodes kept (every directory of each kept subtree).
+    private mutating func keepUnreadableListings(of old: WatchedDirectory, in fresh: WatchedDirectory) -> Set<ObjectIdentifier> {
+        var kept: Set<ObjectIdentifier> = []
+        var pairs = [(old, fresh)]
+        while let (oldDirectory, freshDirectory) = pairs.popLast() {
+            var replaced: [(name: [UInt8], entry: WatchedEntry, keeping: WatchedDirectory)] = []
+            for (name, entry) in freshDirectory.children {
+                guard let freshChild = entry.directory, let previous = name.withUnsafeBytes({ oldDirectory.children.entry(named: $0) }),
+                      let oldChild = previous.directory, previous.inode == entry.inode, oldChild.isListed
+                else { continue }
+                if freshChild.isListed {
+                    pairs.append((oldChild, freshChild))
+                } else if !pendingCrawls.contains(where: { $0 === freshChild }) {
+                    replaced.append((Array(name), entry, oldChild))
+                }
+            }
+            for (name, var entry, oldChild) in replaced {
+                if let freshChild = entry.directory, freshChild.watch >= 0 {
+                    let watch = freshChild.watch
+                    targets[watch]?.directories.removeAll { $0 === freshChild }
+                    freshChild.watch = -1
+                    if watch != oldChild.watch { releaseIfUnused(watch) }
+                }
+                entry.directory = oldChild
+                freshDirectory.children[name] = entry
+                oldChild.parent = freshDirectory
+                oldChild.forEachDirectory { kept.insert(ObjectIdentifier($0)) }
+            }
+        }
+        return kept
     }
 
     /// Rescans the nearest directory at or above `node` that is where the model says: the

@@ -125,6 +125,39 @@ extension ConformanceSuite {
             try watch.expect(.created, "q2/secret/inner/after.txt")
             try watch.assertReplayMatchesDisk()
         },
+        ConformanceScenario(107, "a listed directory made unreadable, then its parent moved under a glob over whole paths (a rescan of the moved subtree): what it holds is kept, not reported removed",
+                            runsUnprivileged: true) { context in
+            guard geteuid() != 0 else {
+                throw ConformanceSkip("running as root: CAP_DAC_READ_SEARCH reads every directory; scripts/test.sh reruns this as an unprivileged user")
+            }
+            try context.tree.makeDirectories("m/locked/sub")
+            try context.tree.write("m/locked/f", "f")
+            try context.tree.write("m/locked/sub/g", "g")
+            try context.tree.write("m/open.txt", "o")
+            // A glob over whole paths: every move of a directory has its contents filtered again.
+            let watch = try await context.watch {
+                $0.filter = PathFilter(exclude: [PathGlob("build/**")])
+                $0.bufferLimit = backPressureBufferLimit
+            }
+            try context.tree.changeMode("m/locked", to: 0o000)
+            try await watch.sync()
+            let before = watch.scenarioEvents().count
+            try context.tree.rename("m", to: "m2")
+            try await watch.sync()
+            // Its contents cannot be read now, but nothing says they went: the consumer keeps them.
+            let replayed = try watch.replay().items
+            for path in ["m2/locked/f", "m2/locked/sub", "m2/locked/sub/g", "m2/open.txt"] {
+                try check(replayed[RelativePath(path)] != nil,
+                          "mv m m2 with m/locked unreadable: \(path) is missing from the replay; events:\n  \(watch.describeEvents(since: before))")
+            }
+            try context.tree.changeMode("m2/locked", to: 0o755)
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("chmod 755 m2/locked")
+            try context.tree.write("m2/locked/sub/later.txt", "l")
+            try await watch.sync()
+            try watch.expect(.created, "m2/locked/sub/later.txt")
+            try watch.assertReplayMatchesDisk()
+        },
         ConformanceScenario(44, "a file system mounted under the tree: its mount point's chmod, then its unmount") { context in
             try context.tree.makeDirectories("mnt")
             try context.tree.write("mnt/underneath.txt", "hidden by the mount")
