@@ -126,6 +126,15 @@ extension InotifyWatch {
         case stale
         /// The directory is there but may not be opened (permissions).
         case inaccessible(Errno)
+
+        /// What an `open` of the directory that failed with `errno` says: gone or replaced
+        /// (a rename still queued explains it), or there and not to be opened.
+        static func failed(_ errno: Errno) -> Opening {
+            switch errno {
+            case .noSuchFileOrDirectory, .notDirectory, .tooManySymbolicLinkLevels: return .stale
+            default: return .inaccessible(errno)
+            }
+        }
     }
 
     /// Opens `directory` and checks its identity, so nothing the model believes about a path
@@ -156,11 +165,7 @@ extension InotifyWatch {
         let descriptor: CInt
         switch opened {
         case .success(let fd): descriptor = fd
-        case .failure(let errno):
-            switch errno {
-            case .noSuchFileOrDirectory, .notDirectory, .tooManySymbolicLinkLevels: return .stale
-            default: return .inaccessible(errno)
-            }
+        case .failure(let errno): return .failed(errno)
         }
         guard case .success(let (status, isMountRoot)) = Syscalls.statusAndMountRoot(ofDescriptor: descriptor),
               accepts(directory, status: status, isMountRoot: isMountRoot, expectingIdentity: expectingIdentity,
@@ -350,22 +355,12 @@ extension InotifyWatch {
         let descriptor: CInt
         let status: FileStatus
         switch open(directory, parentDescriptor: parentDescriptor, identityFromListing: identityFromListing) {
-        case .stale:
-            // Not at this path now: deleted (its removal follows in the queue), or moved by an
-            // event not read yet. Looked at again once the queue has been read.
-            pendingCrawls.append(directory)
-            return nil
-        case .inaccessible(let errno) where FileSystemEventsError.isDescriptorShortage(errno):
-            // Not the directory's fault, and it would never be retried: left unlisted, its
-            // contents would be missing from the model for good. The watch stops, saying why.
-            state.failure = .systemCallFailed(call: "open", path: FilePath(bytes: roots[root].paths.bytes(directory.relativePath)), errno: errno)
-            return nil
-        case .inaccessible(let errno):
-            reportInaccessible(directory, errno: errno)
-            return nil
         case .opened(let fd, let found):
             descriptor = fd
             status = found
+        case let unopened:
+            noteNotOpened(directory, unopened, state: &state)
+            return nil
         }
         if directory.inode == 0 {
             directory.device = status.device
@@ -421,7 +416,6 @@ extension InotifyWatch {
             return openWatchAndList(directory, state: &state, parentDescriptor: -1, identityFromListing: identityFromListing)
                 .map { ($0.listing, $0.listedAt, $0.descriptor, false) }
         }
-        let root = directory.root
         // A descriptor handed over is this function's to close, unless it returns it.
         var owned: CInt = -1
         // The prefetcher went on below a directory it listed; that is of use only if the
@@ -434,14 +428,7 @@ extension InotifyWatch {
         let status: FileStatus
         switch listed.opening {
         case .failed(let errno):
-            switch errno {
-            case .noSuchFileOrDirectory, .notDirectory, .tooManySymbolicLinkLevels:
-                pendingCrawls.append(directory)  // stale: see `openWatchAndList`
-            case _ where FileSystemEventsError.isDescriptorShortage(errno):
-                state.failure = .systemCallFailed(call: "open", path: FilePath(bytes: roots[root].paths.bytes(directory.relativePath)), errno: errno)
-            default:
-                reportInaccessible(directory, errno: errno)
-            }
+            noteNotOpened(directory, .failed(errno), state: &state)
             return nil
         case .unexamined:
             pendingCrawls.append(directory)
@@ -490,6 +477,26 @@ extension InotifyWatch {
         case .failure(let errno):
             reportInaccessible(directory, errno: errno)
             return nil
+        }
+    }
+
+    /// What a crawl does with a directory it could not open (by itself, or through the
+    /// prefetcher), so that both paths decide alike.
+    private mutating func noteNotOpened(_ directory: WatchedDirectory, _ opening: Opening, state: inout CrawlState) {
+        switch opening {
+        case .opened:
+            break  // not a failure; never passed here
+        case .stale:
+            // Not at this path now: deleted (its removal follows in the queue), or moved by an
+            // event not read yet. Looked at again once the queue has been read.
+            pendingCrawls.append(directory)
+        case .inaccessible(let errno) where FileSystemEventsError.isDescriptorShortage(errno):
+            // Not the directory's fault, and it would never be retried: left unlisted, its
+            // contents would be missing from the model for good. The watch stops, saying why.
+            let path = roots[directory.root].paths.bytes(directory.relativePath)
+            state.failure = .systemCallFailed(call: "open", path: FilePath(bytes: path), errno: errno)
+        case .inaccessible(let errno):
+            reportInaccessible(directory, errno: errno)
         }
     }
 
