@@ -542,8 +542,9 @@ extension InotifyWatch {
         releaseUnheld(state.prefetchedWatchesNotTaken + prefetcher.finish())
         state.prefetchedWatchesNotTaken = []
         // The listings were allocated on the prefetcher's thread, in a malloc arena of its own,
-        // and freed here: the memory stays with that arena, resident (1 MB after a 110k-entry
-        // start-up), unless handed back.
+        // and freed here: the memory stays with that arena, resident, unless handed back. After
+        // a 110k-entry start-up, the median of 7 runs with and without this call: 7.9 against
+        // 8.5 MB of anonymous memory (VmRSS 17.2 against 17.7 MB).
         MemoryRelease.returnFreedPages()
     }
 
