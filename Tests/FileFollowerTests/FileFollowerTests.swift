@@ -128,6 +128,74 @@ struct FileFollowerTests {
     /// A source that reports nothing after `ready` (a poll once an hour) stands for a backend
     /// that lost the event that mattered: the follower's once-a-second look at the path still
     /// finds the new file, and delivers all of it.
+    /// `mv app.log app.log.tmp; : > app.log; mv app.log.tmp app.log`: the original comes back
+    /// over its empty replacement, and its writer goes on appending. The follower held it as a
+    /// superseded file with the replacement as the newest, so once its grace period ran out it
+    /// was closed, and every byte written after that was lost, the path's identity unchanged.
+    @Test("a file moved back over its empty replacement: what its writer appends afterwards is delivered", arguments: FollowBackend.available)
+    func movedBackOverReplacement(backend: FollowBackend) async throws {
+        let tree = try ScratchTree()
+        let path = tree.path("app.log")
+        let aside = tree.path("app.log.tmp")
+        try tree.write("app.log", "")
+        let recorder = try await follow(path, on: backend, rotationGracePeriod: .seconds(10)) { recorder in
+            let writer = LogWriter(path: path, recorder: recorder, seed: 21)
+            try writer.reopen()
+            try writer.appendRandom(writer.randomInt(1...50_000))
+            try writer.waitUntilDelivered()
+            try Self.rename(path, to: aside)
+            let original = try writer.reopen()  // the empty replacement
+            let replacement = try Self.identity(of: path)
+            try Self.waitUntilHeldTwice(path)
+            writer.closeCurrent()
+            try Self.rename(aside, to: path)
+            try writer.write(writer.randomBytes(writer.randomInt(1...20_000)), to: original)
+            try writer.waitUntilDelivered()
+            // The replacement is done with once the original has data again; kept as the newest
+            // file, it was held until the follow ended, and the original released instead.
+            try Self.waitUntilReleased(replacement)
+            for _ in 1...3 {
+                try writer.write(writer.randomBytes(writer.randomInt(1...20_000)), to: original)
+                try writer.waitUntilDelivered()
+            }
+            LogWriter.closeDescriptor(original)
+            return writer.written
+        }
+        // Each generation's data is contiguous, and none goes back to an earlier one.
+        let generations = recorder.deliveredNotices.filter { $0.kind == .replaced || $0.kind == .appeared }.map(\.generation)
+        #expect(generations == generations.sorted())
+    }
+
+    /// The same after the follower let the original go (its replacement had data): it is
+    /// recognised on its return and resumed where it stopped, not delivered again from 0.
+    @Test("a file let go, then moved back over its replacement: resumed where it stopped, nothing delivered twice", arguments: FollowBackend.available)
+    func releasedThenMovedBack(backend: FollowBackend) async throws {
+        let tree = try ScratchTree()
+        let path = tree.path("app.log")
+        let aside = tree.path("app.log.tmp")
+        try tree.write("app.log", "")
+        try await follow(path, on: backend) { recorder in
+            let writer = LogWriter(path: path, recorder: recorder, seed: 22)
+            try writer.reopen()
+            try writer.appendRandom(writer.randomInt(1...50_000))
+            try writer.waitUntilDelivered()
+            let first = try Self.identity(of: path)
+            try Self.rename(path, to: aside)
+            let original = try writer.reopen()
+            try writer.appendRandom(writer.randomInt(1...20_000))  // the replacement has data
+            try writer.waitUntilDelivered()
+            try Self.waitUntilReleased(first, exceptBy: 1)  // the writer's own descriptor
+            writer.closeCurrent()
+            try Self.rename(aside, to: path)
+            for _ in 1...3 {
+                try writer.write(writer.randomBytes(writer.randomInt(1...20_000)), to: original)
+                try writer.waitUntilDelivered()
+            }
+            LogWriter.closeDescriptor(original)
+            return writer.written
+        }
+    }
+
     @Test("a replacement the source never reports is found by the periodic look, every byte delivered")
     func replacementWithoutEvent() async throws {
         let deaf = FollowBackend(name: "polling once an hour") { options throws(FileSystemEventsError) in
@@ -375,11 +443,12 @@ struct FileFollowerTests {
         on backend: FollowBackend,
         start: FileFollowerStartPosition = .start,
         holdingFromTheStart: Bool = false,
+        rotationGracePeriod: Duration = .seconds(60),
         writer: @escaping @Sendable (FollowRecorder) throws -> [UInt8]
     ) async throws -> FollowRecorder {
         let recorder = FollowRecorder()
         if holdingFromTheStart { recorder.hold() }
-        var options = FileFollower.Options(startPosition: start, rotationGracePeriod: .seconds(60))
+        var options = FileFollower.Options(startPosition: start, rotationGracePeriod: rotationGracePeriod)
         options.didStartWatching = { recorder.watching($0) }
         let follower = FileFollower(path: path, options: options, makeSource: backend.makeSource)
         let consumer = Task {
@@ -434,6 +503,29 @@ struct FileFollowerTests {
             }
             // Polling a condition the follower's thread brings about, with a deadline: there
             // is no event to wait for, because nothing may be delivered while stalled.
+            usleep(1_000)
+        }
+    }
+
+    private static func identity(of path: FilePath) throws -> (UInt64, UInt64) {
+        var info = stat()
+        try LogWriter.check("stat \(path)", stat(path.string, &info))
+        return (UInt64(info.st_dev), UInt64(info.st_ino))
+    }
+
+    /// Waits until no descriptor of this process leads to the file `identity` but the
+    /// writer's `others`: the follower released it.
+    private static func waitUntilReleased(_ identity: (UInt64, UInt64), exceptBy others: Int = 0, timeout: TimeInterval = 30) throws {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while true {
+            let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            let holding = descriptors.filter { name in
+                var info = stat()
+                return stat("/proc/self/fd/\(name)", &info) == 0 && UInt64(info.st_dev) == identity.0 && UInt64(info.st_ino) == identity.1
+            }
+            if holding.count <= others { return }
+            guard Date() < deadline else { throw FollowTestFailure("the follower still holds a replacement the original came back over") }
+            // Polling a condition the follower's thread brings about, with a deadline.
             usleep(1_000)
         }
     }

@@ -50,7 +50,10 @@ final class FollowRecorder: @unchecked Sendable {
             notices.append(notice)
             switch notice.kind {
             case .truncated: nextOffset[notice.generation] = 0
-            case .replaced, .appeared: nextOffset[notice.generation] = nextOffset[notice.generation] ?? 0
+            // A new file starts at 0, except one that came back over its successors: its
+            // first chunk starts where its earlier generation stopped (the byte-for-byte
+            // comparison with what was written checks that nothing was skipped or repeated).
+            case .replaced, .appeared: break
             case .removed: break
             }
         }

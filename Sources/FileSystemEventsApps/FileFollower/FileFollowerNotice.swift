@@ -7,14 +7,18 @@ public struct FileFollowerNotice: Sendable, Hashable, CustomStringConvertible {
         /// its chunks start again at offset 0.
         case truncated
         /// A different file now stands at the path (atomic replace, rotation noticed after the
-        /// new file was created); the new generation's chunks follow, from its first byte.
+        /// new file was created); the new generation's chunks follow, from its first byte. A
+        /// file that comes back to the path over the ones that replaced it (`mv log log.tmp;
+        /// : > log; mv log.tmp log`) is a new generation too, whose chunks start where its
+        /// earlier generation's stopped.
         case replaced
         /// Nothing readable stands at the path any more (deleted, renamed away, or its directory
         /// gone). What a writer still appends to the previous file through a descriptor it
         /// holds is delivered after this notice, until the writer has moved on.
         case removed
         /// A file (re)appeared at the path after it was missing; its chunks follow, from its
-        /// first byte.
+        /// first byte (or, for a file that was followed before, from where it stopped: see
+        /// ``replaced``).
         case appeared
     }
 

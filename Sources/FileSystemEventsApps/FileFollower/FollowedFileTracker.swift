@@ -16,6 +16,9 @@ import SystemPackage
 ///   (the writer has moved on; anything it wrote before that is visible to the final read,
 ///   which comes after the observation) or the grace period has passed.
 /// - Truncation is the held file's size dropping below the delivered offset.
+/// - A file that comes back to the path over its successors is a new generation that starts
+///   where its earlier one stopped: still held, by its descriptor's identity; let go, by its
+///   identity, birth time and last bytes (``ReleasedFile``).
 final class FollowedFileTracker {
     let path: FollowedPath
     /// Opens new files at the path from the watch's thread (see ``FollowedPathObserver``).
@@ -27,6 +30,10 @@ final class FollowedFileTracker {
     private var nextGenerationNumber = 1
     /// The path was seen without a followable file since the newest generation was opened.
     private var sawGap = false
+    /// The last few files let go, with where their delivery stopped, so that one coming back
+    /// to the path (`mv log log.1; echo > log; mv log.1 log`) resumes there instead of being
+    /// delivered again from its first byte.
+    private var released: [ReleasedFile] = []
     private(set) var isFinishing = false
     private let buffer: UnsafeMutableRawBufferPointer
 
@@ -111,23 +118,53 @@ final class FollowedFileTracker {
             sawGap = true
             return
         }
+        var startOffset: Int64 = 0
         if let held = generations.lastIndex(where: { $0.identity == identity }) {
-            // A file already held: the newest, still there, or one renamed away and back (the
-            // same bytes, so no new generation; only the newest can resume being followed).
-            Syscalls.close(descriptor)
-            if held == generations.count - 1 && generations[held].isSuperseded {
-                generations[held].supersededAt = nil
-                pendingNotices.append(FileFollowerNotice(kind: .appeared, generation: generations[held].number))
+            if held == generations.count - 1 {
+                // The newest file, still there, or renamed away and back with nothing in
+                // between: the same bytes, so no new generation.
+                Syscalls.close(descriptor)
+                if generations[held].isSuperseded {
+                    generations[held].supersededAt = nil
+                    pendingNotices.append(FileFollowerNotice(kind: .appeared, generation: generations[held].number))
+                }
+                return
             }
-            return
+            // An earlier file back at the path over its successors (`mv log log.tmp; : > log;
+            // mv log.tmp log`), where its writer appends again. Dropped, it was released
+            // once its grace period ran out, and every byte written to it after that was lost
+            // (the path's identity had not changed, so nothing opened it again). Its bytes so
+            // far are delivered where they are, before its successors'; the rest come after
+            // them, as a generation of their own read through this descriptor from there.
+            guard let resumeAt = cutForResumption(of: held, reopenedAs: descriptor) else {
+                Syscalls.close(descriptor)
+                return
+            }
+            startOffset = resumeAt
+        } else if let resumeAt = resumptionOffset(ofReturning: identity, descriptor: descriptor) {
+            startOffset = resumeAt
         }
         let arrival: FileFollowerNotice.Kind = newestIndex != nil && !sawGap ? .replaced : .appeared
         if let newestIndex { supersede(newestIndex, now: now, notice: nil) }
         generations.append(FollowedGeneration(
-            number: nextGenerationNumber, descriptor: descriptor, identity: identity, offset: 0,
+            number: nextGenerationNumber, descriptor: descriptor, identity: identity, offset: startOffset,
             arrival: arrival))
         nextGenerationNumber += 1
         sawGap = false
+    }
+
+    /// Ends the delivery of the held generation at `index` at its file's size now, and puts
+    /// `descriptor` (the same file, opened again) where the rest starts: that size, or 0 if
+    /// the file is now shorter than what was delivered (truncated while away). `nil` if the
+    /// file cannot be examined or positioned; it is then seen again on a later look.
+    private func cutForResumption(of index: Int, reopenedAs descriptor: CInt) -> Int64? {
+        guard case .success(let status) = FollowerSyscalls.status(ofDescriptor: descriptor) else { return nil }
+        let delivered = generations[index].offset
+        let cut = status.size >= delivered ? status.size : 0
+        if cut != 0, case .failure = FollowerSyscalls.seek(descriptor, to: cut) { return nil }
+        let end = max(cut, delivered)
+        generations[index].limit = min(generations[index].limit ?? end, end)
+        return cut
     }
 
     private func supersede(_ index: Int, now: ContinuousClock.Instant, notice: FileFollowerNotice.Kind?) {
@@ -148,8 +185,9 @@ final class FollowedFileTracker {
                 return .notice(FileFollowerNotice(kind: arrival, generation: generations[0].number))
             }
             if let chunk = try readChunk() { return .data(chunk) }
-            // At the end of the file being delivered (or at its limit, when finishing).
-            if isFinishing {
+            // At the end of the file being delivered, or at its limit: when finishing, or where
+            // a later generation takes over the same file.
+            if isFinishing || generations[0].limit.map({ generations[0].offset >= $0 }) == true {
                 release()
                 continue
             }
@@ -167,7 +205,7 @@ final class FollowedFileTracker {
     /// One `read(2)` from the file being delivered; `nil` at its end.
     private func readChunk() throws(FileSystemEventsError) -> FileChunk? {
         var wanted = buffer.count
-        if let limit = generations[0].finishLimit {
+        if let limit = generations[0].limit {
             wanted = Int(max(0, min(Int64(wanted), limit - generations[0].offset)))
             if wanted == 0 { return nil }
         }
@@ -202,8 +240,26 @@ final class FollowedFileTracker {
     }
 
     private func release() {
-        Syscalls.close(generations[0].descriptor)
-        generations.removeFirst()
+        let generation = generations.removeFirst()
+        if !isFinishing, let file = ReleasedFile(generation) {
+            if released.count == Self.releasedFilesKept { released.removeFirst() }
+            released.append(file)
+        }
+        Syscalls.close(generation.descriptor)
+    }
+
+    static let releasedFilesKept = 8
+
+    /// Where delivery resumes for a file let go earlier that is back at the path, opened as
+    /// `descriptor`: where it stopped, if the file is the same one (same identity and birth
+    /// time, and the bytes before that point unchanged) and no shorter; `nil` to start at 0.
+    private func resumptionOffset(ofReturning identity: FileIdentity, descriptor: CInt) -> Int64? {
+        guard let index = released.lastIndex(where: { $0.identity == identity }) else { return nil }
+        let file = released.remove(at: index)
+        guard case .success(let status) = FollowerSyscalls.status(ofDescriptor: descriptor), file.isSame(as: status, descriptor),
+              case .success = FollowerSyscalls.seek(descriptor, to: file.offset)
+        else { return nil }
+        return file.offset
     }
 
     /// When to look again without an event: while a superseded file is held, a writer may
@@ -239,9 +295,9 @@ final class FollowedFileTracker {
         isFinishing = true
         for index in generations.indices {
             if case .success(let status) = FollowerSyscalls.status(ofDescriptor: generations[index].descriptor) {
-                generations[index].finishLimit = max(status.size, generations[index].offset)
+                generations[index].limit = min(generations[index].limit ?? .max, max(status.size, generations[index].offset))
             } else {
-                generations[index].finishLimit = generations[index].offset
+                generations[index].limit = generations[index].offset
             }
         }
     }
@@ -250,5 +306,40 @@ final class FollowedFileTracker {
         observer.close()
         for generation in generations { Syscalls.close(generation.descriptor) }
         generations = []
+    }
+}
+
+/// A file the follower let go, as much of it as tells it again: its identity and birth time
+/// (an inode number is reused once a file is deleted), where delivery stopped, and the bytes
+/// just before that (a file truncated and written again while away differs there).
+private struct ReleasedFile {
+    let identity: FileIdentity
+    let birthTime: Int64
+    let offset: Int64
+    let lastBytes: [UInt8]
+
+    static let fingerprintLength = 64
+
+    /// `nil` for a file nothing was delivered from, or that cannot be read back.
+    init?(_ generation: FollowedGeneration) {
+        guard generation.offset > 0, case .success(let status) = FollowerSyscalls.status(ofDescriptor: generation.descriptor) else { return nil }
+        let count = Int(min(Int64(Self.fingerprintLength), generation.offset))
+        guard let bytes = Self.bytes(count, before: generation.offset, in: generation.descriptor) else { return nil }
+        identity = generation.identity
+        birthTime = status.birthTime
+        offset = generation.offset
+        lastBytes = bytes
+    }
+
+    func isSame(as status: FileStatus, _ descriptor: CInt) -> Bool {
+        status.birthTime == birthTime && status.size >= offset
+            && Self.bytes(lastBytes.count, before: offset, in: descriptor) == lastBytes
+    }
+
+    private static func bytes(_ count: Int, before offset: Int64, in descriptor: CInt) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let read = bytes.withUnsafeMutableBytes { FollowerSyscalls.read(descriptor, into: $0, at: offset - Int64(count)) }
+        guard case .success(count) = read else { return nil }
+        return bytes
     }
 }

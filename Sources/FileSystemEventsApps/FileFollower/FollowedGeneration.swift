@@ -17,8 +17,10 @@ struct FollowedGeneration {
     /// The notice that announces this generation, delivered when its first chunk is next
     /// (after every byte of the generations before it); `nil` for the file present at start.
     var arrival: FileFollowerNotice.Kind?
-    /// While finishing: the size at the moment of the request; nothing past it is read.
-    var finishLimit: Int64?
+    /// Where delivering this generation ends, if not at the end of the file: its size when
+    /// finishing was asked for, or when the file came back to the path over its successors
+    /// (the rest is a later generation). Nothing past it is read.
+    var limit: Int64?
 
     var isSuperseded: Bool { supersededAt != nil }
 }
