@@ -24,6 +24,8 @@ extension InotifyWatch {
         /// While the root is a symlink: the watch of the directory its target lives in (or
         /// would appear in), and the target's name there.
         var target: (watch: CInt, name: [UInt8])?
+        /// The directory the root's name is in, as watched (``InotifyWatch/checkRootPaths()``).
+        var parentIdentity: FileIdentity?
 
         /// Whether `event` is about the root's name, or about its target's.
         func role(of event: Inotify.Event) -> Role? {
@@ -57,10 +59,9 @@ extension InotifyWatch {
         case .success(let found): watch = found
         case .failure(let errno): throw watchFailure(errno, path: parentBytes)
         }
-        roots.append(
-            WatchedRoot(path: path, paths: PathBuilder(root: path), bytes: bytes, device: status.device,
-                        kind: .file(FileRoot(parentWatch: watch, name: name, type: status.itemType, inode: status.inode)))
-        )
+        var file = FileRoot(parentWatch: watch, name: name, type: status.itemType, inode: status.inode)
+        if case .success(let parent) = Syscalls.status(atPath: parentBytes, followSymlinks: true) { file.parentIdentity = parent.identity }
+        roots.append(WatchedRoot(path: path, paths: PathBuilder(root: path), bytes: bytes, device: status.device, kind: .file(file)))
         targets[watch, default: WatchTargets()].fileRoots.append(index)
         retargetFileRoot(index)
     }

@@ -126,6 +126,8 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     var presentAtReady: [(root: Int, relative: [UInt8], status: FileStatus)] = []
     /// A failure found while handling events (the watch limit, say) that ends the watch.
     var pendingFailure: FileSystemEventsError?
+    /// Monotonic nanoseconds of the next look at the roots' paths (``checkRootPaths()``).
+    var nextRootPathCheck: UInt64 = 0
     /// The watch on the target of each followed symlink to a file, by the link's place in
     /// the model (see `InotifyWatch+FileLinks.swift`).
     var fileLinkWatches: [NameInModel: CInt] = [:]
@@ -237,6 +239,9 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                 let wait = MonotonicClock.pollTimeout(from: MonotonicClock.nanoseconds(), until: deadline)
                 timeout = timeout < 0 ? wait : min(timeout, wait)
             }
+            if nextRootPathCheck == 0 { nextRootPathCheck = MonotonicClock.nanoseconds() &+ Self.rootPathCheckIntervalNanoseconds }
+            let untilRootCheck = MonotonicClock.pollTimeout(from: MonotonicClock.nanoseconds(), until: nextRootPathCheck)
+            timeout = timeout < 0 ? untilRootCheck : min(timeout, untilRootCheck)
             let ready: [Int16]
             switch Syscalls.pollReadable([readiness, channel.wakeupReadEnd], timeoutMilliseconds: timeout) {
             case .success(let revents): ready = revents
@@ -251,6 +256,10 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                     channel.finish(throwing: error)
                     return
                 }
+            }
+            if MonotonicClock.nanoseconds() >= nextRootPathCheck {
+                checkRootPaths()
+                nextRootPathCheck = MonotonicClock.nanoseconds() &+ Self.rootPathCheckIntervalNanoseconds
             }
             deliver(all: false)
             if roots.allSatisfy(\.isRemoved) {

@@ -40,6 +40,26 @@ extension ConformanceSuite {
             try check(!watch.isFinished, "the watch ended although it waits for its root")
             try check(!watch.events.contains { $0.kind == .rootRemoved }, "rootRemoved while waiting for roots")
         },
+        ConformanceScenario(109, "a waited-for root moved away with its parent, then made again: removed, then created with its contents",
+                            runsUnprivileged: true) { context in
+            let root = RelativePath("p/root")
+            try context.tree.makeDirectories("p/root/inner")
+            try context.tree.write("p/root/inner/old.txt", "old")
+            let watch = try await context.watchAwaiting(root)
+            let rootPath = context.tree.path(root)
+            try context.tree.rename("p", to: "q")
+            try await watch.waitForEvent("the root's removal") { $0.kind == .removed && $0.path == rootPath }
+            try watch.assertReplayMatchesDisk("mv p q")
+            // The moved tree is not the root any more.
+            try context.tree.write("q/root/inner/late.txt", "late")
+            try context.tree.makeDirectories("p/root/again")
+            try context.tree.write("p/root/again/new.txt", "new")
+            try await watch.sync(in: root)
+            try watch.assertReplayMatchesDisk("mkdir -p p/root/again")
+            let stale = watch.events.filter { $0.path.string.contains("late.txt") }
+            try check(stale.isEmpty, "a change in the moved tree reported at the root's path: \(stale)")
+            try check(!watch.events.contains { $0.kind == .rootRemoved }, "rootRemoved while waiting for roots")
+        },
         ConformanceScenario(88, "a waited-for root whose ancestors are made, removed and moved away before it appears") { context in
             let root = RelativePath("a/b/c")
             let watch = try await context.watchAwaiting(root)

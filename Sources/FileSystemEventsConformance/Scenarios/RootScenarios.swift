@@ -136,5 +136,24 @@ extension ConformanceSuite {
             try check(watch.events.last?.kind == .rootRemoved, "events followed rootRemoved: \(watch.events.suffix(3))")
             try watch.assertReplayMatchesDisk()
         },
+        ConformanceScenario(108, "a directory above the roots renamed (a directory root, a file root): their paths no longer name them, rootRemoved, and the sequence ends",
+                            runsUnprivileged: true) { context in
+            // Nothing happens to the root itself, so neither it nor anything in it hears of
+            // the rename: the path is what changed.
+            // A file root is watched through its directory, which does not hear it either.
+            try context.tree.makeDirectories("p/root/sub")
+            try context.tree.write("p/root/sub/inside.txt", "x")
+            try context.tree.makeDirectories("p/files")
+            try context.tree.write("p/files/notes.txt", "n")
+            let root = context.tree.path("p/root")
+            let file = context.tree.path("p/files/notes.txt")
+            let watch = try await context.watch { $0.roots = [root, file] }
+            try context.tree.rename("p", to: "q")
+            try await watch.waitForEvent("rootRemoved of the directory") { $0.kind == .rootRemoved && $0.path == root }
+            try await watch.waitForEvent("rootRemoved of the file") { $0.kind == .rootRemoved && $0.path == file }
+            try await watch.waitForEnd()
+            try check(watch.events.last?.kind == .rootRemoved, "events followed rootRemoved: \(watch.events.suffix(3))")
+            try watch.assertReplayMatchesDisk()
+        },
     ]
 }
