@@ -84,6 +84,7 @@ extension InotifyWatch {
             handleWhileAwaitingReconcile(events[...])
             return
         }
+        if options.reportsDirectoryContentChanges { reportDirectoryContentChanges(events) }
         if let pair = pendingMovePair {
             pendingMovePair = nil
             if let third = pendingMoveFrom {
@@ -184,6 +185,20 @@ extension InotifyWatch {
             return
         }
         handleRename(from: from, to: to)
+    }
+
+    /// `modified` for each directory an entry was created in, removed from, or moved into or
+    /// out of (``WatchOptions/reportsDirectoryContentChanges``), once per read and ahead of the
+    /// read's own events, at the directory's path as the model has it before them: its time
+    /// moved then, whatever the entries' events come to (a file made and removed before it
+    /// could be examined is reported by nothing else).
+    private mutating func reportDirectoryContentChanges(_ events: [Inotify.Event]) {
+        var seen: Set<CInt> = []
+        for event in events where !event.name.isEmpty && !event.mask.isDisjoint(with: [.create, .delete, .movedFrom, .movedTo]) {
+            guard seen.insert(event.watch).inserted, let directory = liveDirectory(event.watch), directory.isListed else { continue }
+            produced.append(makeEvent(.modified, root: directory.root, relative: directory.relativePath, type: .directory,
+                                      identity: FileIdentity(device: directory.device, inode: directory.inode), synthetic: false))
+        }
     }
 
     /// An event that is neither half of a move, to whatever watches its descriptor.

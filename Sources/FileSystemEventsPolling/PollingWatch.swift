@@ -186,6 +186,11 @@ struct PollingWatch {
                 continue
             case .directory(let oldTree, let newTree):
                 var events: [FileSystemEvent] = []
+                if options.reportsDirectoryContentChanges && old.status.modificationTime != new.status.modificationTime {
+                    events.append(
+                        FileSystemEvent(kind: .modified, path: root.paths.root, itemType: .directory, isSynthetic: true, identity: new.status.identity, timestamp: timestamp)
+                    )
+                }
                 if old.status.permissions != new.status.permissions || old.status.userID != new.status.userID
                     || old.status.groupID != new.status.groupID
                 {
@@ -193,7 +198,8 @@ struct PollingWatch {
                         FileSystemEvent(kind: .attributesChanged, path: root.paths.root, itemType: .directory, isSynthetic: true, identity: new.status.identity, timestamp: timestamp)
                     )
                 }
-                events += SnapshotDiff.events(from: oldTree, to: newTree, root: root.paths, timestamp: timestamp)
+                events += SnapshotDiff.events(from: oldTree, to: newTree, root: root.paths, timestamp: timestamp,
+                                              reportsDirectoryTimes: options.reportsDirectoryContentChanges)
                 add(events, now: now)
             case .file(let events):
                 add(events, now: now)

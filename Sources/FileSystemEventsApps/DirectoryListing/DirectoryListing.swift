@@ -67,16 +67,24 @@ public struct DirectoryListing: AsyncSequence, Sendable {
         DirectoryListing(directory: directory, options: options, makeSource: makeSource, resumedEntries: entries)
     }
 
-    /// The options the listing's source is made with: the directory, one level or recursive,
-    /// hidden entries filtered out at the source, and the latency window.
+    /// The options the listing's source is made with: the directory, hidden entries filtered
+    /// out at the source, the latency window, and every listed directory's own changes
+    /// reported (``WatchOptions/reportsDirectoryContentChanges``), since its entry shows its
+    /// time and size. For that a one-level listing watches one level deeper than it lists
+    /// (a file made in a subdirectory changes the subdirectory's entry); a recursive one
+    /// watches the whole tree.
     public var watchOptions: WatchOptions {
-        WatchOptions(
+        var filter = DirectoryReader.filter(includesHidden: options.includesHidden)
+        if !options.isRecursive { filter.maximumDepth = 1 }
+        var watchOptions = WatchOptions(
             roots: [directory],
-            isRecursive: options.isRecursive,
+            isRecursive: true,
             followsSymlinks: false,
-            filter: DirectoryReader.filter(includesHidden: options.includesHidden),
+            filter: filter,
             latency: options.latency
         )
+        watchOptions.reportsDirectoryContentChanges = true
+        return watchOptions
     }
 
     /// The sorted list as it is now, once, without watching (what `ls` prints).

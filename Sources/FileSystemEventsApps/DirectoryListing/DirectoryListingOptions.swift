@@ -8,8 +8,9 @@ extension DirectoryListing {
         /// List the whole subtree, entries named by their path relative to the directory, or
         /// only the directory's own entries (the default).
         ///
-        /// In a one-level listing a subdirectory's own size and modification time are those
-        /// last seen in the listed directory: changes inside it are not watched.
+        /// A one-level listing still watches its subdirectories' own entries (not below them),
+        /// so that a subdirectory's size and modification time follow what is made or removed
+        /// in it.
         public var isRecursive: Bool
         /// How long the source gathers changes before the listing delivers them as one update.
         public var latency: Duration

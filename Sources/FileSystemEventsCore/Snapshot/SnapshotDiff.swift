@@ -36,6 +36,8 @@ package struct SnapshotDiff {
     /// Whether an item other than a directory found at a new path may be paired with one
     /// gone from another (see ``events(from:to:root:timestamp:pairsMovedItems:)``).
     private var pairsMovedItems = true
+    /// Report a directory whose modification time moved as `modified` (see ``appendChanges(from:to:path:renamed:into:)``).
+    private var reportsDirectoryTimes = false
 
     /// Where an old item sits in the tree being replayed.
     private struct Slot {
@@ -84,10 +86,12 @@ package struct SnapshotDiff {
         to new: SnapshotDirectory,
         root: PathBuilder,
         timestamp: FileSystemEvent.Timestamp = .now(),
-        pairsMovedItems: Bool = true
+        pairsMovedItems: Bool = true,
+        reportsDirectoryTimes: Bool = false
     ) -> [FileSystemEvent] {
         var diff = SnapshotDiff(paths: root, timestamp: timestamp)
         diff.pairsMovedItems = pairsMovedItems
+        diff.reportsDirectoryTimes = reportsDirectoryTimes
         diff.compare(old, new, path: [])
         guard !diff.removedRoots.isEmpty || !diff.addedRoots.isEmpty else { return diff.modifications }
         diff.indexRemovedItems()
@@ -399,7 +403,8 @@ package struct SnapshotDiff {
 
     /// Content and attribute changes of one item. A directory's own times change whenever its
     /// entries do; those changes are already told by the entries' events, so directories only
-    /// report permission and ownership changes.
+    /// report permission and ownership changes, and a new modification time only when asked
+    /// (``reportsDirectoryTimes``, for `WatchOptions.reportsDirectoryContentChanges`).
     ///
     /// A regular file's content may change while size and mtime stay put: `cp -p`, `rsync -t`
     /// and `touch -r` write the same number of bytes and then restore the old mtime. Only the
@@ -413,6 +418,9 @@ package struct SnapshotDiff {
     private func appendChanges(from old: FileStatus, to new: FileStatus, path: [UInt8], renamed: Bool, into list: inout [FileSystemEvent]) {
         let ownership = old.permissions != new.permissions || old.userID != new.userID || old.groupID != new.groupID
         if new.itemType == .directory {
+            if reportsDirectoryTimes && old.modificationTime != new.modificationTime {
+                list.append(event(.modified, path, type: .directory, identity: new.identity))
+            }
             if ownership { list.append(event(.attributesChanged, path, type: .directory, identity: new.identity)) }
             return
         }

@@ -52,6 +52,14 @@ public struct WatchOptions: Sendable {
     /// process may already write; a read-only tree is watched without stamping. Applied by
     /// `FileSystemEventBackend.makeSource` over any backend (see ``StableIDSource``).
     public var stampsStableIDs: Bool = false
+    /// Also report `modified` for a watched directory whose entries changed (an item created,
+    /// removed or renamed in it, or its times set), which changes the directory's own
+    /// modification time, even when no event is reported for the item itself: a file made and
+    /// removed before it could be examined leaves no other trace. For an app that shows
+    /// directories' times (``DirectoryListing`` turns it on); a replay of the tree needs none
+    /// of these events, so it is off by default. The built-in backends honour it; a backend
+    /// that does not leaves such times stale, and nothing else.
+    public var reportsDirectoryContentChanges: Bool = false
 
     /// Relative roots are made absolute now (``absolute(_:)``), and a `bufferLimit` below 1 is
     /// raised to 1. Nothing else is checked here: sources call ``validate()`` when they start.
