@@ -64,10 +64,21 @@ struct DirectoryListingTests {
     /// backend reports as an item, included. (Found stale on every backend by a race hunt.)
     @Test("a subdirectory's own time and size follow what happens inside it", arguments: backends, [false, true])
     func subdirectoryTimes(backend: ListingBackend, recursive: Bool) async throws {
+        try await checkSubdirectoryTimes(backend: backend, recursive: recursive, shared: false)
+    }
+
+    @Test("the same on a shared watcher", arguments: backends)
+    func subdirectoryTimesOnSharedWatcher(backend: ListingBackend) async throws {
+        try await checkSubdirectoryTimes(backend: backend, recursive: false, shared: true)
+    }
+
+    private func checkSubdirectoryTimes(backend: ListingBackend, recursive: Bool, shared: Bool) async throws {
         let tree = try ScratchTree()
         try tree.makeDirectories("sub/deeper")
         try tree.write("sub/keep", "k")
-        let observer = ListingObserver(listing(tree, backend, .init(sortOrder: .init(.modificationTime), isRecursive: recursive)))
+        let options = DirectoryListing.Options(sortOrder: .init(.modificationTime), isRecursive: recursive)
+        let watcher = FileSystemWatcher(options: WatchOptions(roots: [tree.root]), makeSource: backend.makeSource)
+        let observer = ListingObserver(shared ? DirectoryListing(directory: tree.root, options: options, watcher: watcher) : listing(tree, backend, options))
         defer { Task { await observer.stop() } }
         try await observer.started()
         try tree.write("sub/transient", "t")

@@ -71,13 +71,15 @@ public final class FileSystemWatcher: Sendable {
     /// (``FileSystemEventSource/updates(deliveringTo:)``).
     func subscribe(
         to subtrees: [FilePath], filter: PathFilter, isRecursive: Bool, latency: Duration, bufferLimit: Int,
-        followsRenames: Bool, capturesInitialState: Bool, handler: FileSystemEventHandler?
+        followsRenames: Bool, capturesInitialState: Bool, reportsDirectoryContentChanges: Bool = false,
+        handler: FileSystemEventHandler?
     ) -> FileSystemEventStream {
         let subscription: WatchSubscription
         do {
             subscription = try makeSubscription(subtrees, filter: filter, isRecursive: isRecursive, latency: latency,
                                                 bufferLimit: bufferLimit, followsRenames: followsRenames,
-                                                capturesInitialState: capturesInitialState)
+                                                capturesInitialState: capturesInitialState,
+                                                reportsDirectoryContentChanges: reportsDirectoryContentChanges)
         } catch {
             return FileSystemEventStream(bufferLimit: 1) { channel in channel.finish(throwing: error) }
         }
@@ -119,7 +121,7 @@ public final class FileSystemWatcher: Sendable {
 
     private func makeSubscription(
         _ subtrees: [FilePath], filter: PathFilter, isRecursive: Bool, latency: Duration, bufferLimit: Int,
-        followsRenames: Bool, capturesInitialState: Bool
+        followsRenames: Bool, capturesInitialState: Bool, reportsDirectoryContentChanges: Bool
     ) throws(FileSystemEventsError) -> WatchSubscription {
         guard !options.roots.isEmpty else { throw .invalidOptions("a watcher needs at least one root to watch") }
         let builders = options.roots.map(PathBuilder.init(root:))
@@ -132,7 +134,8 @@ public final class FileSystemWatcher: Sendable {
             }
             roots.append(SubscriptionScope.Root(watcherRoot: index, relative: relative, path: subtree, isFile: false))
         }
-        let scope = SubscriptionScope(roots: roots, filter: filter, isRecursive: isRecursive, followsRenames: followsRenames)
+        var scope = SubscriptionScope(roots: roots, filter: filter, isRecursive: isRecursive, followsRenames: followsRenames)
+        scope.reportsDirectoryContentChanges = reportsDirectoryContentChanges
         return try WatchSubscription(scope: scope, bufferLimit: bufferLimit, latency: latency, capturesInitialState: capturesInitialState)
     }
 
@@ -141,8 +144,13 @@ public final class FileSystemWatcher: Sendable {
         let result = current.withLock { current -> Result<SharedWatch, FileSystemEventsError> in
             if let watch = current, watch.add(subscription) { return .success(watch) }
             let source: any FileSystemEventSource
+            // Directories whose entries changed are always reported to the shared model, for
+            // the subscriptions that ask (a listing shows directories' times); the others
+            // never see them.
+            var sourceOptions = options
+            sourceOptions.reportsDirectoryContentChanges = true
             do throws(FileSystemEventsError) {
-                source = try makeSource(options)
+                source = try makeSource(sourceOptions)
             } catch {
                 return .failure(error)
             }
@@ -195,7 +203,7 @@ struct SharedWatchSource: FileSystemEventSource {
         watcher.subscribe(
             to: options.roots, filter: options.filter, isRecursive: options.isRecursive, latency: options.latency,
             bufferLimit: options.bufferLimit, followsRenames: false, capturesInitialState: options.capturesInitialState,
-            handler: handler
+            reportsDirectoryContentChanges: options.reportsDirectoryContentChanges, handler: handler
         )
     }
 }

@@ -37,6 +37,7 @@ extension SubscriptionScope {
         let isDirectory = event.itemType == .directory
         switch event.kind {
         case .created, .removed, .modified, .attributesChanged, .settled:
+            if event.kind == .modified && isDirectory && !reportsDirectoryContentChanges { return }
             if isVisible(relative, in: watcherRoot, isDirectory: isDirectory) { output.append(event) }
         case .renamed:
             let from = isVisible(previous, in: watcherRoot, isDirectory: isDirectory) && !isRoot(previous, watcherRoot)

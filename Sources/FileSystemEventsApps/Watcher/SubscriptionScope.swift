@@ -21,6 +21,9 @@ struct SubscriptionScope: Sendable {
     let filter: PathFilter
     let isRecursive: Bool
     let followsRenames: Bool
+    /// Whether `modified` for a directory (its entries changed) reaches this subscriber
+    /// (``WatchOptions/reportsDirectoryContentChanges``); the shared source always reports it.
+    var reportsDirectoryContentChanges = false
 
     /// The subscribed root that holds `relative` (in watcher root `watcherRoot`), and the path
     /// inside it.
