@@ -253,8 +253,9 @@ public struct WatchConfiguration: Sendable {
     }
 
     /// A source for what an app feature decided to watch (`DirectoryListing`, `FileFollower`:
-    /// the roots, recursion, symlinks, filter and latency in `featureOptions`), watched the way
-    /// this configuration says (backend, poll interval, buffer limit, logger, settling).
+    /// the roots, recursion, symlinks, filter, latency and whether directories whose entries
+    /// changed are reported, in `featureOptions`), watched the way this configuration says
+    /// (backend, poll interval, buffer limit, logger, settling).
     public func makeSource(watching featureOptions: WatchOptions) throws(FileSystemEventsError) -> any FileSystemEventSource {
         var merged = options
         merged.roots = featureOptions.roots
@@ -262,6 +263,7 @@ public struct WatchConfiguration: Sendable {
         merged.followsSymlinks = featureOptions.followsSymlinks
         merged.filter = featureOptions.filter
         merged.latency = featureOptions.latency
+        merged.reportsDirectoryContentChanges = featureOptions.reportsDirectoryContentChanges
         if let registeredBackend { return try registeredBackend.makeSource(options: merged) }
         return try backend.makeSource(options: merged)
     }

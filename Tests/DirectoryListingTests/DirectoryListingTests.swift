@@ -72,13 +72,32 @@ struct DirectoryListingTests {
         try await checkSubdirectoryTimes(backend: backend, recursive: false, shared: true)
     }
 
+    /// The CLI's way: the source made from a configuration, which must carry what the listing
+    /// asks of it.
+    @Test("the same from a configuration (the CLI's way)", arguments: ["inotify", "polling"])
+    func subdirectoryTimesFromConfiguration(backend: String) async throws {
+        var overrides = WatchConfiguration.Overrides()
+        overrides.backend = backend
+        overrides.pollInterval = .milliseconds(40)
+        let configuration = try await WatchConfiguration.load(roots: [FilePath("/")], overrides: overrides, environment: [:])
+        try await checkSubdirectoryTimes(recursive: true) { tree, options in
+            DirectoryListing(directory: tree.root, options: options, configuration: configuration)
+        }
+    }
+
     private func checkSubdirectoryTimes(backend: ListingBackend, recursive: Bool, shared: Bool) async throws {
+        try await checkSubdirectoryTimes(recursive: recursive) { tree, options in
+            let watcher = FileSystemWatcher(options: WatchOptions(roots: [tree.root]), makeSource: backend.makeSource)
+            return shared ? DirectoryListing(directory: tree.root, options: options, watcher: watcher) : listing(tree, backend, options)
+        }
+    }
+
+    private func checkSubdirectoryTimes(recursive: Bool, making makeListing: (ScratchTree, DirectoryListing.Options) -> DirectoryListing) async throws {
         let tree = try ScratchTree()
         try tree.makeDirectories("sub/deeper")
         try tree.write("sub/keep", "k")
         let options = DirectoryListing.Options(sortOrder: .init(.modificationTime), isRecursive: recursive)
-        let watcher = FileSystemWatcher(options: WatchOptions(roots: [tree.root]), makeSource: backend.makeSource)
-        let observer = ListingObserver(shared ? DirectoryListing(directory: tree.root, options: options, watcher: watcher) : listing(tree, backend, options))
+        let observer = ListingObserver(makeListing(tree, options))
         defer { Task { await observer.stop() } }
         try await observer.started()
         try tree.write("sub/transient", "t")
