@@ -194,7 +194,9 @@ final class DirectoryListingSession {
                     if event.kind == .exchanged { arrived.append(previousRelative) }
                 }
                 guard isRecursive else { continue }
-                if event.kind == .removed || event.kind == .created { vacated.append(relative) }
+                // What stood at the path goes with its subtree: removed, replaced by a creation,
+                // or exchanged for the item that now stands there.
+                if event.kind == .removed || event.kind == .created || event.kind == .exchanged { vacated.append(relative) }
                 if (event.kind == .renamed || event.kind == .exchanged) && event.itemType != .file { arrived.append(relative) }
             }
         }
