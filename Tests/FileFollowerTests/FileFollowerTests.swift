@@ -196,6 +196,35 @@ struct FileFollowerTests {
         }
     }
 
+    /// The file that came back must not cut short the one it came back over: that file's
+    /// writer may still append to it through its descriptor, as after any rotation. Taking the
+    /// bytes the returning file already held for new data, the follower let it go at once.
+    @Test("a file moved back over a replacement whose writer goes on appending: the replacement's bytes delivered", arguments: FollowBackend.available)
+    func movedBackOverAWrittenReplacement(backend: FollowBackend) async throws {
+        let tree = try ScratchTree()
+        let path = tree.path("app.log")
+        let aside = tree.path("app.log.tmp")
+        try tree.write("app.log", "")
+        try await follow(path, on: backend) { recorder in
+            let writer = LogWriter(path: path, recorder: recorder, seed: 23)
+            try writer.reopen()
+            try writer.appendRandom(writer.randomInt(1...50_000))
+            try writer.waitUntilDelivered()
+            try Self.rename(path, to: aside)
+            let original = try writer.reopen()  // the replacement, which the writer now appends to
+            try writer.appendRandom(writer.randomInt(1...20_000))
+            try writer.waitUntilDelivered()
+            try Self.rename(aside, to: path)
+            for _ in 1...3 {
+                try writer.appendRandom(writer.randomInt(1...20_000))  // into the replacement, unlinked now
+                try writer.waitUntilDelivered()
+            }
+            try writer.write(writer.randomBytes(writer.randomInt(1...20_000)), to: original)
+            LogWriter.closeDescriptor(original)
+            return writer.written
+        }
+    }
+
     @Test("a replacement the source never reports is found by the periodic look, every byte delivered")
     func replacementWithoutEvent() async throws {
         let deaf = FollowBackend(name: "polling once an hour") { options throws(FileSystemEventsError) in

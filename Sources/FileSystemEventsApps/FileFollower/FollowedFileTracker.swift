@@ -232,9 +232,11 @@ final class FollowedFileTracker {
         return FileFollowerNotice(kind: .truncated, generation: generations[0].number)
     }
 
+    /// Whether a writer has written to a later file: beyond where its delivery starts, which
+    /// for a file that came back over its successors is past the bytes it already held.
     private func laterGenerationHasData() -> Bool {
         generations.dropFirst().contains { generation in
-            if case .success(let status) = FollowerSyscalls.status(ofDescriptor: generation.descriptor) { return status.size > 0 }
+            if case .success(let status) = FollowerSyscalls.status(ofDescriptor: generation.descriptor) { return status.size > generation.offset }
             return false
         }
     }
