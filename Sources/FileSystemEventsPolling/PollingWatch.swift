@@ -185,21 +185,11 @@ struct PollingWatch {
                 add([rootRemoved(root, timestamp: timestamp)], now: now)
                 continue
             case .directory(let oldTree, let newTree):
-                var events: [FileSystemEvent] = []
-                if options.reportsDirectoryContentChanges && old.status.modificationTime != new.status.modificationTime {
-                    events.append(
-                        FileSystemEvent(kind: .modified, path: root.paths.root, itemType: .directory, isSynthetic: true, identity: new.status.identity, timestamp: timestamp)
-                    )
-                }
-                if old.status.permissions != new.status.permissions || old.status.userID != new.status.userID
-                    || old.status.groupID != new.status.groupID
-                {
-                    events.append(
-                        FileSystemEvent(kind: .attributesChanged, path: root.paths.root, itemType: .directory, isSynthetic: true, identity: new.status.identity, timestamp: timestamp)
-                    )
-                }
+                let reportsTimes = options.reportsDirectoryContentChanges
+                var events = SnapshotDiff.events(ofRootDirectory: old.status, to: new.status, root: root.paths, timestamp: timestamp,
+                                                 reportsDirectoryTimes: reportsTimes)
                 events += SnapshotDiff.events(from: oldTree, to: newTree, root: root.paths, timestamp: timestamp,
-                                              reportsDirectoryTimes: options.reportsDirectoryContentChanges)
+                                              reportsDirectoryTimes: reportsTimes)
                 add(events, now: now)
             case .file(let events):
                 add(events, now: now)

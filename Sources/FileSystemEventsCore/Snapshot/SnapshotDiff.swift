@@ -135,6 +135,22 @@ package struct SnapshotDiff {
         }
     }
 
+    /// The changes of a watched directory's own status between two scans (it is the same
+    /// directory: ``rootChange(from:to:path:timestamp:)`` said so), by the rule every
+    /// directory of a diff follows (``appendChanges(from:to:path:renamed:into:)``).
+    package static func events(
+        ofRootDirectory old: FileStatus,
+        to new: FileStatus,
+        root: PathBuilder,
+        timestamp: FileSystemEvent.Timestamp = .now(),
+        reportsDirectoryTimes: Bool = false
+    ) -> [FileSystemEvent] {
+        var diff = SnapshotDiff(paths: root, timestamp: timestamp)
+        diff.reportsDirectoryTimes = reportsDirectoryTimes
+        diff.appendChanges(from: old, to: new, path: [], renamed: false, into: &diff.modifications)
+        return diff.modifications
+    }
+
     /// The events between two states of a single watched file (a root that is not a directory).
     package static func events(
         fromFile old: FileStatus,
