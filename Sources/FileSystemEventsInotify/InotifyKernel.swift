@@ -28,6 +28,15 @@ package protocol InotifyKernel: SendableMetatype {
     /// Releases every descriptor and watch.
     mutating func close()
 
+    /// Queues a marker behind every event the kernel has queued so far, and returns the watch
+    /// number its `IN_IGNORED` will carry: a watch added on an inode of the kernel's own (never
+    /// one the watch added) and removed at once. `nil` where the kernel cannot; the default.
+    ///
+    /// A rebuild of the model that cannot wait for a drained queue (a tree that never stops
+    /// changing) lists the disk while events of earlier changes are still queued. The marker
+    /// tells those, which the listing already shows, from the events of later changes.
+    mutating func queueMarker() -> CInt?
+
     /// The inotify descriptor, where another thread may add watches to it while the watch's
     /// own thread works (a start-up's ``CrawlPrefetcher``); `nil` where only the kernel's
     /// own methods may touch it (a library's bookkeeping, a test kernel's script). The default
@@ -43,6 +52,8 @@ package protocol InotifyKernel: SendableMetatype {
 extension InotifyKernel {
     package var concurrentInotifyDescriptor: CInt? { nil }
 
+    package mutating func queueMarker() -> CInt? { nil }
+
     package func status(of name: UnsafePointer<CChar>, relativeTo directory: CInt, followSymlinks: Bool) -> Result<FileStatus, Errno> {
         Syscalls.status(name, relativeTo: directory, followSymlinks: followSymlinks)
     }
@@ -53,6 +64,8 @@ package struct RawInotifyKernel: InotifyKernel {
     package let readinessDescriptor: CInt
     private let buffer: UnsafeMutableRawBufferPointer
     private var isClosed = false
+    /// The inode ``queueMarker()`` watches for a moment: a pipe of its own, made on first use.
+    private var markerPipe: (read: CInt, write: CInt)?
 
     package static let readBufferSize = 256 * 1024
 
@@ -91,6 +104,17 @@ package struct RawInotifyKernel: InotifyKernel {
         cfse_bytes_waiting(readinessDescriptor) > 0
     }
 
+    /// A watch on this kernel's own pipe, through `/proc/self/fd` as the watch's directories
+    /// are, removed at once: the kernel queues its `IN_IGNORED` after everything before it.
+    /// The pipe's inode is this process's alone, so no watch of the tree can share the number.
+    package mutating func queueMarker() -> CInt? {
+        if markerPipe == nil, case .success(let pipe) = Syscalls.pipe() { markerPipe = pipe }
+        guard let markerPipe else { return nil }
+        guard case .success(let watch) = addWatch(path: Array("/proc/self/fd/\(markerPipe.read)".utf8), mask: .attrib) else { return nil }
+        guard case .success = Inotify.removeWatch(readinessDescriptor, watch: watch) else { return nil }
+        return watch
+    }
+
     /// `inotify_add_watch` is a plain system call on the descriptor: any thread may make it.
     package var concurrentInotifyDescriptor: CInt? { readinessDescriptor }
 
@@ -98,6 +122,10 @@ package struct RawInotifyKernel: InotifyKernel {
         guard !isClosed else { return }
         isClosed = true
         Syscalls.close(readinessDescriptor)
+        if let markerPipe {
+            Syscalls.close(markerPipe.read)
+            Syscalls.close(markerPipe.write)
+        }
         buffer.deallocate()
     }
 }

@@ -84,7 +84,11 @@ extension InotifyWatch {
             handleWhileAwaitingReconcile(events[...])
             return
         }
-        if options.reportsDirectoryContentChanges { reportDirectoryContentChanges(events) }
+        if awaitedMarker != nil {
+            guard let afterMarker = skipEventsBeforeMarker(events[...]) else { return }
+            index = afterMarker
+        }
+        if options.reportsDirectoryContentChanges { reportDirectoryContentChanges(events[index...]) }
         if let pair = pendingMovePair {
             pendingMovePair = nil
             if let third = pendingMoveFrom {
@@ -192,7 +196,7 @@ extension InotifyWatch {
     /// read's own events, at the directory's path as the model has it before them: its time
     /// moved then, whatever the entries' events come to (a file made and removed before it
     /// could be examined is reported by nothing else).
-    private mutating func reportDirectoryContentChanges(_ events: [Inotify.Event]) {
+    private mutating func reportDirectoryContentChanges(_ events: ArraySlice<Inotify.Event>) {
         var seen: Set<CInt> = []
         for event in events where !event.name.isEmpty && !event.mask.isDisjoint(with: [.create, .delete, .movedFrom, .movedTo]) {
             guard seen.insert(event.watch).inserted, let directory = liveDirectory(event.watch), directory.isListed else { continue }

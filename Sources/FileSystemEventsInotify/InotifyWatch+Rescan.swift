@@ -42,12 +42,43 @@ extension InotifyWatch {
                                             requestedAt: MonotonicClock.nanoseconds())
     }
 
-    mutating func performRequestedReconcile() {
+    /// Rebuilds the model now if a rebuild was asked for.
+    ///
+    /// - Parameter queueDrained: every event queued before now has been read. Otherwise (a
+    ///   tree that never stops changing) the events still queued are of changes the rebuild's
+    ///   listing already shows: applied on top of it, a rename undone long ago would take its
+    ///   directory away again. A marker queued before the listing begins tells them apart
+    ///   (``awaitedMarker``); they then only keep the watch table up to date, as while the
+    ///   rebuild waited. A kernel without markers has them applied, as it always did.
+    mutating func performRequestedReconcile(queueDrained: Bool) {
         guard let request = reconcileRequest else { return }
         reconcileRequest = nil
         pendingMoveFrom = nil
         pendingMovePair = nil
+        awaitedMarker = queueDrained ? nil : kernel?.queueMarker()
         reconcile(afterOverflow: request.afterOverflow, changedSince: request.changedSince)
+    }
+
+    /// The events of a read up to the marker of a rebuild that began before the queue drained
+    /// (``awaitedMarker``), kept out of the model like those read while a rebuild waits.
+    ///
+    /// - Returns: where the events after the marker begin; `nil` when the read holds no marker
+    ///   (all of it came before), or when an overflow lost events (the marker among them,
+    ///   perhaps) and asked for another rebuild.
+    mutating func skipEventsBeforeMarker(_ events: ArraySlice<Inotify.Event>) -> Int? {
+        guard let marker = awaitedMarker else { return events.startIndex }
+        let end = events.firstIndex { $0.watch == marker && $0.mask.contains(.ignored) }
+        let before = events[..<(end ?? events.endIndex)]
+        if before.contains(where: { $0.mask.contains(.queueOverflow) }) {
+            awaitedMarker = nil
+            requestReconcile(afterOverflow: true)
+            handleWhileAwaitingReconcile(events)
+            return nil
+        }
+        handleWhileAwaitingReconcile(before)
+        guard let end else { return nil }
+        awaitedMarker = nil
+        return end + 1
     }
 
     /// The events of a read that comes while a rebuild waits for the queue to drain: only what

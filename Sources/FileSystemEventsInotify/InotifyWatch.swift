@@ -72,6 +72,10 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// A rebuild of the model from disk that waits for the kernel queue to drain (see
     /// ``requestReconcile(afterOverflow:)``); `nil` when none is due.
     var reconcileRequest: ReconcileRequest?
+    /// The watch number of the marker queued as a rebuild began before the queue drained
+    /// (see ``InotifyKernel/queueMarker()``): the events read until its `IN_IGNORED` are of
+    /// changes the rebuild already listed. `nil` when no such rebuild is catching up.
+    var awaitedMarker: CInt?
     /// Directories reported unreadable, reported once each until they have been read again.
     var reportedUnreadable: Set<[UInt8]> = []
     /// Paths of files known to share an inode (hard links), so a write through one reports all.
@@ -314,7 +318,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                MonotonicClock.nanoseconds() &- request.requestedAt >= Self.maximumResolutionDelayNanoseconds {
                 // The queue never drains (a writer that does not stop): rebuild anyway, as
                 // late creations are examined anyway.
-                performRequestedReconcile()
+                performRequestedReconcile(queueDrained: false)
             }
             let before = WallClock.wallNanoseconds()
             parsed.removeAll(keepingCapacity: true)
@@ -334,10 +338,12 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                 }
             case .failure(.resourceTemporarilyUnavailable):
                 drainedAt = before
+                // The kernel queues a marker before anything later: read, if it was awaited.
+                awaitedMarker = nil
                 if reconcileRequest != nil {
                     // Everything queued before the rebuild was asked for has been read: the
                     // disk it lists now is later than every event still to come.
-                    performRequestedReconcile()
+                    performRequestedReconcile(queueDrained: true)
                     resolvePendingWork(drained: true)
                     return nil
                 }

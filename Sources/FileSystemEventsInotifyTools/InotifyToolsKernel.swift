@@ -33,6 +33,10 @@ struct InotifyToolsKernel: InotifyKernel {
         InotifyToolsOwner.shared.libraryHasUnreadEvents || subscription.hasQueuedEvents
     }
 
+    mutating func queueMarker() -> CInt? {
+        InotifyToolsOwner.shared.queueMarker(for: subscription)
+    }
+
     mutating func close() {
         guard !isClosed else { return }
         isClosed = true

@@ -213,6 +213,26 @@ final class InotifyToolsOwner: Sendable {
         }
     }
 
+    /// Queues a marker for `subscription` (see `InotifyKernel.queueMarker()`): a watch on
+    /// the subscription's own pipe, added on the library's descriptor and removed at once. The
+    /// subscription stays its holder until the owner routes the watch's `IN_IGNORED` to it,
+    /// behind every event the kernel queued before. `nil` while the descriptor is not known.
+    func queueMarker(for subscription: Subscription) -> CInt? {
+        let id = ObjectIdentifier(subscription)
+        let path = Array("/proc/self/fd/\(subscription.readable)".utf8)
+        return state.withLock { state -> CInt? in
+            guard state.libraryDescriptor >= 0,
+                  case .success(let watch) = Inotify.addWatch(state.libraryDescriptor, path: path, mask: .attrib)
+            else { return nil }
+            state.holders[watch, default: []].insert(id)
+            guard case .success = Inotify.removeWatch(state.libraryDescriptor, watch: watch) else {
+                state.holders[watch] = nil
+                return nil
+            }
+            return watch
+        }
+    }
+
     func removeWatch(_ watch: CInt, for subscription: Subscription) {
         let id = ObjectIdentifier(subscription)
         perform { [self] in

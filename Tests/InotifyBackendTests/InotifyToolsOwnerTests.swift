@@ -116,6 +116,29 @@ struct InotifyToolsOwnerTests {
     struct NoMarker: Error {}
 
     /// The events `subscription` receives until one names `marker` (with a deadline).
+    /// A rebuild that cannot wait for a drained queue tells the events of changes it listed
+    /// already by a marker queued as it begins (`InotifyKernel.queueMarker()`). Through the
+    /// owner, the marker's `IN_IGNORED` must reach the source that asked, behind what the
+    /// kernel queued before it, and before what it queued after.
+    @Test("a queued marker reaches its source between the events queued before and after it")
+    func markerComesInQueueOrder() throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectory("watched")
+        let owner = InotifyToolsOwner.shared
+        let subscription = try owner.subscribe()
+        defer { owner.unsubscribe(subscription) }
+        _ = try owner.addWatch(tree.absolute("watched", in: .root), mask: [.create, .onlyDirectory], for: subscription).get()
+        try tree.write("watched/before", "")
+        let marker = try #require(owner.queueMarker(for: subscription), "no marker: the library's descriptor is not known")
+        try tree.write("watched/after", "")
+        let events = try Self.events(of: subscription, until: Array("after".utf8))
+        let before = events.firstIndex { $0.name == Array("before".utf8) }
+        let ignored = events.firstIndex { $0.watch == marker && $0.mask.contains(.ignored) }
+        let after = events.firstIndex { $0.name == Array("after".utf8) }
+        #expect(before != nil && ignored != nil && before! < ignored! && ignored! < after!,
+                "\(events.map { ($0.watch, $0.mask.rawValue, String(decoding: $0.name, as: UTF8.self)) })")
+    }
+
     private static func events(of subscription: InotifyToolsOwner.Subscription, until marker: [UInt8], timeout: Duration = .seconds(30)) throws -> [Inotify.Event] {
         let deadline = ContinuousClock.now + timeout
         var events: [Inotify.Event] = []

@@ -27,5 +27,7 @@ extension RealKernelWrapper {
     func hasPendingEvents() -> Bool { real.hasPendingEvents() }
 
     mutating func close() { real.close() }
+
+    mutating func queueMarker() -> CInt? { real.queueMarker() }
 }
 #endif
