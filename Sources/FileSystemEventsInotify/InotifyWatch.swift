@@ -338,12 +338,15 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                 }
             case .failure(.resourceTemporarilyUnavailable):
                 drainedAt = before
-                // The kernel queues a marker before anything later: read, if it was awaited.
-                awaitedMarker = nil
+                // A kernel that owns no descriptor of its own (libinotifytools) may say it has
+                // nothing while events are still on their way to it.
+                let isDrained = kernel?.hasPendingEvents() != true
+                // Read by now, if it was awaited; nothing but a lost event would keep it away.
+                if isDrained { awaitedMarker = nil }
                 if reconcileRequest != nil {
                     // Everything queued before the rebuild was asked for has been read: the
                     // disk it lists now is later than every event still to come.
-                    performRequestedReconcile(queueDrained: true)
+                    performRequestedReconcile(queueDrained: isDrained)
                     resolvePendingWork(drained: true)
                     return nil
                 }
