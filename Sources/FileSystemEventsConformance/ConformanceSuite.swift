@@ -11,6 +11,7 @@ public enum ConformanceSuite {
         basicScenarios + structureScenarios + renameScenarios + linkScenarios + rootScenarios
         + nameScenarios + burstScenarios + lifecycleScenarios + contentScenarios + randomMixScenarios
         + backPressureScenarios + cornerScenarios + settleScenarios + settleWriterScenarios + awaitingRootScenarios + followedFileLinkScenarios
+        + exchangeBurstScenarios
 
     /// The scenarios to run again as an unprivileged user (see ``ConformanceScenario/runsUnprivileged``).
     public static var unprivilegedScenarios: [ConformanceScenario] { scenarios.filter(\.runsUnprivileged) }
