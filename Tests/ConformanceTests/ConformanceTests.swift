@@ -30,7 +30,12 @@ struct ConformanceTests {
     /// one run in ten on the inotify backends until the fixes of 2026-11-26 that their traces
     /// led to (README, "Two and three writers"). Through a subscription, see
     /// ``openDefectsInSubscriptions``.
-    static let openDefects: Set<Int> = []
+    /// 110 and 111 (bursts of random exchanges; 2026-11-27) still fail rarely: stress runs of
+    /// 150 seeds per filter broke the replay about once in 300 bursts on polling under a glob
+    /// over whole paths (its diff tells an item moved from a path cut short), and once each on
+    /// the digest-polling example and on inotify in about 900. Run them with
+    /// FILEWATCH_CONFORMANCE_ONLY=110,111 and FILEWATCH_CONFORMANCE_EXCHANGE_SEEDS=N.
+    static let openDefects: Set<Int> = [110, 111]
 
     /// What the layers above a backend (handler delivery, a shared watcher's subscription) run
     /// by default. Every backend runs the whole suite; a layer runs it too, less what only

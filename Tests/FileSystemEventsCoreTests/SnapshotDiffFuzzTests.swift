@@ -85,6 +85,46 @@ import Testing
         #expect(sharedDirectories > 0)
     }
 
+    /// Scenario 110's bursts of exchanges between files and directories at several depths,
+    /// where a scan finds items that swapped places several times, and types at names changed.
+    @Test("replaying the diff reproduces the new tree after bursts of exchanges", arguments: [1, 3, 8, 25], [false, true])
+    func replayMatchesAfterExchanges(operationsPerScan: Int, sharing: Bool) throws {
+        let tree = try ScratchTree()
+        let scanner = SnapshotScanner()
+        for seed in 1...30 {
+            try ExchangeBurst.resetTree(tree)
+            var burst = ExchangeBurst(tree: tree, seed: UInt64(seed * 7_919))
+            var before = try scanner.scan(root: tree.root).snapshot
+            var disk = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
+            var step = 0
+            for round in 0..<(60 / operationsPerScan) {
+                for _ in 0..<operationsPerScan {
+                    burst.step(step)
+                    step += 1
+                }
+                let after = try sharing ? scanner.scan(root: tree.root, sharingWith: before).snapshot : scanner.scan(root: tree.root).snapshot
+                guard let oldTree = before.tree, let newTree = after.tree else {
+                    Issue.record("root is not a directory")
+                    return
+                }
+                let (events, problems) = Self.replay(from: oldTree, to: newTree, in: tree, startingFrom: &disk)
+                if !problems.isEmpty {
+                    Issue.record(
+                        """
+                        seed \(seed), round \(round), \(operationsPerScan) operations per scan, sharing \(sharing):
+                          \(problems.prefix(10).joined(separator: "\n  "))
+                        operations: \(burst.log.suffix(operationsPerScan).joined(separator: "; "))
+                        events:
+                          \(events.map(\.description).joined(separator: "\n  "))
+                        """
+                    )
+                    return
+                }
+                before = sharing ? after : try scanner.scan(root: tree.root).snapshot
+            }
+        }
+    }
+
     /// Diffs `old` against `new` (consuming `old`), replays the events on `disk` (the tree
     /// as it was at `old`) and compares the result with the disk now, which becomes `disk`.
     private static func replay(from old: SnapshotDirectory, to new: SnapshotDirectory, in tree: ScratchTree,
