@@ -26,35 +26,19 @@ struct CreationSplitKernel: RealKernelWrapper {
     /// Splits left: each costs `delay`, and a scenario that removes a flood of files it
     /// created would otherwise spend minutes in them.
     private var splitsLeft = 16
-    private let nudgeDirectory: URL
-    private let nudgeDescriptor: CInt
-    private var nudgeWatch: CInt = -1
+    private let nudgeFile: NudgeFile
 
     init(delay: Duration) throws(FileSystemEventsError) {
         real = try RawInotifyKernel()
         self.delay = delay
-        nudgeDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("filewatch-nudge-\(UUID().uuidString)")
-        let file = nudgeDirectory.appendingPathComponent("nudge").path
-        do {
-            try FileManager.default.createDirectory(at: nudgeDirectory, withIntermediateDirectories: true)
-        } catch {
-            throw .systemCallFailed(call: "mkdir", path: FilePath(nudgeDirectory.path), errno: .ioError)
-        }
-        nudgeDescriptor = open(file, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
-        guard nudgeDescriptor >= 0 else {
-            throw .systemCallFailed(call: "open", path: FilePath(file), errno: Errno(rawValue: errno))
-        }
-        switch real.addWatch(path: Array(file.utf8), mask: .modify) {
-        case .success(let watch): nudgeWatch = watch
-        case .failure(let error): throw .systemCallFailed(call: "inotify_add_watch", path: FilePath(file), errno: error)
-        }
+        nudgeFile = try NudgeFile(on: &real)
     }
 
     mutating func read(into events: inout [Inotify.Event], maximumBytes: Int) -> Result<Void, Errno> {
         var read: [Inotify.Event]
         if let releaseAt {
             guard ContinuousClock.now >= releaseAt else {
-                events.append(Inotify.Event(watch: nudgeWatch, mask: .modify, cookie: 0, name: []))
+                events.append(nudgeFile.event)
                 return .success(())
             }
             self.releaseAt = nil
@@ -71,8 +55,7 @@ struct CreationSplitKernel: RealKernelWrapper {
             events += read[..<split]
             held = Array(read[split...])
             releaseAt = ContinuousClock.now + delay
-            var byte: UInt8 = 0
-            _ = pwrite(nudgeDescriptor, &byte, 1, 0)
+            nudgeFile.nudge()
         } else {
             events += read
         }
@@ -97,8 +80,7 @@ struct CreationSplitKernel: RealKernelWrapper {
 
     mutating func close() {
         real.close()
-        Foundation.close(nudgeDescriptor)
-        try? FileManager.default.removeItem(at: nudgeDirectory)
+        nudgeFile.remove()
     }
 }
 

@@ -18,28 +18,12 @@ struct StaleQueueKernel: RealKernelWrapper {
     private let delay: Duration
     private var held: [Inotify.Event] = []
     private var releaseAt: ContinuousClock.Instant?
-    private let nudgeDirectory: URL
-    private let nudgeDescriptor: CInt
-    private var nudgeWatch: CInt = -1
+    private let nudgeFile: NudgeFile
 
     init(delay: Duration) throws(FileSystemEventsError) {
         real = try RawInotifyKernel()
         self.delay = delay
-        nudgeDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("filewatch-nudge-\(UUID().uuidString)")
-        let file = nudgeDirectory.appendingPathComponent("nudge").path
-        do {
-            try FileManager.default.createDirectory(at: nudgeDirectory, withIntermediateDirectories: true)
-        } catch {
-            throw .systemCallFailed(call: "mkdir", path: FilePath(nudgeDirectory.path), errno: .ioError)
-        }
-        nudgeDescriptor = open(file, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
-        guard nudgeDescriptor >= 0 else {
-            throw .systemCallFailed(call: "open", path: FilePath(file), errno: Errno(rawValue: errno))
-        }
-        switch real.addWatch(path: Array(file.utf8), mask: .modify) {
-        case .success(let watch): nudgeWatch = watch
-        case .failure(let error): throw .systemCallFailed(call: "inotify_add_watch", path: FilePath(file), errno: error)
-        }
+        nudgeFile = try NudgeFile(on: &real)
     }
 
     mutating func read(into events: inout [Inotify.Event], maximumBytes: Int) -> Result<Void, Errno> {
@@ -47,7 +31,7 @@ struct StaleQueueKernel: RealKernelWrapper {
             // Not read from the real queue meanwhile: the nudge stays there, unread, and keeps
             // the descriptor readable; whatever comes later stays behind what is held.
             guard ContinuousClock.now >= releaseAt else {
-                events.append(Inotify.Event(watch: nudgeWatch, mask: .modify, cookie: 0, name: []))
+                events.append(nudgeFile.event)
                 return .success(())
             }
             self.releaseAt = nil
@@ -63,8 +47,7 @@ struct StaleQueueKernel: RealKernelWrapper {
             events.append(Inotify.Event(watch: -1, mask: .queueOverflow, cookie: 0, name: []))
             held = Array(read[(trigger + 1)...])
             releaseAt = ContinuousClock.now + delay
-            var byte: UInt8 = 0
-            _ = pwrite(nudgeDescriptor, &byte, 1, 0)
+            nudgeFile.nudge()
         } else {
             events += read
         }
@@ -75,8 +58,7 @@ struct StaleQueueKernel: RealKernelWrapper {
 
     mutating func close() {
         real.close()
-        Foundation.close(nudgeDescriptor)
-        try? FileManager.default.removeItem(at: nudgeDirectory)
+        nudgeFile.remove()
     }
 }
 #endif
