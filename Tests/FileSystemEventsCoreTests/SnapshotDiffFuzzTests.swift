@@ -42,8 +42,13 @@ import Testing
     /// The polling backend's cycle: each scan shares the subtrees it finds unchanged with the
     /// previous one (``SnapshotScanner/scan(root:sharingWith:)``), the diff consumes the
     /// previous tree, and the new tree is the next cycle's previous one.
-    @Test("replaying the diff reproduces the new tree when the scan shares unchanged subtrees", arguments: [1, 3, 8, 25])
-    func replayMatchesWhenSharing(operationsPerScan: Int) throws {
+    ///
+    /// With `droppingAScan`, each cycle first scans and throws that scan away, as the polling
+    /// backend does with a scan that raced a directory's move, and changes the tree again
+    /// before the scan it keeps: the dropped scan shared subtrees with the previous tree, which
+    /// ``SnapshotDirectory/reattachSubtrees()`` must lead back up that tree.
+    @Test("replaying the diff reproduces the new tree when the scan shares unchanged subtrees", arguments: [1, 3, 8, 25], [false, true])
+    func replayMatchesWhenSharing(operationsPerScan: Int, droppingAScan: Bool) throws {
         var sharedDirectories = 0
         for seed in 1...40 {
             let tree = try ScratchTree()
@@ -53,6 +58,11 @@ import Testing
             var disk = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
             for round in 0..<6 {
                 for _ in 0..<operationsPerScan { try operations.step() }
+                if droppingAScan {
+                    _ = try scanner.scan(root: tree.root, sharingWith: before)
+                    before.tree?.reattachSubtrees()
+                    for _ in 0..<operationsPerScan { try operations.step() }
+                }
                 let after = try scanner.scan(root: tree.root, sharingWith: before).snapshot
                 guard let oldTree = before.tree, let newTree = after.tree else {
                     Issue.record("root is not a directory")
@@ -65,9 +75,9 @@ import Testing
                 if !problems.isEmpty {
                     Issue.record(
                         """
-                        seed \(seed), round \(round), \(operationsPerScan) operations per scan, sharing:
+                        seed \(seed), round \(round), \(operationsPerScan) operations per scan, sharing\(droppingAScan ? " after a dropped scan" : ""):
                           \(problems.prefix(10).joined(separator: "\n  "))
-                        operations: \(operations.log.suffix(operationsPerScan).joined(separator: "; "))
+                        operations: \(operations.log.suffix(operationsPerScan * (droppingAScan ? 2 : 1)).joined(separator: "; "))
                         events:
                           \(events.map(\.description).joined(separator: "\n  "))
                         """

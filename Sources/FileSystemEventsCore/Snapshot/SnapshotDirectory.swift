@@ -217,6 +217,25 @@ package final class SnapshotDirectory {
         return components.reversed().joinedAsPath()
     }
 
+    /// Points every subdirectory of this tree back at the directory that holds it.
+    ///
+    /// A scan that shared subtrees with this tree (``SnapshotScanner/scan(root:sharingWith:)``)
+    /// left its own copies of them here, whose parents are that scan's directories. A caller
+    /// that throws that scan away and scans again must call this first: otherwise those
+    /// parents are freed, and the diff finds the paths of whatever lies below them cut short
+    /// (`renamed a (from i)` for `x/a` from `x/i`). Walked with a stack of its own, since a tree
+    /// may be deeper than a thread's stack allows recursion.
+    package func reattachSubtrees() {
+        var pending: [SnapshotDirectory] = [self]
+        while let directory = pending.popLast() {
+            for entry in directory.entries {
+                guard let child = entry.directory else { continue }
+                if child.parent !== directory { child.parent = directory }
+                pending.append(child)
+            }
+        }
+    }
+
     /// Number of entries below this directory, recursively.
     package var recursiveCount: Int {
         entries.reduce(0) { $0 + ($1.isVacant ? 0 : 1 + ($1.directory?.recursiveCount ?? 0)) }

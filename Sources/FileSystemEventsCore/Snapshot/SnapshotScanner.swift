@@ -29,6 +29,12 @@ package struct SnapshotScanner: Sendable {
         package var snapshot: RootSnapshot
         /// Root-relative paths of directories that could not be listed, with the reason.
         package var unreadable: [(relativePath: [UInt8], errno: Errno)]
+        /// The walk raced a change of the tree's directories: one listed at two places (moved
+        /// while the walk went on, or mounted twice in the tree), or one whose name held
+        /// another directory, or none, by the time it was opened. The snapshot may then hold
+        /// one directory twice, listed at one place and kept unlisted at another, which no
+        /// disk ever held; a caller that diffs it had better scan again.
+        package var isTorn = false
     }
 
     /// Scans `root` (a directory or a single file). A root that cannot be examined is an
@@ -64,7 +70,9 @@ package struct SnapshotScanner: Sendable {
             SnapshotDiff.isSameItem(previous.status, rootStatus, atSamePath: true) ? previous.tree : nil
         }
         walk.list(descriptor, into: tree, relativePath: [], identity: rootStatus.identity, previous: previousTree)
-        return Result(snapshot: RootSnapshot(status: rootStatus, tree: tree), unreadable: walk.unreadable)
+        var result = Result(snapshot: RootSnapshot(status: rootStatus, tree: tree), unreadable: walk.unreadable)
+        result.isTorn = walk.isTorn
+        return result
     }
 
     /// Lists one directory that is already open; used by kernel backends that add a watch
@@ -88,6 +96,11 @@ package struct SnapshotScanner: Sendable {
         var unreadable: [(relativePath: [UInt8], errno: Errno)] = []
         /// Directories on the current descent, to stop symlink loops when following links.
         var ancestors: Set<FileIdentity> = []
+        /// Every directory listed so far (when links are not followed: followed, two links may
+        /// lead to one directory).
+        var listed: Set<FileIdentity> = []
+        /// See ``Result/isTorn``.
+        var isTorn = false
         /// The directories on the current descent, the walk's top first: a directory's
         /// descriptor is needed again after its subdirectories are walked (to open the next
         /// one), but holding one per level would take as many descriptors as the tree is deep,
@@ -179,6 +192,7 @@ package struct SnapshotScanner: Sendable {
         mutating func list(_ descriptor: CInt, into directory: SnapshotDirectory, relativePath: [UInt8], identity: FileIdentity?,
                            previous: SnapshotDirectory? = nil) -> Bool {
             let depth = descent.count
+            if let identity, !scanner.followsSymlinks, !listed.insert(identity).inserted { isTorn = true }
             enter(descriptor, name: directory.name, identity: identity)
             defer { leave() }
             let filter = scanner.filter
@@ -256,7 +270,21 @@ package struct SnapshotScanner: Sendable {
                             Syscalls.openDirectory($0, relativeTo: parent, followSymlinks: scanner.followsSymlinks)
                         }
                     }
-                    switch opened {
+                    // The name may hold another directory by now (an exchange or a rename
+                    // onto it between the `statx` and the `open`): listed, its contents went
+                    // into the entry of the directory examined, and the snapshot had one item
+                    // with another's subtree. The diff then told the wrong subtree moved with
+                    // it (scenario 110's bursts of exchanges broke polling's replay about once
+                    // in 450 bursts). One `fstat` per directory; such a directory is left
+                    // unlisted, as one that could not be opened, for the next scan.
+                    let verified = opened.flatMap { descriptor -> Swift.Result<CInt, Errno> in
+                        if case .success(let found) = Syscalls.status(ofDescriptor: descriptor), found.identity == identity {
+                            return .success(descriptor)
+                        }
+                        Syscalls.close(descriptor)
+                        return .failure(.noSuchFileOrDirectory)
+                    }
+                    switch verified {
                     case .success(let childDescriptor):
                         if scanner.followsSymlinks { ancestors.insert(identity) }
                         let unchanged = list(childDescriptor, into: child, relativePath: childPath, identity: identity, previous: previousChild)
@@ -272,6 +300,7 @@ package struct SnapshotScanner: Sendable {
                         // next scan then reported its rename and every item in it created anew.)
                         child.isUnreadable = true
                         if errno == .noSuchFileOrDirectory || errno == .notDirectory || errno == .tooManySymbolicLinkLevels {
+                            isTorn = true
                             continue  // replaced or removed since it was examined; the next scan sees the truth
                         }
                         unreadable.append((childPath, errno))
