@@ -160,7 +160,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     }
 
     struct WatchTargets {
-        var directories: [WatchedDirectory] = []
+        var directories = WatchedDirectoryList()
         var fileRoots: [Int] = []
         /// Symlinks to files (under `followsSymlinks`) whose target this watch is on.
         var fileLinks: [FollowedFileLink] = []

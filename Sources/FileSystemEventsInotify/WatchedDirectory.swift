@@ -9,8 +9,9 @@ import Synchronization
 /// walking up) change at once. That is how descendants of a renamed directory report their
 /// new paths immediately, where watchers that key on path strings keep stale ones.
 final class WatchedDirectory {
-    /// The inotify watch on this directory, or -1 while it has none.
-    var watch: CInt = -1
+    // Stored properties are laid out in the order they are declared: the 8-byte ones first and
+    // the small ones together at the end leave no padding, 128 bytes per node (malloc's 144) where
+    // the order they were written in took 144 (160): one node per watched directory.
     weak var parent: WatchedDirectory? {
         didSet { WatchedDirectory.linksChanged() }
     }
@@ -20,9 +21,6 @@ final class WatchedDirectory {
     var children = ChildTable()
     /// Which root (index into the watch's roots) this directory belongs to.
     let root: Int
-    /// Set once the directory has been watched and listed; until then its contents may be
-    /// unknown (it was renamed before its own event was read) and it is crawled again.
-    var isListed = false
     /// Wall-clock nanoseconds when the directory was last listed (0: never). A file found by a
     /// rescan at the same name with the same inode number may still be another file (ext4
     /// reuses a freed number at once), which only its change time can tell: one changed since
@@ -33,6 +31,14 @@ final class WatchedDirectory {
     /// node's path is checked against this before the model believes it.
     var device: UInt64
     var inode: UInt64
+    /// The value of ``linkGeneration`` when this node was last found attached; see
+    /// ``isAttached``.
+    var attachedAtGeneration = -1
+    /// The inotify watch on this directory, or -1 while it has none.
+    var watch: CInt = -1
+    /// Set once the directory has been watched and listed; until then its contents may be
+    /// unknown (it was renamed before its own event was read) and it is crawled again.
+    var isListed = false
     /// The top of a root's tree. A node without a parent is not necessarily one: `parent` is
     /// weak, and a node that left the model may outlive its old parent.
     let isRoot: Bool
@@ -45,9 +51,6 @@ final class WatchedDirectory {
     /// parent's watch hears by name is the covered directory, or the link, not this one, so
     /// only its own watch reports a change of its attributes.
     var hearsOwnAttributes = false
-    /// The value of ``linkGeneration`` when this node was last found attached; see
-    /// ``isAttached``.
-    var attachedAtGeneration = -1
 
     init(parent: WatchedDirectory?, name: [UInt8], root: Int, device: UInt64 = 0, inode: UInt64 = 0) {
         self.isRoot = parent == nil
