@@ -361,7 +361,10 @@ extension InotifyWatch {
             guard options.filter.admits(relativePath: path, name: name, isDirectory: isDirectoryHint) else { return }
         }
         var creation = PendingCreation(directory: directory, name: name, isDirectory: isDirectoryHint)
-        if replacing { creation.replacedInode = directory.children[name]?.inode }
+        if replacing, let replaced = directory.children[name]?.inode {
+            creation.replacedInode = replaced
+            replacedNames[NameInModel(directory, name)] = replaced
+        }
         pendingCreations.append(creation)
     }
 
@@ -495,6 +498,11 @@ extension InotifyWatch {
                     holdsRest = true
                     continue
                 }
+                if creation.replacedInode != nil && !replacedNames.isEmpty {
+                    // Applied or waiting again, the name's item is what the disk showed (or the
+                    // creation's own, examined again): no longer the one the move replaced.
+                    replacedNames[NameInModel(creation.directory, creation.name)] = nil
+                }
                 if apply(creation, examination, quiet: quiet, provisional: busy) == .waits {
                     let waiting = creation.examinedAgain(waitingSince: now)
                     held.append(waiting)
@@ -544,6 +552,7 @@ extension InotifyWatch {
             if !evictedNames.isEmpty { pendingCreations += examineEvictedNames(quiet: quiet, provisional: busy) }
             if !quiet || rounds >= 3 { break }
         }
+        if pendingCreations.isEmpty && deferredCreations.isEmpty && !replacedNames.isEmpty { replacedNames.removeAll() }
     }
 
     /// Examines and applies, at once, the names that stale directories left
@@ -816,6 +825,23 @@ extension InotifyWatch {
         for index in targets[destination.watch]?.fileRoots ?? [] { handleFileRoot(index, destination) }
         guard let sourceDirectory, let entry = sourceDirectory.children[source.name] else {
             // Moved from somewhere we do not know (outside, excluded, or never seen): a move in.
+            if let destinationDirectory {
+                carrySettleSession(from: source, in: sourceDirectory, to: destination, in: destinationDirectory)
+                handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: destination.mask.contains(.isDirectory),
+                               replacing: true)
+            }
+            return
+        }
+        if !replacedNames.isEmpty, let replaced = replacedNames[NameInModel(sourceDirectory, source.name)], replaced == entry.inode {
+            // Something the model does not know yet was moved onto this name after its item
+            // (an atomic save whose temporary file came and went unexamined), and this is that
+            // new item leaving: moved as the model's, the old file's identity went with it to
+            // the new name (`save target; mv target other`: `renamed other` with the replaced
+            // file's inode, and the saved file never told). The model's item is gone from here
+            // (`removed`, as the save's replacement took it); the item that moved is examined
+            // where it arrived. The save's own creation, still waiting, finds the name as it is.
+            replacedNames[NameInModel(sourceDirectory, source.name)] = nil
+            removeItemMovedAway(named: source.name, in: sourceDirectory)
             if let destinationDirectory {
                 carrySettleSession(from: source, in: sourceDirectory, to: destination, in: destinationDirectory)
                 handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: destination.mask.contains(.isDirectory),
@@ -1146,14 +1172,19 @@ extension InotifyWatch {
 
     mutating func handleMoveOut(_ source: Inotify.Event) {
         for index in targets[source.watch]?.fileRoots ?? [] { handleFileRoot(index, source) }
-        guard let directory = liveDirectory(source.watch),
-            let entry = directory.children.removeValue(forKey: source.name)
-        else { return }
+        guard let directory = liveDirectory(source.watch) else { return }
+        removeItemMovedAway(named: source.name, in: directory)
+    }
+
+    /// The model's item at `name` is no longer there, and where it went is not in view:
+    /// `removed`, with its subtree unwatched.
+    private mutating func removeItemMovedAway(named name: [UInt8], in directory: WatchedDirectory) {
+        guard let entry = directory.children.removeValue(forKey: name) else { return }
         if let child = entry.directory { unwatch(child) }
         let id = identity(of: entry, in: directory)
-        hardLinks.remove(id, directory, source.name)
-        dropFileLink(source.name, in: directory)
-        let path = directory.relativePath.appendingComponent(source.name)
+        hardLinks.remove(id, directory, name)
+        dropFileLink(name, in: directory)
+        let path = directory.relativePath.appendingComponent(name)
         produced.append(makeEvent(.removed, root: directory.root, relative: path, type: entry.type, identity: id, synthetic: false))
     }
 

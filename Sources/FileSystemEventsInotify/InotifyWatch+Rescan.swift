@@ -107,6 +107,7 @@ extension InotifyWatch {
     private mutating func reconcile(afterOverflow: Bool, changedSince since: Int64) {
         // Whatever waited to be examined is examined by the rescan itself.
         pendingCreations.removeAll()
+        replacedNames.removeAll()
         examinedNames.removeAll()
         keptExaminations = 0
         deferredCreations.removeAll()

@@ -83,6 +83,12 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// Names the kernel reported created, examined once the events read with them are applied
     /// (see ``resolvePending(drained:)``).
     var pendingCreations: [PendingCreation] = []
+    /// Names where the model has an item onto which the kernel reported a move from a place
+    /// the model does not know, with the inode number the move replaced, while that creation
+    /// waits to be examined (``PendingCreation/replacedInode``). Until it is applied, the
+    /// model's item there is no longer on disk at that name: a rename of the name moves the
+    /// new item, not the model's (see ``handleRename(from:to:)``). Emptied with the creations.
+    var replacedNames: [NameInModel: UInt64] = [:]
     /// The names of ``pendingCreations`` that carry a kept examination (empty when none do,
     /// so a read costs nothing more then).
     var examinedNames: Set<ExaminedName> = []
