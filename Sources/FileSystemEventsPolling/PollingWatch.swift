@@ -146,22 +146,7 @@ struct PollingWatch {
             do {
                 // This watch alone holds the previous tree, and diffs against it next: the
                 // scan shares what did not change, so the cycle's peak is one tree, not two.
-                var scanned = try scanner.scan(root: root.paths.root, sharingWith: root.isAbsent ? nil : root.snapshot)
-                // A walk that raced a directory's move may hold that directory twice (listed
-                // where it went, kept unlisted where its name no longer led to it), a tree no
-                // disk ever held: its diff told the subtree moved away, and the next one removed
-                // it from where it had been kept (scenario 110's bursts of exchanges, about once
-                // in 450 bursts). Scanned again, up to twice; a directory mounted twice in the
-                // tree is listed twice every time, and its third scan is taken as it is. (A
-                // shared subtree is one found unchanged, so the previous tree still says what
-                // it said.)
-                for _ in 0..<2 where scanned.isTorn {
-                    // The torn scan shared subtrees with the previous tree, whose copies now
-                    // lead up into the scan being dropped.
-                    if !root.isAbsent { root.snapshot.tree?.reattachSubtrees() }
-                    scanned = try scanner.scan(root: root.paths.root, sharingWith: root.isAbsent ? nil : root.snapshot)
-                }
-                result = scanned
+                result = try scanner.scan(root: root.paths.root, sharingWith: root.isAbsent ? nil : root.snapshot)
             } catch {
                 if case .rootNotFound = error {
                     if root.isFile, case .success(let parent) = Syscalls.status(atPath: root.paths.root.removingLastComponent().bytes, followSymlinks: true),

@@ -48,7 +48,27 @@ package struct SnapshotScanner: Sendable {
     ///   and the diff skips shared subtrees by identity instead of comparing them again.
     ///   `previous` still describes the state it recorded (what it shares is equal to what it
     ///   held) and is consumed by the diff as usual.
+    ///
+    /// A walk that raced a directory's move (``Result/isTorn``) is walked again, up to twice: its
+    /// tree may hold one directory twice, which no disk ever held, and diffed, it told the
+    /// subtree moved away, and the next diff removed it from where it had been kept (scenario
+    /// 110's bursts of exchanges). A directory mounted twice in the tree is listed twice every
+    /// time; its third walk is taken as it is. Before each walk again, `previous` is led back
+    /// up its own tree (``SnapshotDirectory/reattachSubtrees()``): the dropped walk shared
+    /// subtrees with it, whose copies lead up into that walk's directories, freed with it.
+    /// Every caller gets this: the polling backend's cycles and its scan at `ready`, and
+    /// ``FileTreeSnapshot``'s scans, which an app saves to catch up from at its next launch.
     package func scan(root: FilePath, sharingWith previous: RootSnapshot? = nil) throws(FileSystemEventsError) -> Result {
+        var result = try walkOnce(root: root, sharingWith: previous)
+        for _ in 0..<2 where result.isTorn {
+            previous?.tree?.reattachSubtrees()
+            result = try walkOnce(root: root, sharingWith: previous)
+        }
+        return result
+    }
+
+    /// One walk of ``scan(root:sharingWith:)``.
+    private func walkOnce(root: FilePath, sharingWith previous: RootSnapshot?) throws(FileSystemEventsError) -> Result {
         let rootStatus: FileStatus
         switch Syscalls.status(root, followSymlinks: true) {
         case .success(let status): rootStatus = status
