@@ -12,30 +12,12 @@ import Testing
             let tree = try ScratchTree()
             let scanner = SnapshotScanner()
             var operations = RandomOperations(seed: UInt64(seed), tree: tree)
-            var before = try scan(scanner, tree, withBirthTimes)
-            var disk = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
-            for round in 0..<6 {
-                for _ in 0..<operationsPerScan { try operations.step() }
-                let after = try scan(scanner, tree, withBirthTimes)
-                guard let oldTree = before.tree, let newTree = after.tree else {
-                    Issue.record("root is not a directory")
-                    return
-                }
-                let (events, problems) = Self.replay(from: oldTree, to: newTree, in: tree, startingFrom: &disk)
-                if !problems.isEmpty {
-                    Issue.record(
-                        """
-                        seed \(seed), round \(round), \(operationsPerScan) operations per scan, birth times \(withBirthTimes):
-                          \(problems.prefix(10).joined(separator: "\n  "))
-                        operations: \(operations.log.suffix(operationsPerScan).joined(separator: "; "))
-                        events:
-                          \(events.map(\.description).joined(separator: "\n  "))
-                        """
-                    )
-                    return
-                }
-                before = try scan(scanner, tree, withBirthTimes)
-            }
+            try Self.replayRounds(
+                6, in: tree, first: try scan(scanner, tree, withBirthTimes),
+                context: "seed \(seed), \(operationsPerScan) operations per scan, birth times \(withBirthTimes)",
+                change: { _ in try operations.steps(operationsPerScan) },
+                scan: { _ in try scan(scanner, tree, withBirthTimes) },
+                next: { _ in try scan(scanner, tree, withBirthTimes) })
         }
     }
 
@@ -54,42 +36,34 @@ import Testing
             let tree = try ScratchTree()
             let scanner = SnapshotScanner()
             var operations = RandomOperations(seed: UInt64(seed), tree: tree)
-            var before = try scanner.scan(root: tree.root).snapshot
-            var disk = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
-            for round in 0..<6 {
-                for _ in 0..<operationsPerScan { try operations.step() }
-                if droppingAScan {
-                    _ = try scanner.scan(root: tree.root, sharingWith: before)
-                    before.tree?.reattachSubtrees()
-                    for _ in 0..<operationsPerScan { try operations.step() }
-                }
-                let after = try scanner.scan(root: tree.root, sharingWith: before).snapshot
-                guard let oldTree = before.tree, let newTree = after.tree else {
-                    Issue.record("root is not a directory")
-                    return
-                }
-                var newDirectories: Set<ObjectIdentifier> = []
-                Self.forEachDirectory(newTree) { newDirectories.insert(ObjectIdentifier($0)) }
-                Self.forEachDirectory(oldTree) { if $0 !== oldTree && newDirectories.contains(ObjectIdentifier($0)) { sharedDirectories += 1 } }
-                let (events, problems) = Self.replay(from: oldTree, to: newTree, in: tree, startingFrom: &disk)
-                if !problems.isEmpty {
-                    Issue.record(
-                        """
-                        seed \(seed), round \(round), \(operationsPerScan) operations per scan, sharing\(droppingAScan ? " after a dropped scan" : ""):
-                          \(problems.prefix(10).joined(separator: "\n  "))
-                        operations: \(operations.log.suffix(operationsPerScan * (droppingAScan ? 2 : 1)).joined(separator: "; "))
-                        events:
-                          \(events.map(\.description).joined(separator: "\n  "))
-                        """
-                    )
-                    return
-                }
-                // What the next scan finds unchanged must be what this one holds, not a rescan.
-                let again = SnapshotDiff.events(from: after.tree!.deepCopy(parent: nil), to: try scanner.scan(root: tree.root).snapshot.tree!,
-                                                root: PathBuilder(root: tree.root))
-                #expect(again.isEmpty, "the kept tree differs from the disk: \(again.map(\.description))")
-                before = after
-            }
+            try Self.replayRounds(
+                6, in: tree, first: try scanner.scan(root: tree.root).snapshot,
+                context: "seed \(seed), \(operationsPerScan) operations per scan, sharing\(droppingAScan ? " after a dropped scan" : "")",
+                change: {
+                    var performed = try operations.steps(operationsPerScan)
+                    guard droppingAScan else { return performed }
+                    _ = try scanner.scan(root: tree.root, sharingWith: $0)
+                    $0.tree?.reattachSubtrees()
+                    performed += try operations.steps(operationsPerScan)
+                    return performed
+                },
+                scan: { before in
+                    let after = try scanner.scan(root: tree.root, sharingWith: before).snapshot
+                    // Counted before the diff consumes the previous tree.
+                    if let oldTree = before.tree, let newTree = after.tree {
+                        var newDirectories: Set<ObjectIdentifier> = []
+                        Self.forEachDirectory(newTree) { newDirectories.insert(ObjectIdentifier($0)) }
+                        Self.forEachDirectory(oldTree) { if $0 !== oldTree && newDirectories.contains(ObjectIdentifier($0)) { sharedDirectories += 1 } }
+                    }
+                    return after
+                },
+                next: { after in
+                    // What the next scan finds unchanged must be what this one holds, not a rescan.
+                    let again = SnapshotDiff.events(from: after.tree!.deepCopy(parent: nil), to: try scanner.scan(root: tree.root).snapshot.tree!,
+                                                    root: PathBuilder(root: tree.root))
+                    #expect(again.isEmpty, "the kept tree differs from the disk: \(again.map(\.description))")
+                    return after
+                })
         }
         // Otherwise this test would not be testing the sharing at all.
         #expect(sharedDirectories > 0)
@@ -104,34 +78,57 @@ import Testing
         for seed in 1...30 {
             try ExchangeBurst.resetTree(tree)
             var burst = ExchangeBurst(tree: tree, seed: UInt64(seed * 7_919))
-            var before = try scanner.scan(root: tree.root).snapshot
-            var disk = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
             var step = 0
-            for round in 0..<(60 / operationsPerScan) {
-                for _ in 0..<operationsPerScan {
-                    burst.step(step)
-                    step += 1
-                }
-                let after = try sharing ? scanner.scan(root: tree.root, sharingWith: before).snapshot : scanner.scan(root: tree.root).snapshot
-                guard let oldTree = before.tree, let newTree = after.tree else {
-                    Issue.record("root is not a directory")
-                    return
-                }
-                let (events, problems) = Self.replay(from: oldTree, to: newTree, in: tree, startingFrom: &disk)
-                if !problems.isEmpty {
-                    Issue.record(
-                        """
-                        seed \(seed), round \(round), \(operationsPerScan) operations per scan, sharing \(sharing):
-                          \(problems.prefix(10).joined(separator: "\n  "))
-                        operations: \(burst.log.suffix(operationsPerScan).joined(separator: "; "))
-                        events:
-                          \(events.map(\.description).joined(separator: "\n  "))
-                        """
-                    )
-                    return
-                }
-                before = sharing ? after : try scanner.scan(root: tree.root).snapshot
+            try Self.replayRounds(
+                60 / operationsPerScan, in: tree, first: try scanner.scan(root: tree.root).snapshot,
+                context: "seed \(seed), \(operationsPerScan) operations per scan, sharing \(sharing)",
+                change: { _ in
+                    let logged = burst.log.count
+                    for _ in 0..<operationsPerScan {
+                        burst.step(step)
+                        step += 1
+                    }
+                    return Array(burst.log[logged...])
+                },
+                scan: { try sharing ? scanner.scan(root: tree.root, sharingWith: $0).snapshot : scanner.scan(root: tree.root).snapshot },
+                next: { try sharing ? $0 : scanner.scan(root: tree.root).snapshot })
+        }
+    }
+
+    /// One seed's rounds of the replay invariant: `change` the tree (given the previous scan,
+    /// and saying what it did), `scan` it (given the previous scan), replay the diff on the
+    /// tree as it was, and compare with the disk; `next` gives the next round's previous scan.
+    /// The first round that does not reproduce the disk is recorded with the operations and
+    /// events that led to it, and ends the rounds: later ones would only repeat the damage.
+    private static func replayRounds(
+        _ rounds: Int, in tree: ScratchTree, first: RootSnapshot, context: String,
+        change: (RootSnapshot) throws -> [String],
+        scan: (RootSnapshot) throws -> RootSnapshot,
+        next: (RootSnapshot) throws -> RootSnapshot
+    ) throws {
+        var before = first
+        var disk = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
+        for round in 0..<rounds {
+            let operations = try change(before)
+            let after = try scan(before)
+            guard let oldTree = before.tree, let newTree = after.tree else {
+                Issue.record("root is not a directory")
+                return
             }
+            let (events, problems) = replay(from: oldTree, to: newTree, in: tree, startingFrom: &disk)
+            if !problems.isEmpty {
+                Issue.record(
+                    """
+                    \(context), round \(round):
+                      \(problems.prefix(10).joined(separator: "\n  "))
+                    operations: \(operations.joined(separator: "; "))
+                    events:
+                      \(events.map(\.description).joined(separator: "\n  "))
+                    """
+                )
+                return
+            }
+            before = try next(after)
         }
     }
 
@@ -166,5 +163,14 @@ import Testing
             directory.entries[index].status.birthTime = 0
             if let child = directory.entries[index].directory { stripBirthTimes(child) }
         }
+    }
+}
+
+private extension RandomOperations {
+    /// Performs `count` operations and returns what they were, for a failure's report.
+    mutating func steps(_ count: Int) throws -> [String] {
+        let logged = log.count
+        for _ in 0..<count { try step() }
+        return Array(log[logged...])
     }
 }
