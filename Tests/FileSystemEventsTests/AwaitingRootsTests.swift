@@ -7,7 +7,7 @@ import Testing
 /// conformance suite's scenarios 86 to 89 check the events): the option is honoured by every
 /// backend as configuration picks it, and stopping a watch that is waiting closes the
 /// descriptors of its ancestor watches.
-@Suite(.serialized) struct AwaitingRootsTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct AwaitingRootsTests {
     @Test("without the option a missing root fails; with it the watch is ready, and stopping it closes every descriptor")
     func optionAndDescriptors() async throws {
         let tree = try ScratchTree()

@@ -135,6 +135,8 @@ struct SnapshotCLITests {
                 if readySeen.load(ordering: .acquiring) { afterReady += 1 }
             }
         }
+        // However the wait for ready ends, a failure included, the burst then ends too.
+        defer { readySeen.store(true, ordering: .releasing) }
         let watch = try FilewatchProcess(
             ["watch", tree.root.string, "--since", file, "--format", "json", "--backend", backend, "--poll-interval", "0.05"])
         try await watch.waitForLine("the ready line") { $0.contains(#""kind":"ready""#) }

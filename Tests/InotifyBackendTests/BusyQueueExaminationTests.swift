@@ -10,7 +10,7 @@ import Testing
 /// busy, the same batch was looked at again on every attempt: a burst of 20,000 files made
 /// 39,030 `statx` calls, 60 % of the watch's CPU time. What a name was found to hold is kept
 /// until an event read since says it may have changed.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(2)))
 struct BusyQueueExaminationTests {
     @Test("a burst read while the queue stays busy looks at each new name once, and reports each with its identity",
           arguments: [false, true])

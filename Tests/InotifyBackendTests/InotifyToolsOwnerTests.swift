@@ -8,7 +8,7 @@ import Testing
 
 /// The process-wide owner of libinotifytools, whose state every inotifytools source shares:
 /// a flag left set there misleads all of them at once.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(2)))
 struct InotifyToolsOwnerTests {
     /// A move out of the watched tree has no `IN_MOVED_TO`: the owner holds its first half
     /// until the next event, then routes it alone. Its "a move is held" flag must drop then,

@@ -11,7 +11,7 @@ import Testing
 /// and back was reported renamed away and back after a marker written later), and a consumer
 /// that waits for a marker file saw the marker before them. The rebuild waits for the queue to
 /// drain, so nothing queued before the marker comes after it.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(2)))
 struct OverflowOrderTests {
     @Test("changes queued behind an overflow are not reported after a marker written after them")
     func changesQueuedBehindOverflow() async throws {
@@ -21,19 +21,7 @@ struct OverflowOrderTests {
         let stream = InotifyEventSource.updates(options: WatchOptions(roots: [tree.root])) { () throws(FileSystemEventsError) in
             try OverflowInjectingKernel()
         }
-        var iterator = stream.makeAsyncIterator()
-        while let update = try await iterator.next() {
-            if case .ready = update { break }
-        }
-        var events: [FileSystemEvent] = []
-        func collect(until name: String) async throws {
-            while let update = try await iterator.next() {
-                guard case .events(let batch) = update else { continue }
-                events += batch
-                if batch.contains(where: { $0.path.lastComponent?.string == name }) { return }
-            }
-            Issue.record("the stream ended before \(name) was reported")
-        }
+        var reader = try await MarkerCollector(stream)
 
         try tree.write(RelativePath(bytes: OverflowInjectingKernel.triggerName))
         try tree.rename("d", to: "e")
@@ -41,12 +29,14 @@ struct OverflowOrderTests {
         try tree.rename("e", to: "d")
         try tree.write("marker", "written after every change above")
         try tree.write(RelativePath(bytes: OverflowInjectingKernel.releaseName))
-        try await collect(until: "marker")
+        try await reader.collect(until: "marker")
+        var events = reader.events
         let marker = (events.firstIndex { $0.path.lastComponent?.string == "marker" } ?? events.count - 1) + 1
         #expect(events.contains { $0.kind == .overflow }, "the injected overflow was not reported")
 
         try tree.write("marker-2", "the end of the test")
-        try await collect(until: "marker-2")
+        try await reader.collect(until: "marker-2")
+        events = reader.events
         let harness: Set<String> = ["marker", "marker-2", "overflow-release"]
         // The rebuild's own report is one diff of one moment (its items come in path order,
         // the marker among them); what must not follow the marker is an event read from the

@@ -12,7 +12,7 @@ import Testing
 /// file written after it), and against items that had moved on since: scenario 98 on a kernel
 /// that keeps the queue busy lost a directory in 5 of 12 runs, once an unconfirmed exchange
 /// asked for such rebuilds. A marker queued as the rebuild begins keeps them out.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(2)))
 struct StaleQueueRebuildTests {
     @Test("a rebuild before the queue drains does not apply the events of changes it already listed")
     func rebuildBeforeDrain() async throws {
@@ -25,10 +25,7 @@ struct StaleQueueRebuildTests {
         let stream = InotifyEventSource.updates(options: WatchOptions(roots: [tree.root])) { () throws(FileSystemEventsError) in
             try StaleQueueKernel(delay: .seconds(1))
         }
-        var iterator = stream.makeAsyncIterator()
-        while let update = try await iterator.next() {
-            if case .ready = update { break }
-        }
+        var reader = try await MarkerCollector(stream)
         let root = tree.absolute(.root, in: .root)
         let before = DiskTree.read(root: root, recursive: true) { _, _ in true }
 
@@ -40,20 +37,12 @@ struct StaleQueueRebuildTests {
         try tree.rename("c", to: "away", to: .outside)
         try tree.rename("away", to: "c", from: .outside)
         try tree.write("marker", "after every change above")
-        var events: [FileSystemEvent] = []
-        func collect(until name: String) async throws {
-            while let update = try await iterator.next() {
-                guard case .events(let batch) = update else { continue }
-                events += batch
-                if batch.contains(where: { $0.path.lastComponent?.string == name }) { return }
-            }
-            Issue.record("the stream ended before \(name) was reported")
-        }
         // The rebuild lists the marker; the events held back come after it, and before a
         // second marker written once the first was reported.
-        try await collect(until: "marker")
+        try await reader.collect(until: "marker")
         try tree.write("marker-2", "after the rebuild")
-        try await collect(until: "marker-2")
+        try await reader.collect(until: "marker-2")
+        let events = reader.events
         #expect(events.contains { $0.kind == .overflow }, "the injected overflow was not reported: nothing was tested")
 
         // The rebuild's report lists the marker; an event read from the queue after it is of a

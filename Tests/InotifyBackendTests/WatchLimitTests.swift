@@ -8,7 +8,7 @@ import Testing
 /// `ENOSPC` through a wrapper of the real kernel (lowering the real sysctl would disturb every
 /// other watcher on the machine). The watch must fail loudly and say how to fix it, never carry on
 /// with a subtree silently unwatched.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(2)))
 struct WatchLimitTests {
     @Test("ENOSPC during the initial crawl is a typed error naming the sysctl")
     func limitAtStartup() async throws {
