@@ -25,6 +25,9 @@ extension InotifyWatch {
         /// took the replaced one's inode number (ext4 hands a freed number out again at once,
         /// so two saves alternate between two numbers), not a file the model knows.
         var replacedInode: UInt64?
+        /// The kernel reported a move onto the name (`IN_MOVED_TO`): once applied, the item is
+        /// an arrival (``InotifyWatch/arrivals``).
+        var isMoveIn = false
         /// What the name was found to hold by a batch that then found the queue busy and
         /// waited: kept, so the next attempt does not look again, unless an event read since
         /// may have changed it (see ``forgetExaminations(touchedBy:)``).
@@ -361,6 +364,7 @@ extension InotifyWatch {
             guard options.filter.admits(relativePath: path, name: name, isDirectory: isDirectoryHint) else { return }
         }
         var creation = PendingCreation(directory: directory, name: name, isDirectory: isDirectoryHint)
+        creation.isMoveIn = replacing
         if replacing, let replaced = directory.children[name]?.inode {
             creation.replacedInode = replaced
             replacedNames[NameInModel(directory, name)] = replaced
@@ -740,6 +744,10 @@ extension InotifyWatch {
         var entry = WatchedEntry(type: type, inode: identity.inode)
         produced.append(makeEvent(.created, root: root, relative: path, type: type, identity: identity, synthetic: false))
         if provisional { provisionalNames.insert(NameInModel(directory, name)) }
+        if creation.isMoveIn {
+            if arrivals.count >= Self.arrivalLimit { arrivals.removeAll() }
+            arrivals[NameInModel(directory, name)] = identity.inode
+        }
         if type == .file && status.linkCount > 1 {
             hardLinks.add(identity, directory, name)
         }
@@ -853,8 +861,9 @@ extension InotifyWatch {
               provisionalNames.isEmpty || provisionalNames.remove(NameInModel(sourceDirectory, source.name)) == nil
         else {
             // Moved across roots, or a provisional item (which may not be the one that moved):
-            // a removal here and a creation there, examined where it arrived.
-            handleMoveOut(source)
+            // a removal here and a creation there, examined where it arrived. (The file roots
+            // that watch either name were handled above.)
+            removeItemMovedAway(named: source.name, in: sourceDirectory)
             if let destinationDirectory {
                 carrySettleSession(from: source, in: sourceDirectory, to: destination, in: destinationDirectory)
                 handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: destination.mask.contains(.isDirectory),
@@ -870,7 +879,7 @@ extension InotifyWatch {
         }
         let newPath = destinationDirectory.relativePath.appendingComponent(destination.name)
         guard options.filter.admits(relativePath: newPath, name: destination.name, isDirectory: entry.type == .directory) else {
-            handleMoveOut(source)
+            removeItemMovedAway(named: source.name, in: sourceDirectory)
             return
         }
         if isAlreadyApplied(renameOf: entry, named: source.name, in: sourceDirectory, to: destination.name, in: destinationDirectory) {
@@ -1173,7 +1182,23 @@ extension InotifyWatch {
     mutating func handleMoveOut(_ source: Inotify.Event) {
         for index in targets[source.watch]?.fileRoots ?? [] { handleFileRoot(index, source) }
         guard let directory = liveDirectory(source.watch) else { return }
+        if !arrivals.isEmpty, let arrived = arrivals.removeValue(forKey: NameInModel(directory, source.name)),
+           directory.children[source.name]?.inode == arrived, isStillThere(arrived, named: source.name, in: directory) {
+            // The second half of an exchange with a place out of view, read after its first
+            // (``arrivals``): what left is the item the arrival replaced, which the model no
+            // longer has (the arrival's `created` replaced it). Had the arrival itself left,
+            // the name would not hold it now; had it left and come back, its return is still
+            // queued, and is examined as any move in.
+            return
+        }
         removeItemMovedAway(named: source.name, in: directory)
+    }
+
+    /// Whether `name` in `directory` holds the item with inode number `inode` on disk now.
+    private func isStillThere(_ inode: UInt64, named name: [UInt8], in directory: WatchedDirectory) -> Bool {
+        let path = roots[directory.root].paths.bytes(directory.relativePath.appendingComponent(name))
+        guard case .success(let status) = Syscalls.status(atPath: path) else { return false }
+        return status.inode == inode && status.device == (directory.device == 0 ? status.device : directory.device)
     }
 
     /// The model's item at `name` is no longer there, and where it went is not in view:

@@ -89,6 +89,18 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// model's item there is no longer on disk at that name: a rename of the name moves the
     /// new item, not the model's (see ``handleRename(from:to:)``). Emptied with the creations.
     var replacedNames: [NameInModel: UInt64] = [:]
+    /// Items a move from a place the model does not know put at a name, by the inode found
+    /// there when the creation was applied (``handleMoveIn(_:)``).
+    ///
+    /// `renameat2(RENAME_EXCHANGE)` of an unwatched item with a watched one queues its two
+    /// halves one after the other, inside the system call: first `IN_MOVED_TO` of the
+    /// arrival, then `IN_MOVED_FROM` of the item that left, at the same name. A read between
+    /// the two finds the queue empty after examining the name, so the arrival is applied at
+    /// once; the departure, read next, is then not the model's item's (the model's item is
+    /// the arrival, still there). See ``handleMoveOut(_:)``. Bounded: emptied past
+    /// ``arrivalLimit``, and by a rebuild.
+    var arrivals: [NameInModel: UInt64] = [:]
+    static var arrivalLimit: Int { 64 }
     /// The names of ``pendingCreations`` that carry a kept examination (empty when none do,
     /// so a read costs nothing more then).
     var examinedNames: Set<ExaminedName> = []

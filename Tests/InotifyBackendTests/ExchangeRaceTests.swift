@@ -19,7 +19,7 @@ struct ExchangeRaceTests {
     /// returns (so after both pairs are queued) is already done, which cannot happen.
     /// 98 (two writers at once) can: there another thread moves and fills the exchanged
     /// directories while the exchanging one is preempted between its pairs.
-    static let exchangeScenarios = scenarios(numberedIn: "FILEWATCH_EXCHANGE_RACE_ONLY", default: [46, 84, 95, 98])
+    static let exchangeScenarios = scenarios(numberedIn: "FILEWATCH_EXCHANGE_RACE_ONLY", default: [46, 84, 95, 97, 98])
 
     @Test("exchanges whose second pair arrives 50 ms late replay exactly", arguments: exchangeScenarios)
     func secondPairLate(_ scenario: ConformanceScenario) async throws {

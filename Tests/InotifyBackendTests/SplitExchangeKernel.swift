@@ -10,6 +10,11 @@ import SystemPackage
 /// That is what a reader sees when `renameat2(RENAME_EXCHANGE)` is preempted between queueing
 /// its two pairs, which on a loaded machine lasts milliseconds.
 ///
+/// An exchange with a place out of view (outside the root, below a depth limit) shows only one
+/// event of each pair, at the same name: `IN_MOVED_TO` of the item that came in, then
+/// `IN_MOVED_FROM` of the one that left, when the item out of view was the first argument.
+/// A read that ends with such a second half (and its `IN_MOVE_SELF`) is split before it too.
+///
 /// Only what the kernel could show is shown. The exchange is on disk before either pair is
 /// queued, so a reader may find the disk swapped and only the first pair queued; events that
 /// other threads queue in that window come between the pairs (so some may stand between them
@@ -62,6 +67,15 @@ struct SplitExchangeKernel: RealKernelWrapper {
     private static func splitPoint(in events: [Inotify.Event]) -> Int? {
         var end = events.endIndex
         while end > events.startIndex && events[end - 1].name.isEmpty && events[end - 1].mask.contains(.moveSelf) { end -= 1 }
+        if end - events.startIndex >= 2 {
+            let arrived = events[end - 2]
+            let left = events[end - 1]
+            if arrived.mask.contains(.movedTo), left.mask.contains(.movedFrom), arrived.cookie != left.cookie,
+               arrived.watch == left.watch, arrived.name == left.name,
+               !events[..<(end - 2)].contains(where: { $0.mask.contains(.movedFrom) && $0.cookie == arrived.cookie }) {
+                return end - 1
+            }
+        }
         guard end - events.startIndex >= 4 else { return nil }
         let third = events[end - 2]
         let fourth = events[end - 1]
