@@ -298,6 +298,24 @@ extension ConformanceSuite {
             try context.tree.write("inside.txt", "rewritten")
             try await watch.sync()
             try watch.assertReplayMatchesDisk("a directory exchanged out for a file")
+            // The item outside named first: the kernel queues the arrival's `IN_MOVED_TO`, then
+            // the departure's `IN_MOVED_FROM`, at the same name. A read between the two may apply
+            // the arrival before it sees the departure, which is not the arrival's. Waiting for
+            // the arrival's report gives such a read the time to apply it.
+            let inner = context.tree.path("inner")
+            var seen = watch.eventCount
+            try context.tree.exchange("outer", "inner", in: .outside, secondIn: .root)
+            try await watch.waitForEvent("the directory that came in at inner", from: seen) { $0.kind == .created && $0.path == inner && $0.itemType == .directory }
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("a directory exchanged in, the outside item named first")
+            let inside = context.tree.path("inside.txt")
+            seen = watch.eventCount
+            try context.tree.exchange("outer.txt", "inside.txt", in: .outside, secondIn: .root)
+            try await watch.waitForEvent("the directory that came in at inside.txt", from: seen) { $0.kind == .created && $0.path == inside && $0.itemType == .directory }
+            try context.tree.write("inner/deep/after-2", "written after the exchanges")
+            try await watch.sync()
+            try watch.expect(.created, "inner/deep/after-2")
+            try watch.assertReplayMatchesDisk("a file exchanged in, the outside item named first")
         },
         ConformanceScenario(84, "directory exchanges whose two move pairs fall into different reads") { context in
             try context.tree.makeDirectories("A/deep")
