@@ -833,11 +833,7 @@ extension InotifyWatch {
         for index in targets[destination.watch]?.fileRoots ?? [] { handleFileRoot(index, destination) }
         guard let sourceDirectory, let entry = sourceDirectory.children[source.name] else {
             // Moved from somewhere we do not know (outside, excluded, or never seen): a move in.
-            if let destinationDirectory {
-                carrySettleSession(from: source, in: sourceDirectory, to: destination, in: destinationDirectory)
-                handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: destination.mask.contains(.isDirectory),
-                               replacing: true)
-            }
+            examineArrival(destination, in: destinationDirectory, from: source, in: sourceDirectory)
             return
         }
         if !replacedNames.isEmpty, let replaced = replacedNames[NameInModel(sourceDirectory, source.name)], replaced == entry.inode {
@@ -850,11 +846,7 @@ extension InotifyWatch {
             // where it arrived. The save's own creation, still waiting, finds the name as it is.
             replacedNames[NameInModel(sourceDirectory, source.name)] = nil
             removeItemMovedAway(named: source.name, in: sourceDirectory)
-            if let destinationDirectory {
-                carrySettleSession(from: source, in: sourceDirectory, to: destination, in: destinationDirectory)
-                handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: destination.mask.contains(.isDirectory),
-                               replacing: true)
-            }
+            examineArrival(destination, in: destinationDirectory, from: source, in: sourceDirectory)
             return
         }
         guard let destinationDirectory, destinationDirectory.root == sourceDirectory.root,
@@ -864,11 +856,7 @@ extension InotifyWatch {
             // a removal here and a creation there, examined where it arrived. (The file roots
             // that watch either name were handled above.)
             removeItemMovedAway(named: source.name, in: sourceDirectory)
-            if let destinationDirectory {
-                carrySettleSession(from: source, in: sourceDirectory, to: destination, in: destinationDirectory)
-                handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: destination.mask.contains(.isDirectory),
-                               replacing: true)
-            }
+            examineArrival(destination, in: destinationDirectory, from: source, in: sourceDirectory)
             return
         }
         if let moved = entry.directory, destinationDirectory.isInside(moved) {
@@ -960,6 +948,17 @@ extension InotifyWatch {
         }
     }
 
+    /// The item a rename brought to `destination` is not the model's item from `source` (or
+    /// the model has none): examined where it arrived, as a move in, with the settle tracker's
+    /// knowledge of its writer carried along.
+    private mutating func examineArrival(_ destination: Inotify.Event, in destinationDirectory: WatchedDirectory?,
+                                         from source: Inotify.Event, in sourceDirectory: WatchedDirectory?) {
+        guard let destinationDirectory else { return }
+        carrySettleSession(from: source, in: sourceDirectory, to: destination, in: destinationDirectory)
+        handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: destination.mask.contains(.isDirectory),
+                       replacing: true)
+    }
+
     /// A file renamed before it was reported under its old name (or across roots) is reported
     /// `created` at the new one: the settle tracker's knowledge of its writer follows it there
     /// (``SettleTracker/renamedBeforeReported(from:to:now:)``).
@@ -985,12 +984,14 @@ extension InotifyWatch {
         guard let existing = directory.children[name], existing.inode != 0, entry.inode != 0, existing.inode != entry.inode else {
             return false
         }
-        func holds(_ expected: WatchedEntry, _ name: [UInt8], in directory: WatchedDirectory) -> Bool {
-            let absolute = roots[directory.root].paths.bytes(directory.relativePath.appendingComponent(name))
-            guard case .success(let onDisk) = Syscalls.status(atPath: absolute) else { return false }
-            return onDisk.inode == expected.inode && onDisk.device == identity(of: expected, in: directory)?.device
-        }
-        return holds(existing, name, in: directory) && holds(entry, sourceName, in: sourceDirectory)
+        return holdsOnDisk(existing, named: name, in: directory) && holdsOnDisk(entry, named: sourceName, in: sourceDirectory)
+    }
+
+    /// Whether `name` in `directory` holds the model's `entry` on disk now (its inode, on its device).
+    private func holdsOnDisk(_ entry: WatchedEntry, named name: [UInt8], in directory: WatchedDirectory) -> Bool {
+        let absolute = roots[directory.root].paths.bytes(directory.relativePath.appendingComponent(name))
+        guard case .success(let onDisk) = Syscalls.status(atPath: absolute) else { return false }
+        return onDisk.inode == entry.inode && onDisk.device == identity(of: entry, in: directory)?.device
     }
 
     /// `renameat2(RENAME_EXCHANGE)` of the items named by `first` and `second`. Confirmed on
@@ -1195,7 +1196,7 @@ extension InotifyWatch {
         for index in targets[source.watch]?.fileRoots ?? [] { handleFileRoot(index, source) }
         guard let directory = liveDirectory(source.watch) else { return }
         if !arrivals.isEmpty, let arrived = arrivals.removeValue(forKey: NameInModel(directory, source.name)),
-           directory.children[source.name]?.inode == arrived, isStillThere(arrived, named: source.name, in: directory) {
+           let entry = directory.children[source.name], entry.inode == arrived, holdsOnDisk(entry, named: source.name, in: directory) {
             // The second half of an exchange with a place out of view, read after its first
             // (``arrivals``): what left is the item the arrival replaced, which the model no
             // longer has (the arrival's `created` replaced it). Had the arrival itself left,
@@ -1204,13 +1205,6 @@ extension InotifyWatch {
             return
         }
         removeItemMovedAway(named: source.name, in: directory)
-    }
-
-    /// Whether `name` in `directory` holds the item with inode number `inode` on disk now.
-    private func isStillThere(_ inode: UInt64, named name: [UInt8], in directory: WatchedDirectory) -> Bool {
-        let path = roots[directory.root].paths.bytes(directory.relativePath.appendingComponent(name))
-        guard case .success(let status) = Syscalls.status(atPath: path) else { return false }
-        return status.inode == inode && status.device == (directory.device == 0 ? status.device : directory.device)
     }
 
     /// The model's item at `name` is no longer there, and where it went is not in view:
