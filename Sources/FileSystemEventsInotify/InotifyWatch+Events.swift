@@ -498,7 +498,17 @@ extension InotifyWatch {
                 let waitsForRename = deferred.contains(index)
                 if waitsForRename || holdsRest {
                     if held.isEmpty { heldForRename = waitsForRename }
-                    held.append(creation.examinedAgain(waitingSince: waitsForRename ? now : nil))
+                    if !waitsForRename, case .found = examination {
+                        // Held only behind an earlier creation: what its name holds stays
+                        // known, as a busy batch's does, until an event read since says it may
+                        // have changed (``forgetExaminations(touchedBy:)``). Looked at again
+                        // on every read instead, a stalled consumer's backlog held behind a
+                        // directory renamed beneath it cost up to 128 `statx` calls per name.
+                        examinedNames.insert(creation.examinedName)
+                        held.append(creation)
+                    } else {
+                        held.append(creation.examinedAgain(waitingSince: waitsForRename ? now : nil))
+                    }
                     holdsRest = true
                     continue
                 }

@@ -6,7 +6,8 @@ import SystemPackage
 
 /// The real kernel, except that its queue looks busy on every other question, for the first
 /// ``busyAnswers`` of them: what a watch sees while a writer keeps creating files as fast as
-/// it reads them. It counts how often each name was looked at.
+/// it reads them. It counts how often each name was looked at (with no busy answers, that is
+/// all it changes).
 struct BusyQueueKernel: RealKernelWrapper {
     /// How often each name was looked at, shared with the test.
     final class Counts: Sendable {
@@ -15,19 +16,19 @@ struct BusyQueueKernel: RealKernelWrapper {
         let questions = Atomic<Int>(0)
     }
 
-    static let busyAnswers = 40
-
     var real: RawInotifyKernel
     private let counts: Counts
+    private let busyAnswers: Int
 
-    init(counts: Counts) throws(FileSystemEventsError) {
+    init(counts: Counts, busyAnswers: Int = 40) throws(FileSystemEventsError) {
         real = try RawInotifyKernel()
         self.counts = counts
+        self.busyAnswers = busyAnswers
     }
 
     func hasPendingEvents() -> Bool {
         let question = counts.questions.add(1, ordering: .relaxed).newValue
-        if question <= Self.busyAnswers && question % 2 == 0 {
+        if question <= busyAnswers && question % 2 == 0 {
             counts.busyAnswers.add(1, ordering: .relaxed)
             return true
         }
