@@ -22,7 +22,10 @@ struct CreationRaceTests {
           arguments: queuedScenarios)
     func creationsExaminedEarly(_ scenario: ConformanceScenario) async throws {
         let backend = ConformanceBackend(name: "inotify, creations examined before the queue drains") { options in
-            CreationSplitSource(options: options, delay: .milliseconds(700))
+            let delay = Duration.milliseconds(700)
+            return TestKernelSource(options: options, backendName: "inotify, reads split after creations, \(delay) behind") { () throws(FileSystemEventsError) in
+                try CreationSplitKernel(delay: delay)
+            }
         }
         try await run(scenario, against: backend)
     }

@@ -83,19 +83,4 @@ struct CreationSplitKernel: RealKernelWrapper {
         nudgeFile.remove()
     }
 }
-
-/// An inotify source whose reads stop after creations named again later (``CreationSplitKernel``).
-struct CreationSplitSource: ProducerThreadEventSource {
-    let options: WatchOptions
-    let delay: Duration
-    var backendName: String { "inotify, reads split after creations, \(delay) behind" }
-    var capabilities: FileSystemEventSourceCapabilities { InotifyEventSource.capabilities }
-
-    func makeStream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
-        let delay = self.delay
-        return InotifyEventSource.updates(options: options, handler: handler) { () throws(FileSystemEventsError) in
-            try CreationSplitKernel(delay: delay)
-        }
-    }
-}
 #endif

@@ -24,7 +24,10 @@ struct ExchangeRaceTests {
     @Test("exchanges whose second pair arrives 50 ms late replay exactly", arguments: exchangeScenarios)
     func secondPairLate(_ scenario: ConformanceScenario) async throws {
         let backend = ConformanceBackend(name: "inotify, exchanges split") { options in
-            SplitExchangeSource(options: options, delay: .milliseconds(50))
+            let delay = Duration.milliseconds(50)
+            return TestKernelSource(options: options, backendName: "inotify, exchanges split by \(delay)") { () throws(FileSystemEventsError) in
+                try SplitExchangeKernel(delay: delay)
+            }
         }
         // The kernel splits only where the real one could, so in some runs no read happens to
         // end with an exchange's second pair: such a run tested nothing here, and runs again.
@@ -50,7 +53,9 @@ struct ExchangeRaceTests {
     @Test("exchanges with another event queued between their two pairs replay exactly")
     func eventBetweenThePairs() async throws {
         let backend = ConformanceBackend(name: "inotify, an event between an exchange's pairs") { options in
-            InterleavedExchangeSource(options: options)
+            TestKernelSource(options: options, backendName: "inotify, an event between an exchange's pairs") { () throws(FileSystemEventsError) in
+                try InterleavedExchangeKernel()
+            }
         }
         let before = InterleavedExchangeKernel.interleaved.load(ordering: .relaxed)
         try await run(try #require(ConformanceSuite.scenario(46)), against: backend)

@@ -53,17 +53,4 @@ struct InterleavedExchangeKernel: RealKernelWrapper {
         return .success(())
     }
 }
-
-/// An inotify source whose exchanges read with another event between their pairs.
-struct InterleavedExchangeSource: ProducerThreadEventSource {
-    let options: WatchOptions
-    var backendName: String { "inotify, an event between an exchange's pairs" }
-    var capabilities: FileSystemEventSourceCapabilities { InotifyEventSource.capabilities }
-
-    func makeStream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
-        InotifyEventSource.updates(options: options, handler: handler) { () throws(FileSystemEventsError) in
-            try InterleavedExchangeKernel()
-        }
-    }
-}
 #endif

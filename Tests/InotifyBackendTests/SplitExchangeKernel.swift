@@ -101,19 +101,4 @@ struct SplitExchangeKernel: RealKernelWrapper {
     }
 
 }
-
-/// An inotify source whose exchanges arrive split (``SplitExchangeKernel``).
-struct SplitExchangeSource: ProducerThreadEventSource {
-    let options: WatchOptions
-    let delay: Duration
-    var backendName: String { "inotify, exchanges split by \(delay)" }
-    var capabilities: FileSystemEventSourceCapabilities { InotifyEventSource.capabilities }
-
-    func makeStream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
-        let delay = self.delay
-        return InotifyEventSource.updates(options: options, handler: handler) { () throws(FileSystemEventsError) in
-            try SplitExchangeKernel(delay: delay)
-        }
-    }
-}
 #endif
