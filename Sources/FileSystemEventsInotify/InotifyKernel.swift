@@ -24,6 +24,11 @@ package protocol InotifyKernel: SendableMetatype {
     /// Whether events are waiting that ``read(into:)`` has not returned yet: the model is
     /// then behind the disk, and what a path holds now may not be what an event meant.
     func hasPendingEvents() -> Bool
+    /// Whether a ``read(into:maximumBytes:)`` that found nothing proves the queue empty at that
+    /// moment, so that asking ``hasPendingEvents()`` right after it tells nothing new. True for
+    /// the kernel's own descriptor, where `EAGAIN` is that proof. The default is `false`: a
+    /// library that reads on a thread of its own may hold events still on their way to it.
+    var emptyReadProvesDrained: Bool { get }
 
     /// Releases every descriptor and watch.
     mutating func close()
@@ -51,6 +56,8 @@ package protocol InotifyKernel: SendableMetatype {
 
 extension InotifyKernel {
     package var concurrentInotifyDescriptor: CInt? { nil }
+
+    package var emptyReadProvesDrained: Bool { false }
 
     package mutating func queueMarker() -> CInt? { nil }
 
@@ -103,6 +110,9 @@ package struct RawInotifyKernel: InotifyKernel {
     package func hasPendingEvents() -> Bool {
         cfse_bytes_waiting(readinessDescriptor) > 0
     }
+
+    /// `EAGAIN` from the descriptor itself: nothing was queued when it was read.
+    package var emptyReadProvesDrained: Bool { true }
 
     /// A watch on this kernel's own pipe, through `/proc/self/fd` as the watch's directories
     /// are, removed at once: the kernel queues its `IN_IGNORED` after everything before it.

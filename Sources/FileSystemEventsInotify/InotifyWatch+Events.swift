@@ -405,7 +405,12 @@ extension InotifyWatch {
         if pendingSince == 0 { pendingSince = now }
         let overdue = now - pendingSince >= Self.maximumResolutionDelayNanoseconds
             || pendingCreations.count + deferredCreations.count >= options.bufferLimit
-        if !overdue && kernel?.hasPendingEvents() == true { return }
+        // Skipped only to save work, never needed for what is told: a batch examined while the
+        // queue is busy is kept and waits, by the check after the examination below. So where
+        // the caller has just found the queue empty by reading it, that proof stands in for
+        // this one, and a single creation costs one `FIONREAD` (the one after), not two.
+        let justDrained = drained && kernel?.emptyReadProvesDrained == true
+        if !overdue && !justDrained && kernel?.hasPendingEvents() == true { return }
         if !deferredCreations.isEmpty {
             pendingCreations = deferredCreations + pendingCreations
             deferredCreations.removeAll()

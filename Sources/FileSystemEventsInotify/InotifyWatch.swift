@@ -264,15 +264,15 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             if nextRootPathCheck == 0 { nextRootPathCheck = MonotonicClock.nanoseconds() &+ Self.rootPathCheckIntervalNanoseconds }
             let untilRootCheck = MonotonicClock.pollTimeout(from: MonotonicClock.nanoseconds(), until: nextRootPathCheck)
             timeout = timeout < 0 ? untilRootCheck : min(timeout, untilRootCheck)
-            let ready: [Int16]
-            switch Syscalls.pollReadable([readiness, channel.wakeupReadEnd], timeoutMilliseconds: timeout) {
-            case .success(let revents): ready = revents
+            let ready: (first: Bool, second: Bool)
+            switch Syscalls.pollReadable(readiness, channel.wakeupReadEnd, timeoutMilliseconds: timeout) {
+            case .success(let readable): ready = readable
             case .failure(let errno):
                 channel.finish(throwing: .systemCallFailed(call: "poll", path: nil, errno: errno))
                 return
             }
-            if ready[1] != 0 { channel.drainWakeups() }
-            if ready[0] != 0 || hasPendingWork {
+            if ready.second { channel.drainWakeups() }
+            if ready.first || hasPendingWork {
                 if let error = readAvailable(&parsed) ?? pendingFailure {
                     deliver(all: true)
                     channel.finish(throwing: error)
@@ -357,8 +357,10 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             case .failure(.resourceTemporarilyUnavailable):
                 drainedAt = before
                 // A kernel that owns no descriptor of its own (libinotifytools) may say it has
-                // nothing while events are still on their way to it.
-                let isDrained = kernel?.hasPendingEvents() != true
+                // nothing while events are still on their way to it. On the kernel's own
+                // descriptor `EAGAIN` says it all: asking again costs a system call on every
+                // wake-up (one of the ten between a create and its line on a pipe).
+                let isDrained = kernel.map { $0.emptyReadProvesDrained || !$0.hasPendingEvents() } ?? true
                 // Read by now, if it was awaited; nothing but a lost event would keep it away.
                 if isDrained { awaitedMarker = nil }
                 if reconcileRequest != nil {
