@@ -365,8 +365,12 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                 if isDrained { awaitedMarker = nil }
                 if reconcileRequest != nil {
                     // Everything queued before the rebuild was asked for has been read: the
-                    // disk it lists now is later than every event still to come.
-                    performRequestedReconcile(queueDrained: isDrained)
+                    // disk it lists now is later than every event still to come. Asked once
+                    // more just before the listing, whatever the kernel: a rebuild is rare, and
+                    // events queued since the read then go behind a marker
+                    // (``performRequestedReconcile(queueDrained:)``) rather than being applied
+                    // to a listing that may show them already.
+                    performRequestedReconcile(queueDrained: isDrained && kernel?.hasPendingEvents() != true)
                     resolvePendingWork(drained: true)
                     return nil
                 }
