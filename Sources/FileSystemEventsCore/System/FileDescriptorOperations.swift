@@ -89,8 +89,8 @@ package enum Syscalls {
     }
 
     /// Waits for either of two descriptors to become readable, allocating nothing: a watch's
-    /// thread waits here once per kernel read, and the array form's three arrays (descriptors,
-    /// `pollfd`s, results) were a tenth of its own work per event.
+    /// thread waits here once per kernel read, where the array form made three arrays
+    /// (descriptors, `pollfd`s, results) on every wake-up.
     ///
     /// - Parameter timeoutMilliseconds: -1 waits forever.
     /// - Returns: whether each descriptor has `revents` set, in order.
