@@ -359,18 +359,18 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                 // A kernel that owns no descriptor of its own (libinotifytools) may say it has
                 // nothing while events are still on their way to it. On the kernel's own
                 // descriptor `EAGAIN` says it all: asking again costs a system call on every
-                // wake-up (one of the ten between a create and its line on a pipe).
-                let isDrained = kernel.map { $0.emptyReadProvesDrained || !$0.hasPendingEvents() } ?? true
+                // wake-up (one of the ten between a create and its line on a pipe). A rebuild
+                // due now asks whatever the kernel: it is rare, and events queued since the
+                // read then go behind its marker (``performRequestedReconcile(queueDrained:)``)
+                // rather than being applied to a listing that may show them already.
+                let asksKernel = reconcileRequest != nil || kernel?.emptyReadProvesDrained != true
+                let isDrained = asksKernel ? kernel?.hasPendingEvents() != true : true
                 // Read by now, if it was awaited; nothing but a lost event would keep it away.
                 if isDrained { awaitedMarker = nil }
                 if reconcileRequest != nil {
                     // Everything queued before the rebuild was asked for has been read: the
-                    // disk it lists now is later than every event still to come. Asked once
-                    // more just before the listing, whatever the kernel: a rebuild is rare, and
-                    // events queued since the read then go behind a marker
-                    // (``performRequestedReconcile(queueDrained:)``) rather than being applied
-                    // to a listing that may show them already.
-                    performRequestedReconcile(queueDrained: isDrained && kernel?.hasPendingEvents() != true)
+                    // disk it lists now is later than every event still to come.
+                    performRequestedReconcile(queueDrained: isDrained)
                     resolvePendingWork(drained: true)
                     return nil
                 }

@@ -91,7 +91,7 @@ final class WatchSubscription: Sendable {
                 channel.finish()
                 return
             }
-            _ = Syscalls.pollReadable([wakeRead, channel.wakeupReadEnd], timeoutMilliseconds: -1)
+            _ = Syscalls.pollReadable(wakeRead, channel.wakeupReadEnd, timeoutMilliseconds: -1)
             Syscalls.drainWakeups(wakeRead)
             channel.drainWakeups()
         }
@@ -148,7 +148,7 @@ final class WatchSubscription: Sendable {
                 let isBatcherEmpty = batcher.isEmpty
                 if inbox.withLock({ !$0.events.isEmpty || ($0.stalledAt != nil && isBatcherEmpty) }) { continue }
             }
-            _ = Syscalls.pollReadable([wakeRead, channel.wakeupReadEnd], timeoutMilliseconds: timeout)
+            _ = Syscalls.pollReadable(wakeRead, channel.wakeupReadEnd, timeoutMilliseconds: timeout)
             Syscalls.drainWakeups(wakeRead)
             channel.drainWakeups()
         }

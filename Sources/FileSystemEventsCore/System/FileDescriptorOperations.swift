@@ -88,9 +88,10 @@ package enum Syscalls {
             .map { _ in fds.map(\.revents) }
     }
 
-    /// Waits for either of two descriptors to become readable, allocating nothing: a watch's
-    /// thread waits here once per kernel read, where the array form made three arrays
-    /// (descriptors, `pollfd`s, results) on every wake-up.
+    /// Waits for either of two descriptors to become readable, allocating nothing: an inotify
+    /// watch's thread waits here once per kernel read, and a subscription's once per delivery,
+    /// where the array form made three arrays (descriptors, `pollfd`s, results) on every
+    /// wake-up. Every wait on two descriptors uses this form.
     ///
     /// - Parameter timeoutMilliseconds: -1 waits forever.
     /// - Returns: whether each descriptor has `revents` set, in order.

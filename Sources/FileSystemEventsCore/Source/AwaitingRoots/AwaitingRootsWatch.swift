@@ -131,10 +131,10 @@ final class AwaitingRootsWatch {
             channel.drainWakeups()
             return true
         }
-        switch Syscalls.pollReadable([channel.wakeupReadEnd, wakeup], timeoutMilliseconds: -1) {
+        switch Syscalls.pollReadable(channel.wakeupReadEnd, wakeup, timeoutMilliseconds: -1) {
         case .success(let ready):
-            if ready[0] != 0 { channel.drainWakeups() }
-            if ready[1] != 0 { Syscalls.drainWakeups(wakeup) }
+            if ready.first { channel.drainWakeups() }
+            if ready.second { Syscalls.drainWakeups(wakeup) }
         case .failure(let errno):
             failure = .systemCallFailed(call: "poll", path: nil, errno: errno)
             return true
