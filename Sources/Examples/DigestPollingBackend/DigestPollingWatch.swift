@@ -160,7 +160,7 @@ struct DigestPollingWatch {
                 continue
             }
             let reported = Set(events.lazy.filter { $0.kind == .created || $0.kind == .modified || $0.kind == .renamed }.map(\.path))
-            events += root.digests.update(from: root.snapshot, reported: reported)
+            events += root.digests.update(from: root.snapshot, reported: reported, unchanged: events.isEmpty)
             add(events, at: now)
             report(unreadable: root.snapshot.unreadableDirectories, for: &root)
             remaining.append(root)
