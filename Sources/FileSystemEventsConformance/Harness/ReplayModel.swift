@@ -193,27 +193,35 @@ public struct ReplayModel: Sendable {
     /// Differences between this model and the disk (one ``DiskTree`` per root), as lines a
     /// person can act on; empty when the replay invariant holds: structure, types, and every
     /// content change announced by an event after the consumer last read the file.
+    ///
+    /// The lines are in path order, disk side first; only the paths that differ are sorted
+    /// (sorting every path of a 20,000-file tree for each check, which nearly always finds
+    /// nothing, was 14% of a debug conformance run).
     package func differences(from disk: [DiskTree]) -> [String] {
         var lines: [String] = []
         for (index, items) in trees.enumerated() {
             let diskItems = index < disk.count ? disk[index].items : [:]
             let label = trees.count > 1 ? "root \(index) " : ""
-            for (path, item) in diskItems.sorted(by: { $0.key < $1.key }) {
+            var differing: [(RelativePath, String)] = []
+            for (path, item) in diskItems {
                 guard let known = items[path] else {
-                    lines.append("missing from replay: \(label)\(describe(path)) (\(item.type.rawValue))")
+                    differing.append((path, "missing from replay: \(label)\(describe(path)) (\(item.type.rawValue))"))
                     continue
                 }
                 if known.type != item.type {
-                    lines.append("type differs at \(label)\(describe(path)): replay \(known.type.rawValue), disk \(item.type.rawValue)")
+                    differing.append((path, "type differs at \(label)\(describe(path)): replay \(known.type.rawValue), disk \(item.type.rawValue)"))
                 } else if item.type == .file, let knownContent = known.knownContent, knownContent != item.contentHash,
                     !known.contentNeedsSameFile || known.contentIdentity == item.identity
                 {
-                    lines.append("content of \(label)\(describe(path)) changed without a created or modified event after the consumer last read it")
+                    differing.append((path, "content of \(label)\(describe(path)) changed without a created or modified event after the consumer last read it"))
                 }
             }
-            for (path, item) in items.sorted(by: { $0.key < $1.key }) where diskItems[path] == nil {
-                lines.append("replay has \(label)\(describe(path)) (\(item.type.rawValue)) that is not on disk")
+            lines += differing.sorted { $0.0 < $1.0 }.map(\.1)
+            var extra: [(RelativePath, String)] = []
+            for (path, item) in items where diskItems[path] == nil {
+                extra.append((path, "replay has \(label)\(describe(path)) (\(item.type.rawValue)) that is not on disk"))
             }
+            lines += extra.sorted { $0.0 < $1.0 }.map(\.1)
         }
         return lines
     }
