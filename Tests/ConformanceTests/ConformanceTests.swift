@@ -23,19 +23,20 @@ struct ConformanceTests {
         return ConformanceSuite.scenarios.filter { numbers.contains($0.number) }
     }()
 
-    /// Scenarios that still find a defect on a kernel backend, out of the default run so that the
+    /// Scenarios that still find a defect on a backend, out of the default run so that the
     /// rest guards against regressions; FILEWATCH_CONFORMANCE_OPEN=1 (or naming them in
-    /// FILEWATCH_CONFORMANCE_ONLY) runs them. README lists them. None on a backend now: 98 (two
-    /// writers) and 99 (three writers, the consumer held in every other round) failed in about
-    /// one run in ten on the inotify backends until the fixes of 2026-11-26 that their traces
-    /// led to (README, "Two and three writers"). Through a subscription, see
-    /// ``openDefectsInSubscriptions``.
-    /// 110 and 111 (bursts of random exchanges; 2026-11-27) still fail rarely: stress runs of
-    /// 150 seeds per filter broke the replay about once in 300 bursts on polling under a glob
-    /// over whole paths (its diff tells an item moved from a path cut short), and once each on
-    /// the digest-polling example and on inotify in about 900. Run them with
-    /// FILEWATCH_CONFORMANCE_ONLY=110,111 and FILEWATCH_CONFORMANCE_EXCHANGE_SEEDS=N.
-    static let openDefects: Set<Int> = [110, 111]
+    /// FILEWATCH_CONFORMANCE_ONLY) runs them. README lists them. None now:
+    /// - 98 (two writers) and 99 (three writers, the consumer held in every other round) failed
+    ///   in about one run in ten on the inotify backends until the fixes of 2026-11-26 that
+    ///   their traces led to (README, "Two and three writers"). Through a subscription, see
+    ///   ``openDefectsInSubscriptions``.
+    /// - 110 and 111 (bursts of random exchanges) broke about one burst in 300 to 900 on
+    ///   2026-11-27, until the fixes of that day (README). They came back into the default run
+    ///   on 2026-11-28, after 15,450 more bursts without a break that day: 150 seeds per filter
+    ///   on all eight conformance runs in two processes side by side (7,200 bursts), and 111
+    ///   alone in loops on polling (6,000) and on inotify (2,250). Stress them with
+    ///   FILEWATCH_CONFORMANCE_ONLY=110,111 and FILEWATCH_CONFORMANCE_EXCHANGE_SEEDS=N.
+    static let openDefects: Set<Int> = []
 
     /// What the layers above a backend (handler delivery, a shared watcher's subscription) run
     /// by default. Every backend runs the whole suite; a layer runs it too, less what only

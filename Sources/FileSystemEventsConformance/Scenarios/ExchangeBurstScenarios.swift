@@ -12,8 +12,7 @@ extension ConformanceSuite {
             // the model's items wrongly (about one run in 25 of 60 operations, before). The
             // window is a few microseconds, so no seed fails every time: this is the invariant
             // checked over many random bursts. `FILEWATCH_CONFORMANCE_EXCHANGE_SEEDS=N` runs
-            // N seeds per filter (3 by default) as a stress run. Out of the default run while
-            // it still fails rarely (see ConformanceTests.openDefects).
+            // N seeds per filter (3 by default) as a stress run.
             try await ExchangeBurst.run(context, filters: [
                 ("no filter", nil),
                 ("a depth limit of 1", PathFilter(maximumDepth: 1)),
@@ -21,8 +20,9 @@ extension ConformanceSuite {
         },
         ConformanceScenario(111, "110's bursts of exchanges under a glob over whole paths (build/**): items move into and out of what the glob leaves out",
                             runsUnprivileged: true) { context in
-            // An open defect on the polling backend (see ConformanceTests.openDefects): about
-            // one burst in 300, its diff tells an item moved from a path cut short.
+            // Polling's diff once told, about one burst in 300, an item moved from a path cut
+            // short: a torn scan dropped with its subtrees still shared (README, "Polling's
+            // scans race the writer").
             try await ExchangeBurst.run(context, filters: [("excluding build/**", PathFilter(exclude: [PathGlob("build/**")]))])
         },
     ]

@@ -33,8 +33,8 @@ extension ConformanceSuite {
             // exchange of its parent. Most operations of either writer fail some of the time
             // (the other moved their directory away): that is the point, and only what did
             // happen must be replayed. Rounds 3 and 4 hold the consumer, so it all happens
-            // beneath queued events and a small buffer. An open defect on the kernel backends,
-            // like 99 (see ConformanceTests.openDefects).
+            // beneath queued events and a small buffer. It found defects on the kernel
+            // backends, like 99 (README, "Two and three writers").
             let tree = context.tree
             for top in ["a/x", "b/y", "c/z"] { try tree.makeDirectories(RelativePath(top)) }
             for round in 1...4 {
@@ -53,10 +53,10 @@ extension ConformanceSuite {
             }
         },
         ConformanceScenario(99, "three writers at once: 98's two and one that remakes trees, swaps symlinks, adds hard links and saves atomically, 6 rounds, every other one beneath a held consumer") { context in
-            // An open defect on the kernel backends (see ConformanceTests.openDefects): in
-            // some runs a directory renamed away and back while names were reused goes
-            // missing from the replay, or a file rewritten through a hard link or an atomic
-            // save keeps the content the consumer read before.
+            // It found defects on the kernel backends until 2026-11-26 (README, "Two and
+            // three writers"): in some runs a directory renamed away and back while names
+            // were reused went missing from the replay, or a file rewritten through a hard
+            // link or an atomic save kept the content the consumer read before.
             let tree = context.tree
             for top in ["a/x", "b/y", "c/z"] { try tree.makeDirectories(RelativePath(top)) }
             for round in 1...6 {
