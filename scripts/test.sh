@@ -31,26 +31,29 @@ bundle=$(swift build --show-bin-path "${traits[@]}")/filewatchPackageTests.xctes
 # A failure in one part does not stop the others; the script fails at the end.
 status=0
 
-if [ "$#" != 0 ]; then
-    echo "==> swift test $*"
-    swift test --skip-build --no-parallel "${traits[@]}" "$@" || status=$?
-    echo "==> SKIPPED: the unprivileged rerun of the conformance scenarios flagged runsUnprivileged: a test filter was given ($*); run scripts/test.sh without arguments for it" >&2
-    exit "$status"
-fi
-
 # Scenarios where privilege matters (unreadable directories, permissions, the random mixes and
 # the back-pressure races; ConformanceScenario.runsUnprivileged) run a second time as an
 # unprivileged user: as root, no directory is unreadable (CAP_DAC_READ_SEARCH) and the inotify
 # limits are root's. A rerun that cannot happen says so, loudly.
+unprivileged_rerun_skipped() {
+    echo "==> SKIPPED: the unprivileged rerun of the conformance scenarios flagged runsUnprivileged: $1" >&2
+}
+if [ "$#" != 0 ]; then
+    echo "==> swift test $*"
+    swift test --skip-build --no-parallel "${traits[@]}" "$@" || status=$?
+    unprivileged_rerun_skipped "a test filter was given ($*); run scripts/test.sh without arguments for it"
+    exit "$status"
+fi
+
 #   unprivileged_rerun FILTER [--listing]: the conformance tests FILTER selects, as nobody
 #   (and, with --listing, DirectoryListingTests' start errors too).
 unprivileged_rerun() {
     if [ "$(id -u)" != 0 ]; then
-        echo "==> SKIPPED: the unprivileged rerun of the conformance scenarios flagged runsUnprivileged: not running as root, so the run above already was unprivileged (uid $(id -u))" >&2
+        unprivileged_rerun_skipped "not running as root, so the run above already was unprivileged (uid $(id -u))"
         return 0
     fi
     if ! command -v setpriv >/dev/null; then
-        echo "==> SKIPPED: the unprivileged rerun of the conformance scenarios flagged runsUnprivileged: setpriv (util-linux) is not installed, so this script cannot drop to user nobody" >&2
+        unprivileged_rerun_skipped "setpriv (util-linux) is not installed, so this script cannot drop to user nobody"
         return 0
     fi
     local rc=0 scratch

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import FileSystemEventsCore
 
 /// A root-relative path as raw bytes, so scenarios can use names that are not valid UTF-8.
 public struct RelativePath: Hashable, Sendable, Comparable, CustomStringConvertible, ExpressibleByStringLiteral {
@@ -52,33 +48,24 @@ public struct RelativePath: Hashable, Sendable, Comparable, CustomStringConverti
 
     /// True if `self` is `other` or lies below it.
     ///
-    /// Compared with `memcmp`, allocating nothing: the replay model asks it of every path it
-    /// holds for each directory an event removes or moves, and an `Array` of the prefix per
-    /// question made it 8% of a debug conformance run.
+    /// Compared in place (`compareRawBytes`, the snapshot's name order), allocating nothing:
+    /// the replay model asks it of every path it holds for each directory an event removes or
+    /// moves, and an `Array` of the prefix per question made it 8% of a debug conformance run.
     public func isWithin(_ other: RelativePath) -> Bool {
         let count = other.bytes.count
         if count == 0 { return true }
-        guard bytes.count >= count, Self.comparePrefix(bytes, other.bytes, count) == 0 else { return false }
-        return bytes.count == count || bytes[count] == UInt8(ascii: "/")
-    }
-
-    /// `memcmp` of the first `count` bytes of each (both hold at least that many).
-    private static func comparePrefix(_ lhs: [UInt8], _ rhs: [UInt8], _ count: Int) -> Int32 {
-        lhs.withUnsafeBytes { l in rhs.withUnsafeBytes { r in memcmp(l.baseAddress!, r.baseAddress!, count) } }
+        guard bytes.count >= count else { return false }
+        let samePrefix = bytes.withUnsafeBytes { mine in
+            other.bytes.withUnsafeBytes { compareRawBytes(UnsafeRawBufferPointer(rebasing: mine[..<count]), $0) == 0 }
+        }
+        return samePrefix && (bytes.count == count || bytes[count] == UInt8(ascii: "/"))
     }
 
     /// How many components: 0 for the root, 1 for a top-level name.
     public var depth: Int { bytes.isEmpty ? 0 : bytes.filter { $0 == UInt8(ascii: "/") }.count + 1 }
 
     /// Byte order of the whole path, separators included (as `memcmp` sorts).
-    public static func < (lhs: RelativePath, rhs: RelativePath) -> Bool {
-        let common = min(lhs.bytes.count, rhs.bytes.count)
-        if common > 0 {
-            let order = comparePrefix(lhs.bytes, rhs.bytes, common)
-            if order != 0 { return order < 0 }
-        }
-        return lhs.bytes.count < rhs.bytes.count
-    }
+    public static func < (lhs: RelativePath, rhs: RelativePath) -> Bool { compareBytes(lhs.bytes, rhs.bytes) < 0 }
 
     /// The path as UTF-8 (invalid bytes as U+FFFD), with a newline shown as `\n`, so that a
     /// message keeps one path on one line.
