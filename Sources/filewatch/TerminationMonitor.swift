@@ -43,6 +43,7 @@ final class TerminationMonitor: Sendable {
         let readEnd = pipe.read
         // The thread first, so no signal can wait in the pipe without a reader.
         let started = ProducerThread.start {
+            Self.unblock(signals)
             Self.watch(signalPipe: readEnd, onFirstSignal: onFirstSignal, onOutputClosed: onOutputClosed)
         }
         guard started else { throw CommandFailure.failed("cannot start the signal thread") }
@@ -57,6 +58,23 @@ final class TerminationMonitor: Sendable {
             action.sa_flags = CInt(SA_RESTART)
             sigaction(number, &action, nil)
         }
+    }
+
+    /// Lets `signals` reach the monitor's thread, whatever mask the process started with.
+    ///
+    /// A process inherits its parent's blocked signals, and some parents block SIGINT and
+    /// SIGTERM in the thread that spawns (the CLI tests' runner does: `SigBlk` in
+    /// `/proc/PID/status` has both). Every thread of ours inherits that mask in turn, so the
+    /// signal that should stop the watch stayed pending for ever. An `async` `main` had hidden
+    /// this: the main thread it ends in `dispatch_main()` showed an empty mask, and the signal
+    /// got through; ``MainThreadExecutor`` keeps that thread, with the inherited mask.
+    /// Unblocked on this thread only, a signal sent to the process is handled here, on a
+    /// thread that does nothing else.
+    private static func unblock(_ signals: [CInt]) {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for number in signals { sigaddset(&set, number) }
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
     /// The monitor's thread: counts signals and watches descriptor 1 until the process exits.

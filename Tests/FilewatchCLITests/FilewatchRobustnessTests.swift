@@ -52,6 +52,48 @@ struct FilewatchRobustnessTests {
         }
     }
 
+    /// A child inherits the blocked signals of the thread that spawns it. A parent that blocks
+    /// SIGINT and SIGTERM there (Dispatch's worker threads do, and this test runner spawns
+    /// from them) must still be able to stop every command with either signal.
+    @Test("SIGINT and SIGTERM stop each command even when the parent spawned it with both blocked", arguments: [SIGINT, SIGTERM])
+    func signalsBlockedByTheParent(_ number: Int32) async throws {
+        let tree = try ScratchTree()
+        try Data("line\n".utf8).write(to: URL(fileURLWithPath: tree.root.string + "/log"))
+        let commands: [(arguments: [String], ready: String)] = [
+            (["watch", "--backend", "inotify", "--format", "json", tree.root.string], #""kind":"ready""#),
+            (["watch", "--backend", "polling", "--format", "json", tree.root.string], #""kind":"ready""#),
+            (["list", "--live", "--format", "json", tree.root.string], "log"),
+            (["follow", "--from-start", tree.root.string + "/log"], "line"),
+        ]
+        for command in commands {
+            var blocked = sigset_t()
+            var previous = sigset_t()
+            sigemptyset(&blocked)
+            sigaddset(&blocked, SIGINT)
+            sigaddset(&blocked, SIGTERM)
+            // Spawned synchronously, so from this very thread, with its mask as it is here.
+            pthread_sigmask(SIG_BLOCK, &blocked, &previous)
+            let process: FilewatchProcess
+            do {
+                process = try FilewatchProcess(command.arguments)
+                pthread_sigmask(SIG_SETMASK, &previous, nil)
+            } catch {
+                pthread_sigmask(SIG_SETMASK, &previous, nil)
+                throw error
+            }
+            _ = try await process.waitForLine("the first line of \(command.arguments[0])") { $0.contains(command.ready) }
+            process.signal(number)
+            let status: Int32
+            do {
+                status = try await process.waitForExit(timeout: .seconds(10))
+            } catch {
+                Issue.record("\(command.arguments.prefix(3)): signal \(number) was lost: \(error)")
+                continue
+            }
+            #expect(status == 0, "\(command.arguments.prefix(3))")
+        }
+    }
+
     /// The watch's thread blocks in `write(2)` once a reader that stopped reading has let the
     /// pipe fill: the graceful stop the first signal asks for cannot finish. The process must
     /// end anyway, within the grace period, as the signal would have ended it.
