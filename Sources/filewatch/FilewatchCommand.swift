@@ -1,8 +1,16 @@
 import ArgumentParser
 import PlatformLibc
 
-/// `filewatch`: tells people and scripts what changes on disk.
+/// The process's entry point: the command runs on the main thread, as with an `async` `main`,
+/// but that thread is never ended (``MainThreadExecutor`` says why).
 @main
+enum FilewatchMain {
+    static func main() {
+        MainThreadExecutor.run { await FilewatchCommand.parseAndRun() }
+    }
+}
+
+/// `filewatch`: tells people and scripts what changes on disk.
 struct FilewatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "filewatch",
@@ -21,7 +29,7 @@ struct FilewatchCommand: AsyncParsableCommand {
 
     /// Parses and runs, turning every failure into one line on stderr and exit status 2
     /// (bad input) or 1 (a failure after the watch started).
-    static func main() async {
+    static func parseAndRun() async {
         do {
             try OpenFileLimit.check()
             var command = try parseAsRoot(RawArguments.decoded)
