@@ -236,7 +236,7 @@ struct FilewatchRobustnessTests {
 
     @Test("bad input is one plain line naming the file or key and the problem", arguments: [
         "config is a directory", "malformed config", "latency -1", "latency 1e10", "poll interval 1e11 in the environment",
-        "poll interval 0", "depth -1",
+        "poll interval 0", "depth -1", "root longer than PATH_MAX",
     ])
     func plainErrors(kind: String) async throws {
         let tree = try ScratchTree()
@@ -266,6 +266,22 @@ struct FilewatchRobustnessTests {
         case "poll interval 0":
             arguments += ["--poll-interval", "0"]
             mustName = ["--poll-interval", "from 0.001 to 86400"]
+        case "root longer than PATH_MAX":
+            // 22 levels of 200-byte names, made one level at a time from a descriptor: no
+            // path to them fits in PATH_MAX.
+            let segment = String(repeating: "d", count: 200)
+            var directory = open(tree.root.string, O_RDONLY | O_DIRECTORY)
+            var path = tree.root.string
+            for _ in 0..<22 {
+                try #require(directory >= 0 && mkdirat(directory, segment, 0o755) == 0)
+                let next = openat(directory, segment, O_RDONLY | O_DIRECTORY)
+                close(directory)
+                directory = next
+                path += "/" + segment
+            }
+            close(directory)
+            arguments = ["watch", path]
+            mustName = ["File name too long", "PATH_MAX", "symlink"]
         default:
             arguments += ["--depth", "-1"]
             mustName = ["--depth", "-1"]
