@@ -109,6 +109,9 @@ struct FollowCommandTests {
         (["follow", "/tmp/filewatch-follow.log", "--from-start", "--lines", "3"], "cannot be combined"),
         (["follow", "/tmp/filewatch-follow.log", "--lines", "-1"], "--lines"),
         (["follow", "/", "--format", "raw"], "directory"),
+        // Too long for the kernel to look up: no file will ever be there to follow.
+        (["follow", "/tmp/" + String(repeating: "x/", count: 2_100) + "app.log"], "PATH_MAX"),
+        (["follow", "/tmp/" + String(repeating: "x", count: 300) + "/app.log"], "PATH_MAX"),
     ])
     func badInput(arguments: [String], expected: String) async throws {
         let (status, output, error) = try await FilewatchProcess.run(arguments)

@@ -45,7 +45,7 @@ struct FollowedPath: Sendable {
     }
 
     /// The problem with the path a follower cannot wait out: an ancestor that exists but is
-    /// not a directory, or the path itself being a directory. `nil` when the path can be followed.
+    /// not a directory, the path itself being a directory, or a path too long to name. `nil` when the path can be followed.
     func startProblem() -> FileSystemEventsError? {
         var candidate = directory
         while true {
@@ -67,6 +67,10 @@ struct FollowedPath: Sendable {
                 candidate = Self.parent(of: candidate)
             case .failure(.permissionDenied):
                 return .permissionDenied(FilePath(bytes: candidate), operation: "search")
+            case .failure(.fileNameTooLong):
+                // Longer than the kernel takes: no file will ever be found by this path, so
+                // waiting for one would wait for ever, in silence.
+                return .systemCallFailed(call: "stat", path: FilePath(bytes: bytes), errno: .fileNameTooLong)
             case .failure:
                 return nil
             }
