@@ -112,8 +112,24 @@ struct FollowCommandTests {
         // Too long for the kernel to look up: no file will ever be there to follow.
         (["follow", "/tmp/" + String(repeating: "x/", count: 2_100) + "app.log"], "PATH_MAX"),
         (["follow", "/tmp/" + String(repeating: "x", count: 300) + "/app.log"], "PATH_MAX"),
+        (["follow", "/tmp/" + String(repeating: "x", count: 300)], "PATH_MAX"),
     ])
     func badInput(arguments: [String], expected: String) async throws {
+        try await expectBadInput(arguments, naming: expected)
+    }
+
+    /// A loop of symlinks at the path or above it cannot be waited out either (`watch` and
+    /// `list` refuse such a root too); before, the follower waited for ever, printing nothing.
+    @Test("a loop of symlinks at the path or at its directory: one line on stderr, exit 2")
+    func symlinkLoop() async throws {
+        let tree = try ScratchTree()
+        let loop = tree.root.string + "/loop"
+        try #require(symlink("loop", loop) == 0)
+        try await expectBadInput(["follow", loop], naming: "loop of symlinks")
+        try await expectBadInput(["follow", loop + "/app.log"], naming: "loop of symlinks")
+    }
+
+    private func expectBadInput(_ arguments: [String], naming expected: String) async throws {
         let (status, output, error) = try await FilewatchProcess.run(arguments)
         #expect(status == 2)
         #expect(output.isEmpty)

@@ -45,7 +45,8 @@ struct FollowedPath: Sendable {
     }
 
     /// The problem with the path a follower cannot wait out: an ancestor that exists but is
-    /// not a directory, the path itself being a directory, or a path too long to name. `nil` when the path can be followed.
+    /// not a directory, the path itself being a directory or a loop of symlinks, or a path too
+    /// long to name. `nil` when the path can be followed.
     func startProblem() -> FileSystemEventsError? {
         var candidate = directory
         while true {
@@ -54,10 +55,17 @@ struct FollowedPath: Sendable {
                 if status.itemType != .directory {
                     return .invalidOptions("cannot follow \(FilePath(bytes: bytes)): \(FilePath(bytes: candidate)) is not a directory")
                 }
-                if case .success(let own) = FollowerSyscalls.status(bytes, followSymlinks: true), own.itemType == .directory {
+                switch FollowerSyscalls.status(bytes, followSymlinks: true) {
+                case .success(let own) where own.itemType == .directory:
                     return .invalidOptions("cannot follow \(FilePath(bytes: bytes)): it is a directory; follow a file")
+                case .failure(.fileNameTooLong):
+                    return .systemCallFailed(call: "stat", path: FilePath(bytes: bytes), errno: .fileNameTooLong)
+                case .failure(.tooManySymbolicLinkLevels):
+                    // As `watch` and `list` answer for a root that is a loop of links.
+                    return .invalidOptions("cannot follow \(FilePath(bytes: bytes)): it is a loop of symlinks (or a chain of more than 40); point it at a file")
+                default:
+                    return nil
                 }
-                return nil
             case .failure(.noSuchFileOrDirectory):
                 guard candidate.count > 1 else { return nil }
                 candidate = Self.parent(of: candidate)
@@ -67,6 +75,8 @@ struct FollowedPath: Sendable {
                 candidate = Self.parent(of: candidate)
             case .failure(.permissionDenied):
                 return .permissionDenied(FilePath(bytes: candidate), operation: "search")
+            case .failure(.tooManySymbolicLinkLevels):
+                return .invalidOptions("cannot follow \(FilePath(bytes: bytes)): \(FilePath(bytes: candidate)) is a loop of symlinks (or a chain of more than 40); point it at a directory")
             case .failure(.fileNameTooLong):
                 // Longer than the kernel takes: no file will ever be found by this path, so
                 // waiting for one would wait for ever, in silence.
