@@ -80,6 +80,29 @@ extension ConformanceSuite {
             try watch.expect(.modified, "e/link", since: index)
             try watch.assertReplayMatchesDisk("written through e/link")
         },
+        ConformanceScenario(114, "a hard link whose other name is out of the watch's view (outside the tree, or in an excluded directory): a write through that name is reported at the link",
+                            runsUnprivileged: true) { context in
+            // Found by scenario 113's stress run (2026-11-28): the inotify backends hear a
+            // write under the name it was made through, in a directory they watch, so a write
+            // through a name outside the tree or in an excluded directory reaches no watch.
+            // Polling sees the file's new status at the name in view.
+            try context.tree.makeDirectory("skipped")
+            try context.tree.write("seen.txt", "first")
+            try context.tree.hardLink("skipped/other", to: "seen.txt")
+            try context.tree.hardLink("elsewhere", to: "seen.txt")
+            try context.tree.rename("elsewhere", to: "elsewhere", to: .outside)
+            let watch = try await context.watch { $0.filter = PathFilter(exclude: [PathGlob("skipped")]) }
+            var index = watch.eventCount
+            try context.tree.append("elsewhere", " second", in: .outside)
+            try await watch.sync()
+            try watch.expect(.modified, "seen.txt", since: index)
+            try watch.assertReplayMatchesDisk("written through a name outside the tree")
+            index = watch.eventCount
+            try context.tree.append("skipped/other", " third")
+            try await watch.sync()
+            try watch.expect(.modified, "seen.txt", since: index)
+            try watch.assertReplayMatchesDisk("written through a name in an excluded directory")
+        },
         ConformanceScenario(91, "hard links are one item by device and inode: a file elsewhere with the same inode number is not one of them") { context in
             // Two fresh tmpfs number their inodes alike, so the first file of each has the same
             // inode number on two devices. Only device and inode together name an item.

@@ -1,4 +1,7 @@
 import FileSystemEventsCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension ConformanceSuite {
     static let randomMixScenarios: [ConformanceScenario] = [
@@ -23,6 +26,40 @@ extension ConformanceSuite {
                 try await watch.sync()
                 try watch.assertReplayMatchesDisk("seed \(seed), last operations: \(mix.log.suffix(80).joined(separator: "; "))")
                 await watch.stop()
+            }
+        },
+        ConformanceScenario(113, "36's and 37's random mix under filters: directories named d1 excluded, only *.txt files included, a depth limit of 2; 250 operations at full speed and beneath a held consumer",
+                            runsUnprivileged: true) { context in
+            // The mix renames directories into and out of excluded ones (a `d1` renamed to a
+            // fresh name brings its contents into view; a tree moved into a `d1` leaves it),
+            // across the depth limit, and files and links past an include glob, beneath queued
+            // events too: every filter's rescans and refilters against the same invariant.
+            // `FILEWATCH_CONFORMANCE_FILTERED_MIX_SEEDS=N` runs N seeds per filter and pace
+            // (1 by default) as a stress run.
+            let filters: [(String, PathFilter)] = [
+                ("excluding d1", PathFilter(exclude: [PathGlob("d1")])),
+                // The harness's markers must get through to be waited for.
+                ("including *.txt", PathFilter(include: [PathGlob("*.txt"), PathGlob(WatchSession.markerPrefix + "*")])),
+                ("a depth limit of 2", PathFilter(maximumDepth: 2)),
+            ]
+            let seeds = getenv("FILEWATCH_CONFORMANCE_FILTERED_MIX_SEEDS").flatMap { Int(String(cString: $0)) }.map { max(1, $0) } ?? 1
+            for (index, (label, filter)) in filters.enumerated() {
+                for run in 0..<seeds {
+                    for held in [false, true] {
+                        let seed = UInt64(1_300 + 100 * index + 2 * run + (held ? 1 : 0))
+                        let watch = try await context.watch {
+                            $0.filter = filter
+                            if held { $0.bufferLimit = backPressureBufferLimit }
+                        }
+                        if held { try await watch.hold(queuing: 1_000) }
+                        var mix = RandomOperations(seed: seed, tree: context.tree)
+                        for _ in 0..<250 { try mix.step() }
+                        if held { watch.resume() }
+                        try await watch.sync()
+                        try watch.assertReplayMatchesDisk("\(label), \(held ? "held" : "full speed"), seed \(seed), last operations: \(mix.log.suffix(80).joined(separator: "; "))")
+                        await watch.stop()
+                    }
+                }
             }
         },
         ConformanceScenario(98, "two writers at once: one fills directories while the other renames, exchanges and moves them out and back, 4 rounds",
