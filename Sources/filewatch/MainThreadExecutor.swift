@@ -10,12 +10,13 @@ import Synchronization
 /// empty directory: 9,220 against 8,540 KiB with the main thread parked instead; see
 /// `scripts/peers/resident-pages.py`). Nothing else in a watch ever unwinds.
 ///
-/// Why not a `Task.detached` and a main thread parked in `pause()`: the command's async code
-/// then takes a thread of the cooperative pool, which has only as many threads as processors,
-/// where it ran on the main thread before. This executor keeps it where it was: jobs of the
-/// task started with ``run(_:)`` (and of its child tasks, which inherit the preference) run
-/// here, one at a time, in the order they were enqueued; code isolated to an actor still runs
-/// on that actor's executor.
+/// Why not a `Task.detached` and a main thread parked in `pause()`: the main thread would only
+/// wait, and the command's async code would start the cooperative pool's threads (as many as
+/// processors) for work that is sequential. Here the jobs of the task started with ``run(_:)``
+/// (and of its child tasks, which inherit the preference) run on the main thread, one at a
+/// time, in the order they were enqueued, and the pool never starts; code isolated to an actor
+/// still runs on that actor's executor. (A first try with a detached task hung at SIGINT; the
+/// cause was the inherited signal mask, which ``TerminationMonitor`` now clears on its thread.)
 final class MainThreadExecutor: TaskExecutor {
     private let jobs = Mutex<[UnownedJob]>([])
     /// Signalled once per job enqueued, and once more when the command's task has ended.

@@ -71,16 +71,13 @@ struct FilewatchRobustnessTests {
             sigemptyset(&blocked)
             sigaddset(&blocked, SIGINT)
             sigaddset(&blocked, SIGTERM)
-            // Spawned synchronously, so from this very thread, with its mask as it is here.
-            pthread_sigmask(SIG_BLOCK, &blocked, &previous)
-            let process: FilewatchProcess
-            do {
-                process = try FilewatchProcess(command.arguments)
-                pthread_sigmask(SIG_SETMASK, &previous, nil)
-            } catch {
-                pthread_sigmask(SIG_SETMASK, &previous, nil)
-                throw error
-            }
+            // Spawned synchronously, so from this very thread, with its mask as it is here; the
+            // mask is put back before the first suspension, which may move the task elsewhere.
+            let process: FilewatchProcess = try {
+                pthread_sigmask(SIG_BLOCK, &blocked, &previous)
+                defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+                return try FilewatchProcess(command.arguments)
+            }()
             _ = try await process.waitForLine("the first line of \(command.arguments[0])") { $0.contains(command.ready) }
             process.signal(number)
             let status: Int32

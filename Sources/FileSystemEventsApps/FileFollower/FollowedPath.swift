@@ -48,6 +48,11 @@ struct FollowedPath: Sendable {
     /// not a directory, the path itself being a directory or a loop of symlinks, or a path too
     /// long to name. `nil` when the path can be followed.
     func startProblem() -> FileSystemEventsError? {
+        // No file will ever be found by a path longer than the kernel takes, so waiting for
+        // one would wait for ever, in silence.
+        func tooLong() -> FileSystemEventsError {
+            .systemCallFailed(call: "stat", path: FilePath(bytes: bytes), errno: .fileNameTooLong)
+        }
         var candidate = directory
         while true {
             switch FollowerSyscalls.status(candidate, followSymlinks: true) {
@@ -59,7 +64,7 @@ struct FollowedPath: Sendable {
                 case .success(let own) where own.itemType == .directory:
                     return .invalidOptions("cannot follow \(FilePath(bytes: bytes)): it is a directory; follow a file")
                 case .failure(.fileNameTooLong):
-                    return .systemCallFailed(call: "stat", path: FilePath(bytes: bytes), errno: .fileNameTooLong)
+                    return tooLong()
                 case .failure(.tooManySymbolicLinkLevels):
                     // As `watch` and `list` answer for a root that is a loop of links.
                     return .invalidOptions("cannot follow \(FilePath(bytes: bytes)): it is a loop of symlinks (or a chain of more than 40); point it at a file")
@@ -78,9 +83,7 @@ struct FollowedPath: Sendable {
             case .failure(.tooManySymbolicLinkLevels):
                 return .invalidOptions("cannot follow \(FilePath(bytes: bytes)): \(FilePath(bytes: candidate)) is a loop of symlinks (or a chain of more than 40); point it at a directory")
             case .failure(.fileNameTooLong):
-                // Longer than the kernel takes: no file will ever be found by this path, so
-                // waiting for one would wait for ever, in silence.
-                return .systemCallFailed(call: "stat", path: FilePath(bytes: bytes), errno: .fileNameTooLong)
+                return tooLong()
             case .failure:
                 return nil
             }

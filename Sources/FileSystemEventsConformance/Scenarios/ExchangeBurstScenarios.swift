@@ -40,19 +40,11 @@ package struct ExchangeBurst {
         generator = SplitMix64(seed: seed)
     }
 
-    static var seedsPerFilter: Int {
-        if let value = getenv("FILEWATCH_CONFORMANCE_EXCHANGE_SEEDS"), let parsed = Int(String(cString: value)), parsed > 0 {
-            return parsed
-        }
-        return 3
-    }
+    static var seedsPerFilter: Int { StressSettings.positiveInteger("FILEWATCH_CONFORMANCE_EXCHANGE_SEEDS") ?? 3 }
 
     /// `FILEWATCH_CONFORMANCE_EXCHANGE_SEED`: one seed, run ``seedsPerFilter`` times, to
     /// reproduce a stress run's failure (its message names the seed; the timing still varies).
-    static var onlySeed: Int? {
-        guard let value = getenv("FILEWATCH_CONFORMANCE_EXCHANGE_SEED"), let parsed = Int(String(cString: value)), parsed > 0 else { return nil }
-        return parsed
-    }
+    static var onlySeed: Int? { StressSettings.positiveInteger("FILEWATCH_CONFORMANCE_EXCHANGE_SEED") }
 
     /// The same small tree for every seed (a tree left to grow makes each step's look at it
     /// slower, and a stress run of many seeds crawls).

@@ -1,7 +1,4 @@
 import FileSystemEventsCore
-#if canImport(Glibc)
-import Glibc
-#endif
 
 extension ConformanceSuite {
     static let randomMixScenarios: [ConformanceScenario] = [
@@ -42,7 +39,7 @@ extension ConformanceSuite {
                 ("including *.txt", PathFilter(include: [PathGlob("*.txt"), PathGlob(WatchSession.markerPrefix + "*")])),
                 ("a depth limit of 2", PathFilter(maximumDepth: 2)),
             ]
-            let seeds = getenv("FILEWATCH_CONFORMANCE_FILTERED_MIX_SEEDS").flatMap { Int(String(cString: $0)) }.map { max(1, $0) } ?? 1
+            let seeds = StressSettings.positiveInteger("FILEWATCH_CONFORMANCE_FILTERED_MIX_SEEDS") ?? 1
             for (index, (label, filter)) in filters.enumerated() {
                 for run in 0..<seeds {
                     for held in [false, true] {

@@ -157,12 +157,7 @@ extension ConformanceSuite {
     }
 
     /// The size of scenario 82's copy: 500 MiB, or `FILEWATCH_CONFORMANCE_COPY_MIB`.
-    static var largeCopyMebibytes: Int {
-        if let value = getenv("FILEWATCH_CONFORMANCE_COPY_MIB"), let parsed = Int(String(cString: value)), parsed > 0 {
-            return parsed
-        }
-        return 500
-    }
+    static var largeCopyMebibytes: Int { StressSettings.positiveInteger("FILEWATCH_CONFORMANCE_COPY_MIB") ?? 500 }
 }
 
 extension WatchSession {

@@ -1,0 +1,12 @@
+import PlatformLibc
+
+/// The environment variables that turn a scenario into a stress run (more seeds, one seed, a
+/// larger copy), read in one way: a positive integer, or nothing.
+enum StressSettings {
+    /// `name`'s value as a positive integer; `nil` when unset, not a number, or not above 0,
+    /// so the scenario keeps its default.
+    static func positiveInteger(_ name: String) -> Int? {
+        guard let value = getenv(name), let parsed = Int(String(cString: value)), parsed > 0 else { return nil }
+        return parsed
+    }
+}
