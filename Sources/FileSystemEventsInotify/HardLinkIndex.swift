@@ -55,8 +55,37 @@ struct HardLinkIndex {
 
     mutating func remove(_ identity: FileIdentity?, _ directory: WatchedDirectory, _ name: [UInt8]) {
         guard let identity, var known = paths[identity] else { return }
+        let count = known.count
         known.removeAll { $0.directory === directory && $0.name == name }
         paths[identity] = known.count > 1 ? known : nil
+        if known.count < count && !known.isEmpty { leftBehind[identity] = known }
+    }
+
+    /// A file of a subtree leaving the model (its directory removed, or moved out of view):
+    /// its other names in view, if any, are ``takeLeftBehind()``'s.
+    mutating func noteLeaving(_ identity: FileIdentity) {
+        if let known = paths[identity] { leftBehind[identity] = known }
+    }
+
+    var isEmpty: Bool { paths.isEmpty }
+
+    /// Files that lost a name in view since ``takeLeftBehind()`` was last called: removed (the
+    /// link count fell too) or moved out of view (it did not, and the file now has a name out
+    /// of view; see `InotifyWatch+HardLinkWatches.swift`).
+    private var leftBehind: [FileIdentity: [(directory: WatchedDirectory, name: [UInt8])]] = [:]
+
+    /// The names still in view of the files that lost one, as the model has them now; names
+    /// no longer in it are forgotten.
+    mutating func takeLeftBehind() -> [(directory: WatchedDirectory, name: [UInt8])] {
+        guard !leftBehind.isEmpty else { return [] }
+        var names: [(directory: WatchedDirectory, name: [UInt8])] = []
+        for (identity, known) in leftBehind {
+            let live = known.filter { $0.directory.isAttached && $0.directory.children[$0.name]?.inode == identity.inode }
+            if paths[identity] != nil { paths[identity] = live.count > 1 ? live : nil }
+            names.append(contentsOf: live)
+        }
+        leftBehind.removeAll()
+        return names
     }
 
     mutating func move(_ identity: FileIdentity?, from source: WatchedDirectory, _ sourceName: [UInt8], to destination: WatchedDirectory, _ destinationName: [UInt8]) {
@@ -70,6 +99,7 @@ struct HardLinkIndex {
     mutating func removeAll() {
         paths.removeAll()
         unresolved.removeAll()
+        leftBehind.removeAll()
     }
 
     /// Every live path of `identity`, the one given first (it is where the kernel saw the

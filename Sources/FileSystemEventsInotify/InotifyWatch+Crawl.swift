@@ -641,6 +641,10 @@ extension InotifyWatch {
         }
         for file in state.linkedFiles where file.directory.children[file.name]?.inode == file.identity.inode {
             hardLinks.add(file.identity, file.directory, file.name)
+            // A rescan tells only the files changed since `changedSince`: one of these written
+            // through its name out of view after that crawl listed it is found by its time.
+            hardLinkCandidates.append(HardLinkCandidate(directory: file.directory, name: file.name, inode: file.identity.inode,
+                                                        changedSince: state.changedSince))
         }
     }
 }

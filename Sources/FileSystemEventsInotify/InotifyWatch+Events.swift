@@ -210,10 +210,13 @@ extension InotifyWatch {
 
     /// An event that is neither half of a move, to whatever watches its descriptor.
     private mutating func dispatch(_ event: Inotify.Event) {
+        let previous = lastReportedChange
+        lastReportedChange = nil
+        changeBeforeThisEvent = previous
         guard let target = targets[event.watch] else { return }
         for root in target.fileRoots { handleFileRoot(root, event) }
         for directory in target.directories where directory.isAttached { handle(event, in: directory) }
-        if !target.fileLinks.isEmpty { handleFileLinkTarget(event) }
+        if !target.fileLinks.isEmpty { handleFileLinkTarget(event, after: previous) }
     }
 
     /// Whether `third` and `fourth` are the mirror of the move pair `from`/`to`.
@@ -258,6 +261,7 @@ extension InotifyWatch {
                               type: entry.type, identity: id, synthetic: false)
                 )
             }
+            if entry.type == .file, let id { lastReportedChange = ReportedChange(identity: id, kind: kind) }
         }
         // A directory the model could not read may have become readable (a chmod).
         if kind == .attributesChanged, let child = entry.directory, !child.isListed {
@@ -488,6 +492,8 @@ extension InotifyWatch {
             let quiet = drained && !busy
             isResolvingDrained = quiet
             let deferred = busy ? renamedOntoLater(creations, examined, now: now) : []
+            findNamesInView(ofFilteredOutLinks: examined)
+            defer { namesOfFilteredOutLinks.removeAll() }
             // Creations are told in the order the kernel queued them: once one waits, every
             // later one of the batch waits behind it, looked at again with it. Told first, a
             // later one could be a marker (a file written after all else) that a consumer
@@ -616,8 +622,11 @@ extension InotifyWatch {
         case stale
         /// The watcher may not look (permissions).
         case inaccessible(Errno)
-        /// Nothing to do: the directory left the model, or the filter refuses the item.
+        /// Nothing to do: the directory left the model.
         case ignored
+        /// The filter refuses the item. `linkedFile`: the item is a file with more than one
+        /// link, perhaps to a file in view, which then has a name out of view.
+        case filteredOut(linkedFile: FileIdentity?)
     }
 
     private func examine(_ creation: PendingCreation, directories: inout OpenedDirectories) -> Examination {
@@ -651,7 +660,9 @@ extension InotifyWatch {
         }
         if !options.filter.isEmpty {
             let path = directory.relativePath.appendingComponent(name)
-            guard options.filter.admits(relativePath: path, name: name, isDirectory: type == .directory) else { return .ignored }
+            guard options.filter.admits(relativePath: path, name: name, isDirectory: type == .directory) else {
+                return .filteredOut(linkedFile: status.itemType == .file && status.linkCount > 1 ? status.identity : nil)
+            }
         }
         return .found(status, type: type, identity: identity)
     }
@@ -707,7 +718,11 @@ extension InotifyWatch {
         let status: FileStatus, identity: FileIdentity
         var type: FileItemType
         switch examination {
-        case .ignored, .gone:
+        case .ignored, .gone, .filteredOut(linkedFile: nil):
+            return .done
+        case .filteredOut(linkedFile: let identity?):
+            // Another name of a file in view, perhaps, out of view here.
+            watchNamesInView(of: identity)
             return .done
         case .stale:
             // A rescan while events are queued would see changes those events then repeat:
@@ -765,6 +780,7 @@ extension InotifyWatch {
         }
         if type == .file && status.linkCount > 1 {
             hardLinks.add(identity, directory, name)
+            if status.itemType == .file { hardLinkCandidates.append(HardLinkCandidate(directory: directory, name: name, inode: identity.inode)) }
         }
         if type == .directory && options.isRecursive && options.filter.descends(intoDirectoryAt: path) {
             let child = WatchedDirectory(parent: directory, name: name, root: root, device: identity.device, inode: identity.inode)
@@ -1225,13 +1241,41 @@ extension InotifyWatch {
     /// The model's item at `name` is no longer there, and where it went is not in view:
     /// `removed`, with its subtree unwatched.
     private mutating func removeItemMovedAway(named name: [UInt8], in directory: WatchedDirectory) {
-        guard let entry = directory.children.removeValue(forKey: name) else { return }
-        if let child = entry.directory { unwatch(child) }
+        guard let entry = directory.children.removeValue(forKey: name) else {
+            // An item in view that left before it could be examined (its creation still
+            // waits, or its directory was never listed) may be another name of a file in view.
+            let path = directory.relativePath.appendingComponent(name)
+            if options.filter.isEmpty || options.filter.admits(relativePath: path, name: name, isDirectory: false)
+                || options.filter.admits(relativePath: path, name: name, isDirectory: true) {
+                requestLinkAudit()
+            }
+            return
+        }
+        if let child = entry.directory {
+            // The same for items below it that the model never had.
+            if hasUnexamined(below: child) { requestLinkAudit() }
+            unwatch(child)
+        }
         let id = identity(of: entry, in: directory)
         hardLinks.remove(id, directory, name)
         dropFileLink(name, in: directory)
         let path = directory.relativePath.appendingComponent(name)
         produced.append(makeEvent(.removed, root: directory.root, relative: path, type: entry.type, identity: id, synthetic: false))
+    }
+
+    /// Whether `directory`'s subtree holds items the model never had: a directory not listed
+    /// (yet), or a creation waiting to be examined.
+    private func hasUnexamined(below directory: WatchedDirectory) -> Bool {
+        let waiting = !pendingCreations.isEmpty || !deferredCreations.isEmpty
+        var unlisted = false
+        var nodes: Set<ObjectIdentifier> = []
+        directory.forEachDirectory { node in
+            if !node.isListed { unlisted = true }
+            if waiting { nodes.insert(ObjectIdentifier(node)) }
+        }
+        if unlisted || !waiting { return unlisted }
+        let inside = { (creation: PendingCreation) in nodes.contains(ObjectIdentifier(creation.directory)) }
+        return pendingCreations.contains(where: inside) || deferredCreations.contains(where: inside)
     }
 
     private mutating func handleMoveIn(_ destination: Inotify.Event) {
@@ -1284,8 +1328,15 @@ extension InotifyWatch {
     ///   watch itself (and those of anything still recorded below it); asking again would
     ///   only fail, and libinotifytools prints about it.
     mutating func unwatch(_ directory: WatchedDirectory, droppedByKernel: Bool = false) {
+        let hasHardLinks = !hardLinks.isEmpty
         directory.forEachDirectory { node in
             dropFileLinks(in: node)
+            if hasHardLinks {
+                // Their other names in view may now be a file's only names in view.
+                for (_, entry) in node.children where entry.type == .file {
+                    hardLinks.noteLeaving(FileIdentity(device: node.device, inode: entry.inode))
+                }
+            }
             let watch = node.watch
             guard watch >= 0 else { return }
             node.watch = -1

@@ -19,14 +19,32 @@ import SystemPackage
 // `created` as the symlink it now is (a dangling link's target coming back is seen when the
 // link itself changes, or by a rescan).
 
-/// A symlink to a file, in the model, whose target a watch is on.
+/// A name in the model whose file a watch of its own is on: a followed symlink to a file, or a
+/// file with a hard link out of view (`InotifyWatch+HardLinkWatches.swift`).
 struct FollowedFileLink {
+    enum Kind {
+        /// A symlink followed to a file: the watch is on the file it leads to.
+        case symlink
+        /// A file with another name out of view: the watch is on the file itself.
+        case hardLink
+    }
+
+    let kind: Kind
     let directory: WatchedDirectory
     let name: [UInt8]
-    /// The link's own inode (the model's entry), to tell it from a later item of that name.
+    /// The model's entry's inode, to tell it from a later item of that name: the link's own
+    /// for a symlink, the file's for a hard link.
     let inode: UInt64
     /// The file the link led to when the watch was added.
     let target: FileIdentity
+
+    init(_ kind: Kind = .symlink, directory: WatchedDirectory, name: [UInt8], inode: UInt64, target: FileIdentity) {
+        self.kind = kind
+        self.directory = directory
+        self.name = name
+        self.inode = inode
+        self.target = target
+    }
 
     var isLive: Bool {
         guard directory.isAttached, let entry = directory.children[name] else { return false }
@@ -96,7 +114,7 @@ extension InotifyWatch {
             return .unwatchable(.invalidArgument)
         }
         dropFileLink(name, in: directory)
-        let link = FollowedFileLink(directory: directory, name: name, inode: linkInode, target: target.identity)
+        let link = FollowedFileLink(.symlink, directory: directory, name: name, inode: linkInode, target: target.identity)
         targets[watch, default: WatchTargets()].fileLinks.append(link)
         fileLinkWatches[NameInModel(directory, name)] = watch
         return .watched
@@ -131,22 +149,29 @@ extension InotifyWatch {
         guard !fileLinkWatches.isEmpty, let watch = fileLinkWatches.removeValue(forKey: NameInModel(source, name)) else { return }
         guard var target = targets[watch], let index = target.fileLinks.firstIndex(where: { $0.directory === source && $0.name == name }) else { return }
         let old = target.fileLinks[index]
-        target.fileLinks[index] = FollowedFileLink(directory: destination, name: destinationName, inode: old.inode, target: old.target)
+        target.fileLinks[index] = FollowedFileLink(old.kind, directory: destination, name: destinationName, inode: old.inode, target: old.target)
         targets[watch] = target
         fileLinkWatches[NameInModel(destination, destinationName)] = watch
     }
 
     /// The items at `first` in `firstDirectory` and `second` in `secondDirectory` were swapped
-    /// (the model has them swapped already); followed links among them go along.
+    /// (the model has them swapped already); followed links among them go along. A hard-linked
+    /// file keeps its watch under its new name (it is the same file); a symlink is looked
+    /// through again from its new place.
     mutating func exchangeFileLinks(_ first: [UInt8], in firstDirectory: WatchedDirectory, with second: [UInt8], in secondDirectory: WatchedDirectory) {
         guard !fileLinkWatches.isEmpty else { return }
-        let firstWasLink = fileLinkWatches[NameInModel(firstDirectory, first)] != nil
-        let secondWasLink = fileLinkWatches[NameInModel(secondDirectory, second)] != nil
-        guard firstWasLink || secondWasLink else { return }
-        dropFileLink(first, in: firstDirectory)
-        dropFileLink(second, in: secondDirectory)
-        for (wasLink, name, directory) in [(firstWasLink, second, secondDirectory), (secondWasLink, first, firstDirectory)] where wasLink {
-            guard let entry = directory.children[name] else { continue }
+        let firstTaken = takeFileLink(first, in: firstDirectory)
+        let secondTaken = takeFileLink(second, in: secondDirectory)
+        guard firstTaken != nil || secondTaken != nil else { return }
+        let moves = [(firstTaken, second, secondDirectory), (secondTaken, first, firstDirectory)]
+        for (taken, name, directory) in moves {
+            guard let (watch, link) = taken, link.kind == .hardLink else { continue }
+            targets[watch, default: WatchTargets()].fileLinks.append(
+                FollowedFileLink(.hardLink, directory: directory, name: name, inode: link.inode, target: link.target))
+            fileLinkWatches[NameInModel(directory, name)] = watch
+        }
+        for (taken, name, directory) in moves {
+            guard let (_, link) = taken, link.kind == .symlink, let entry = directory.children[name] else { continue }
             if !followFileLink(name, in: directory, linkInode: entry.inode) {
                 // A relative link that leads nowhere from its new place: the symlink it is.
                 directory.children[name]?.type = .symlink
@@ -154,13 +179,27 @@ extension InotifyWatch {
                                           type: .symlink, identity: FileIdentity(device: directory.device, inode: entry.inode), synthetic: true))
             }
         }
+        for taken in [firstTaken, secondTaken] {
+            if let (watch, _) = taken { releaseIfUnused(watch) }
+        }
+    }
+
+    /// Takes the followed link at `name` in `directory` out of the tables, leaving its watch
+    /// in place for the caller to reuse or release.
+    private mutating func takeFileLink(_ name: [UInt8], in directory: WatchedDirectory) -> (CInt, FollowedFileLink)? {
+        guard let watch = fileLinkWatches.removeValue(forKey: NameInModel(directory, name)),
+              let index = targets[watch]?.fileLinks.firstIndex(where: { $0.directory === directory && $0.name == name }),
+              let link = targets[watch]?.fileLinks.remove(at: index)
+        else { return nil }
+        return (watch, link)
     }
 
     /// The followed link just moved to `name` in `directory` (another directory than before):
     /// a relative link may lead to another file, or to none, from there.
     mutating func relookMovedFileLink(_ name: [UInt8], in directory: WatchedDirectory) {
         guard !fileLinkWatches.isEmpty, let watch = fileLinkWatches[NameInModel(directory, name)],
-              let link = targets[watch]?.fileLinks.first(where: { $0.directory === directory && $0.name == name })
+              let link = targets[watch]?.fileLinks.first(where: { $0.directory === directory && $0.name == name }),
+              link.kind == .symlink  // a hard link is the file itself, wherever it is
         else { return }
         relook(at: link)
     }
@@ -174,7 +213,11 @@ extension InotifyWatch {
     }
 
     /// An event of the watch on links' target.
-    mutating func handleFileLinkTarget(_ event: Inotify.Event) {
+    ///
+    /// - Parameter previous: the change the event read just before this one reported through a
+    ///   directory's watch, if any: a write through a name in view queues the directory's event
+    ///   and then this one, which a hard-linked file's names then do not report again.
+    mutating func handleFileLinkTarget(_ event: Inotify.Event, after previous: ReportedChange? = nil) {
         guard let links = targets[event.watch]?.fileLinks, !links.isEmpty else { return }
         let mask = event.mask
         let live = links.filter(\.isLive)
@@ -186,22 +229,27 @@ extension InotifyWatch {
             targets[event.watch]?.fileLinks = live
         }
         if mask.contains(.ignored) {
-            // The kernel dropped the watch (the file is gone): look again through each link.
+            // The kernel dropped the watch (the file is gone): look again through each symlink.
+            // A hard-linked file's names were removed by their own events.
             targets[event.watch]?.fileLinks = []
             for link in live { fileLinkWatches[NameInModel(link.directory, link.name)] = nil }
             releaseIfUnused(event.watch, droppedByKernel: true)
-            for link in live { relook(at: link) }
+            for link in live where link.kind == .symlink { relook(at: link) }
             return
         }
         if live.isEmpty {
             releaseIfUnused(event.watch)
             return
         }
+        let symlinks = live.filter { $0.kind == .symlink }
         if mask.contains(.modify) {
-            for link in live { report(.modified, link) }
+            for link in symlinks { report(.modified, link) }
         }
         if mask.contains(.attrib) || mask.contains(.deleteSelf) || mask.contains(.moveSelf) {
-            for link in live { relook(at: link, attributesChanged: mask.contains(.attrib)) }
+            for link in symlinks { relook(at: link, attributesChanged: mask.contains(.attrib)) }
+        }
+        if symlinks.count != live.count {
+            handleHardLinkedFile(event, live.filter { $0.kind == .hardLink }, after: previous)
         }
     }
 
@@ -236,7 +284,7 @@ extension InotifyWatch {
                                   type: .symlink, identity: FileIdentity(device: link.directory.device, inode: link.inode), synthetic: true))
     }
 
-    private mutating func report(_ kind: FileSystemEvent.Kind, _ link: FollowedFileLink) {
+    mutating func report(_ kind: FileSystemEvent.Kind, _ link: FollowedFileLink) {
         produced.append(makeEvent(kind, root: link.directory.root, relative: link.directory.relativePath.appendingComponent(link.name),
                                   type: .file, identity: FileIdentity(device: link.directory.device, inode: link.inode), synthetic: false))
     }

@@ -1,4 +1,5 @@
 #if os(Linux)
+import Glibc
 import FileSystemEventsCore
 import SystemPackage
 
@@ -11,6 +12,12 @@ import SystemPackage
 // are those of the file the link leads to. The target's directory is watched too, for the
 // target's name, so a write through any name of that file is heard; the link re-pointed (or
 // replaced) moves that second watch to the new target's directory.
+//
+// A file root may have, or be given while watched, another hard link in another directory,
+// and be written through it: neither directory watch hears that. So the file itself is
+// watched too (``FileRoot/inodeWatch``), one watch more per file root: it hears `link(2)` (a
+// change of link count) and writes through any name. A write through the root's own name is
+// heard twice, by the directory and by the file, and told once (``ReportedChange``).
 extension InotifyWatch {
     /// A single watched file, seen through its parent directory's watch (and, for a symlink,
     /// its target's directory's watch).
@@ -26,12 +33,15 @@ extension InotifyWatch {
         var target: (watch: CInt, name: [UInt8])?
         /// The directory the root's name is in, as watched (``InotifyWatch/checkRootPaths()``).
         var parentIdentity: FileIdentity?
+        /// The watch on the file itself, while the root names a regular file.
+        var inodeWatch: CInt?
 
         /// Whether `event` is about the root's name, or about its target's.
         func role(of event: Inotify.Event) -> Role? {
             if event.watch == parentWatch && event.name == name { return .name }
             if let target, event.watch == target.watch, event.name == target.name { return .target }
             if event.name.isEmpty {
+                if event.watch == inodeWatch { return .inode }
                 if event.watch == parentWatch { return .directory }
                 if let target, event.watch == target.watch { return .targetDirectory }
             }
@@ -47,6 +57,8 @@ extension InotifyWatch {
             case directory
             /// The target's directory itself.
             case targetDirectory
+            /// The file itself (``inodeWatch``).
+            case inode
         }
     }
 
@@ -64,6 +76,40 @@ extension InotifyWatch {
         roots.append(WatchedRoot(path: path, paths: PathBuilder(root: path), bytes: bytes, device: status.device, kind: .file(file)))
         targets[watch, default: WatchTargets()].fileRoots.append(index)
         retargetFileRoot(index)
+        watchFileRootInode(index)
+    }
+
+    /// Puts a watch on the regular file a file root names, moving it when another file takes
+    /// the name and taking it off when none does.
+    mutating func watchFileRootInode(_ index: Int) {
+        guard !roots[index].isRemoved, case .file(var file) = roots[index].kind else { return }
+        var wanted: (watch: CInt, inode: UInt64)?
+        if file.inode != 0, case .success(let pinned) = Syscalls.open(atPath: roots[index].bytes, flags: Syscalls.pathOnlyFlag | O_CLOEXEC) {
+            defer { Syscalls.close(pinned) }
+            if case .success(let status) = Syscalls.status(ofDescriptor: pinned), status.itemType == .file, status.inode == file.inode {
+                let path = ProcessDescriptors.areVisible ? ProcessDescriptors.path(of: pinned) : roots[index].bytes
+                switch kernel?.addWatch(path: path, mask: Self.fileLinkMask) {
+                case .success(let watch) where targets[watch]?.directories.isEmpty ?? true:
+                    wanted = (watch, status.inode)
+                case .failure(let errno):
+                    diagnose(.unwatchableHardLink, roots[index].bytes, errno: errno,
+                             "cannot watch the file \(roots[index].path) itself (\(errno)); writes through another hard link of it are not reported")
+                default:
+                    break
+                }
+            }
+        }
+        let old = file.inodeWatch
+        if old == wanted?.watch { return }
+        if let wanted, !(targets[wanted.watch]?.fileRoots.contains(index) ?? false) {
+            targets[wanted.watch, default: WatchTargets()].fileRoots.append(index)
+        }
+        file.inodeWatch = wanted?.watch
+        roots[index].kind = .file(file)
+        if let old {
+            targets[old]?.fileRoots.removeAll { $0 == index }
+            releaseIfUnused(old)
+        }
     }
 
     /// Opens `directory` and adds a watch to it (through the descriptor, so the watch is on
@@ -130,6 +176,9 @@ extension InotifyWatch {
                 refreshFileRoot(index, changedSince: nil)
             }
             return
+        case .inode:
+            handleFileRootInode(index, file, event)
+            return
         case .name, .target:
             break
         }
@@ -149,8 +198,41 @@ extension InotifyWatch {
             refreshFileRoot(index, changedSince: nil)
         } else if file.inode != 0 && mask.contains(.modify) {
             produced.append(makeEvent(.modified, root: index, relative: [], type: file.type, identity: identity, synthetic: false))
+            lastReportedChange = ReportedChange(identity: identity, kind: .modified)
         } else if file.inode != 0 && mask.contains(.attrib) {
             produced.append(makeEvent(.attributesChanged, root: index, relative: [], type: file.type, identity: identity, synthetic: false))
+            lastReportedChange = ReportedChange(identity: identity, kind: .attributesChanged)
+        }
+    }
+
+    /// An event of the watch on a file root's file itself: a write or a change of attributes
+    /// made through another name (one made through the root's own name was told by its
+    /// directory's watch, the event just before).
+    private mutating func handleFileRootInode(_ index: Int, _ file: FileRoot, _ event: Inotify.Event) {
+        let mask = event.mask
+        let identity = FileIdentity(device: roots[index].device, inode: file.inode)
+        if mask.contains(.deleteSelf) {
+            // Every name is gone (the root's own removal is told by its directory); the kernel
+            // drops the watch.
+            if let watch = file.inodeWatch {
+                var updated = file
+                updated.inodeWatch = nil
+                roots[index].kind = .file(updated)
+                targets[watch]?.fileRoots.removeAll { $0 == index }
+            }
+            return
+        }
+        guard file.inode != 0 else { return }
+        func isRepeat(_ kind: FileSystemEvent.Kind) -> Bool {
+            changeBeforeThisEvent?.identity == identity && changeBeforeThisEvent?.kind == kind
+        }
+        if mask.contains(.modify) && !isRepeat(.modified) {
+            produced.append(makeEvent(.modified, root: index, relative: [], type: file.type, identity: identity, synthetic: false))
+        }
+        if mask.contains(.attrib) {
+            if !isRepeat(.attributesChanged) {
+                produced.append(makeEvent(.attributesChanged, root: index, relative: [], type: file.type, identity: identity, synthetic: false))
+            }
         }
     }
 
@@ -167,6 +249,7 @@ extension InotifyWatch {
                 file.inode = status.inode
                 roots[index].kind = .file(file)
                 produced.append(makeEvent(.created, root: index, relative: [], type: status.itemType, identity: identity, synthetic: changedSince != nil))
+                watchFileRootInode(index)
             } else if let since = changedSince, status.changeTime >= since {
                 let kind: FileSystemEvent.Kind = status.modificationTime >= since ? .modified : .attributesChanged
                 produced.append(makeEvent(kind, root: index, relative: [], type: file.type, identity: identity, synthetic: true))
@@ -178,13 +261,16 @@ extension InotifyWatch {
             file.inode = 0
             roots[index].kind = .file(file)
             produced.append(makeEvent(.removed, root: index, relative: [], type: type, identity: identity, synthetic: changedSince != nil))
+            watchFileRootInode(index)
         }
     }
 
     /// The watches a file root holds, for releasing them with the root.
     func watches(of file: FileRoot) -> [CInt] {
-        guard let target = file.target, target.watch != file.parentWatch else { return [file.parentWatch] }
-        return [file.parentWatch, target.watch]
+        var watches = [file.parentWatch]
+        if let target = file.target, target.watch != file.parentWatch { watches.append(target.watch) }
+        if let inodeWatch = file.inodeWatch { watches.append(inodeWatch) }
+        return watches
     }
 }
 #endif

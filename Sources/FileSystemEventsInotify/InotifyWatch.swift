@@ -15,8 +15,8 @@ import SystemPackage
 /// This struct owns all of it, and only its producer thread touches it: the extensions in
 /// `InotifyWatch+Events.swift` (applying kernel events), `+Crawl.swift` (watch-then-list of a
 /// directory), `+Rescan.swift` (rebuilding a subtree after an overflow or a wrong model),
-/// `+FileRoot.swift` (roots that are files) and `+FileLinks.swift` (followed symlinks to files)
-/// are parts of one state machine, split by concern, not separate owners. They keep these
+/// `+FileRoot.swift` (roots that are files), `+FileLinks.swift` (followed symlinks to files)
+/// and `+HardLinkWatches.swift` (files with a hard link out of view) are parts of one state machine, split by concern, not separate owners. They keep these
 /// invariants between two kernel reads:
 ///
 /// - **The model is what the consumer has been told.** `roots[i]`'s tree of
@@ -30,7 +30,7 @@ import SystemPackage
 ///   inode before it is believed.
 /// - **`targets` maps every live watch descriptor to what it stands for**: the attached
 ///   directory nodes (several only when following symlinks or across roots), file roots, and
-///   followed file links. A descriptor whose targets become empty is removed from the kernel
+///   followed file links (symlinks to files, and files with a hard link out of view). A descriptor whose targets become empty is removed from the kernel
 ///   (``releaseIfUnused(_:droppedByKernel:)``) unless the kernel dropped it already; a node that
 ///   leaves the model gives up its descriptor through ``unwatch(_:droppedByKernel:)``.
 ///   `fileLinkWatches` is the reverse index of the file-link part, kept in step by the same
@@ -69,6 +69,9 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// Wall-clock nanoseconds before the last read that found the queue empty: after an
     /// overflow, anything changed since then may have gone unreported.
     var drainedAt: Int64 = 0
+    /// ``drainedAt`` as the last read began: the events it and the reads since returned were
+    /// queued after this time.
+    var drainedBeforeRead: Int64 = 0
     /// A rebuild of the model from disk that waits for the kernel queue to drain (see
     /// ``requestReconcile(afterOverflow:)``); `nil` when none is due.
     var reconcileRequest: ReconcileRequest?
@@ -153,6 +156,25 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// The watch on the target of each followed symlink to a file, by the link's place in
     /// the model (see `InotifyWatch+FileLinks.swift`).
     var fileLinkWatches: [NameInModel: CInt] = [:]
+    /// Files to check for names out of view once the events read with them are applied (see
+    /// `InotifyWatch+HardLinkWatches.swift`).
+    var hardLinkCandidates: [HardLinkCandidate] = []
+    /// The inotify watch limit stopped a watch on a file with a name out of view, and a
+    /// diagnostic said so.
+    var hardLinkWatchLimitReported = false
+    /// The names in the model of the files that creations being applied found under a name
+    /// the filter refuses, with more than one link (see ``findNamesInView(ofFilteredOutLinks:)``).
+    var namesOfFilteredOutLinks: [FileIdentity: [(WatchedDirectory, [UInt8])]] = [:]
+    /// The change the last event dispatched reported through a directory's watch, if any.
+    var lastReportedChange: ReportedChange?
+    /// ``lastReportedChange`` as the event being dispatched began.
+    var changeBeforeThisEvent: ReportedChange?
+    /// Set when every file of the model is to be examined again for names out of view (see
+    /// ``requestLinkAudit()``): wall-clock nanoseconds since when a change found is reported.
+    var linkAuditSince: Int64?
+    /// How long the last such examination took, and when it ended (monotonic nanoseconds).
+    var linkAuditDuration: UInt64 = 0
+    var linkAuditEnded: UInt64 = 0
 
     var watchMask: Inotify.Mask {
         var mask = Inotify.Mask.eventModel.union([.onlyDirectory, .excludeUnlinked])
@@ -207,6 +229,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
         defer { kernel?.close() }
         channel.send(.scanStarted(roots: options.roots))
         drainedAt = FileSystemEvent.Timestamp.now().nanosecondsSinceEpoch
+        let crawlStarted = drainedAt - Self.changeTimeMarginNanoseconds
         do {
             for (index, root) in options.roots.enumerated() {
                 try addRoot(root, index: index)
@@ -218,6 +241,8 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
         flushDiagnostics()
         if options.capturesInitialState { channel.setInitialState(initialState()) }
         guard channel.send(.ready(roots: options.roots)) != .terminated else { return }
+        // Before any event is read, so that nothing read later is told ahead of what it finds.
+        auditLinks(changedSince: crawlStarted)
         settlePresentFiles()
         // Files already finished are settled now: handed over before the first wait, which
         // has no deadline when nothing else is pending (they used to wait there until some
@@ -256,6 +281,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             // soon even if the kernel says nothing more: the queue they waited for may be
             // empty already (a read stopped early for the consumer, or a move still settling).
             let hasPendingWork = awaitsQuietQueue || pendingMovePair != nil || pendingMoveFrom != nil || reconcileRequest != nil
+                || linkAuditSince != nil
             if hasPendingWork { timeout = timeout < 0 ? 2 : min(timeout, 2) }
             if let deadline = settle?.nextDeadlineNanoseconds {
                 let wait = MonotonicClock.pollTimeout(from: MonotonicClock.nanoseconds(), until: deadline)
@@ -339,6 +365,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                 performRequestedReconcile(queueDrained: false)
             }
             let before = WallClock.wallNanoseconds()
+            drainedBeforeRead = drainedAt
             parsed.removeAll(keepingCapacity: true)
             // Take from the kernel queue only about as much as the buffer limit allows: a stalled
             // consumer leaves the rest there (and an overflow reconciles), as documented.
@@ -478,12 +505,17 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     private mutating func resolvePendingWork(drained: Bool) {
         // What waits is examined by the rebuild, against the disk after the queue drained.
         guard reconcileRequest == nil else { return }
+        if hardLinks.hasUnresolved { hardLinks.resolve(searching: roots.compactMap(\.tree)) }
+        // What these find changed before the creations below were made: told ahead of them.
+        watchNamesLeftBehind()
+        if linkAuditSince != nil { auditLinksIfDue() }
         if (pendingMoveFrom == nil && pendingMovePair == nil) || drained {
             // Every event queued when a batch was examined early has been read and applied.
             if drained { provisionalNames.removeAll() }
             if awaitsQuietQueue { resolvePending(drained: drained) }
         }
         if hardLinks.hasUnresolved { hardLinks.resolve(searching: roots.compactMap(\.tree)) }
+        watchCandidatesOutOfView()
     }
 
     /// Creations (pending or deferred) or crawls wait for the kernel queue to drain.

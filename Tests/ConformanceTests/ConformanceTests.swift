@@ -25,7 +25,7 @@ struct ConformanceTests {
 
     /// Scenarios that still find a defect on a backend, out of the default run so that the
     /// rest guards against regressions; FILEWATCH_CONFORMANCE_OPEN=1 (or naming them in
-    /// FILEWATCH_CONFORMANCE_ONLY) runs them. README lists them. One now, 114, the last below:
+    /// FILEWATCH_CONFORMANCE_ONLY) runs them. README lists them. None now; the last ones:
     /// - 98 (two writers) and 99 (three writers, the consumer held in every other round) failed
     ///   in about one run in ten on the inotify backends until the fixes of 2026-11-26 that
     ///   their traces led to (README, "Two and three writers"). Through a subscription, see
@@ -37,10 +37,11 @@ struct ConformanceTests {
     ///   alone in loops on polling (6,000) and on inotify (2,250). Stress them with
     ///   FILEWATCH_CONFORMANCE_ONLY=110,111 and FILEWATCH_CONFORMANCE_EXCHANGE_SEEDS=N.
     /// - 114, a hard link in view written through a name out of view (outside the tree, or in
-    ///   an excluded directory), fails on the inotify backends: no watch hears the write. The
-    ///   fix is an inode watch for each file whose link count exceeds its names in view (as
-    ///   followed symlinks get one). Found by 113's stress run on 2026-11-28; polling passes.
-    static let openDefects: Set<Int> = [114]
+    ///   an excluded directory), failed on the inotify backends: no watch heard the write.
+    ///   Found by 113's stress run on 2026-11-28; back in the default run the same day with
+    ///   the inode watch for each file whose link count exceeds its names in view (README,
+    ///   "Hard links out of view").
+    static let openDefects: Set<Int> = []
 
     /// What the layers above a backend (handler delivery, a shared watcher's subscription) run
     /// by default. Every backend runs the whole suite; a layer runs it too, less what only

@@ -103,6 +103,114 @@ extension ConformanceSuite {
             try watch.expect(.modified, "seen.txt", since: index)
             try watch.assertReplayMatchesDisk("written through a name in an excluded directory")
         },
+        ConformanceScenario(115, "a file gains and loses names out of view while watched (moved in with its other name left outside, one of two names moved out or into an excluded directory, renamed and exchanged in view, the name out of view removed): each write through the name out of view, made with no pause, is reported at the name in view",
+                            runsUnprivileged: true) { context in
+            // What 114 starts with, made while watched: the inotify backends watch such a file
+            // on its own only once they find its link count above its names in view, which
+            // each of these moves changes. Every write follows its move with no pause, so a
+            // watch added a moment late shows as a replay that misses the write.
+            try context.tree.makeDirectory("skipped")
+            // Many files ahead of the linked one: the inotify backends examine every file
+            // after `ready` for names out of view, and the write right after `ready` below
+            // must be reported however far that has got.
+            for directory in 0..<20 {
+                try context.tree.makeDirectory(RelativePath("bulk\(directory)"))
+                for file in 0..<50 { try context.tree.write(RelativePath("bulk\(directory)/f\(file).txt"), "b") }
+            }
+            try context.tree.write("zz-start.txt", "start")
+            try context.tree.hardLink("start-away", to: "zz-start.txt")
+            try context.tree.rename("start-away", to: "start-away", to: .outside)
+            let watch = try await context.watch { $0.filter = PathFilter(exclude: [PathGlob("skipped")]) }
+            try context.tree.append("start-away", " written at once", in: .outside)
+            try await watch.sync()
+            try watch.expect(.modified, "zz-start.txt")
+            try watch.assertReplayMatchesDisk("written through a name outside the tree right after ready")
+
+            // Moved in, its other name left outside.
+            try context.tree.write("arriving", "one", in: .outside)
+            try context.tree.hardLink("arriving-away", to: "arriving", in: .outside)
+            try context.tree.rename("arriving", to: "arrived.txt", from: .outside)
+            try context.tree.append("arriving-away", " two", in: .outside)
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("moved in, then written through the name left outside")
+            var index = watch.eventCount
+            try context.tree.append("arriving-away", " three", in: .outside)
+            try await watch.sync()
+            try watch.expect(.modified, "arrived.txt", since: index)
+            try watch.assertReplayMatchesDisk("written again through the name left outside")
+
+            // Two names in view, one moved out of the tree, one into the excluded directory.
+            try context.tree.write("pair.txt", "one")
+            try context.tree.hardLink("pair-out.txt", to: "pair.txt")
+            try context.tree.write("kept.txt", "one")
+            try context.tree.hardLink("kept-skipped.txt", to: "kept.txt")
+            try await watch.sync()
+            index = watch.eventCount
+            try context.tree.rename("pair-out.txt", to: "pair-away", to: .outside)
+            try context.tree.append("pair-away", " two", in: .outside)
+            try context.tree.rename("kept-skipped.txt", to: "skipped/kept")
+            try context.tree.append("skipped/kept", " two")
+            try await watch.sync()
+            try watch.expect(.modified, "pair.txt", since: index)
+            try watch.expect(.modified, "kept.txt", since: index)
+            try watch.assertReplayMatchesDisk("one of two names moved out of view, then written through")
+
+            // Renamed and exchanged in view: the watch goes along with the name.
+            try context.tree.rename("arrived.txt", to: "renamed.txt")
+            try context.tree.append("arriving-away", " four", in: .outside)
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("renamed in view, then written through the name outside")
+            try context.tree.exchange("renamed.txt", "pair.txt")
+            try context.tree.append("arriving-away", " five", in: .outside)
+            try context.tree.append("pair-away", " three", in: .outside)
+            try await watch.sync()
+            // (Polling may tell the exchange as a removal, a rename and a creation, so the
+            // replay is the check: it wants each write's content told at the name now holding it.)
+            try watch.assertReplayMatchesDisk("exchanged in view, then written through both names outside")
+
+            // Once the name outside is gone, the file is told as any other.
+            try context.tree.remove("arriving-away", in: .outside)
+            try context.tree.append("pair.txt", " in view")
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("the name outside removed, then written in view")
+        },
+        ConformanceScenario(116, "a root that is a file, written through another hard link in another directory: one it had at the start, and one made while watched",
+                            runsUnprivileged: true) { context in
+            // A file root is watched through its directory, which hears only its own names.
+            try context.tree.write("linked.txt", "one")
+            try context.tree.hardLink("away", to: "linked.txt")
+            try context.tree.rename("away", to: "away", to: .outside)
+            let file = context.tree.path("linked.txt")
+            let watch = try await context.watch { $0.roots = [file] }
+            var index = watch.eventCount
+            try context.tree.append("away", " two", in: .outside)
+            try await watch.waitForEvent("modified linked.txt, written through a link it had at the start", from: index) {
+                $0.path == file && $0.kind == .modified
+            }
+            try watch.assertReplayMatchesDisk("written through a link it had at the start")
+
+            // A link made while watched, from a directory no watch is on.
+            try context.tree.remove("away", in: .outside)
+            try context.tree.makeDirectory("elsewhere", in: .outside)
+            let made = context.tree.absolute("elsewhere/later", in: .outside)
+            let existing = context.tree.absolute("linked.txt", in: .root)
+            guard withC(existing, { source in withC(made) { Libc.link(source, $0) } }) == 0 else {
+                throw ConformanceFailure("link linked.txt elsewhere/later: \(Errno(rawValue: errno))")
+            }
+            index = watch.eventCount
+            try context.tree.append("elsewhere/later", " three", in: .outside)
+            try await watch.waitForEvent("modified linked.txt, written through a link made while watched", from: index) {
+                $0.path == file && $0.kind == .modified
+            }
+            try watch.assertReplayMatchesDisk("written through a link made while watched")
+
+            index = watch.eventCount
+            try context.tree.append("linked.txt", " four")
+            try await watch.waitForEvent("modified linked.txt, written through its own name", from: index) {
+                $0.path == file && $0.kind == .modified
+            }
+            try watch.assertReplayMatchesDisk("written through both names")
+        },
         ConformanceScenario(91, "hard links are one item by device and inode: a file elsewhere with the same inode number is not one of them") { context in
             // Two fresh tmpfs number their inodes alike, so the first file of each has the same
             // inode number on two devices. Only device and inode together name an item.

@@ -35,6 +35,11 @@ public struct FileSystemWatchDiagnostic: Sendable, Hashable, CustomStringConvert
         /// A file that a followed symlink leads to cannot be watched (the kernel needs read
         /// permission on it): the link is reported as a file, but not its changes.
         case unwatchableLinkTarget
+        /// A file in view with a hard link out of view (outside the tree, or where the filter
+        /// does not look) cannot be watched on its own (the kernel needs read permission on
+        /// it, and a watch of the `fs.inotify.max_user_watches` allowance): a write through
+        /// that other name is not reported.
+        case unwatchableHardLink
     }
 
     /// What kind of problem it is; switch on this rather than parse ``message``.

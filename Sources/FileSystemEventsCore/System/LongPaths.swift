@@ -21,11 +21,12 @@ extension Syscalls {
     package static let pathOnlyFlag: CInt = O_RDONLY
     #endif
 
-    /// An `O_PATH` descriptor of `name` in `directory` (following a final symlink), which pins
-    /// the item it names: what is checked through it is what is then watched through
-    /// `/proc/self/fd`, even if the name is re-pointed in between.
-    package static func openPathOnly(_ name: UnsafePointer<CChar>, relativeTo directory: CInt) -> Result<CInt, Errno> {
-        valueOrErrno(retryOnInterrupt: true) { openat(directory, name, pathOnlyFlag | O_CLOEXEC) }
+    /// An `O_PATH` descriptor of `name` in `directory` (following a final symlink unless told
+    /// not to), which pins the item it names: what is checked through it is what is then
+    /// watched through `/proc/self/fd`, even if the name is re-pointed in between.
+    package static func openPathOnly(_ name: UnsafePointer<CChar>, relativeTo directory: CInt, followSymlinks: Bool = true) -> Result<CInt, Errno> {
+        let flags = pathOnlyFlag | O_CLOEXEC | (followSymlinks ? 0 : O_NOFOLLOW)
+        return valueOrErrno(retryOnInterrupt: true) { openat(directory, name, flags) }
     }
 
     /// Opens the directory at `path` (absolute or working-directory-relative bytes), however

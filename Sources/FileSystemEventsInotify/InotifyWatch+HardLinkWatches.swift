@@ -1,0 +1,317 @@
+#if os(Linux)
+import Glibc
+import FileSystemEventsCore
+import SystemPackage
+
+// Files in view with a hard link out of view.
+//
+// inotify reports a write to the watch of the directory that holds the name the file was
+// opened by. A file in the tree whose other name is outside it, or in a directory the filter
+// leaves out (excluded, or past the depth limit), can be written through that name, and no
+// directory watch of this one hears it; polling sees the new status at the name in view. So
+// each such file gets a watch on its own inode, in the table the followed symlinks' targets
+// use (`InotifyWatch+FileLinks.swift`), which moves and drops it with the model's names. Its
+// `IN_MODIFY` and `IN_ATTRIB` are reported at the file's names in view.
+//
+// Which files: those whose link count is greater than the number of their names in the model.
+// The count comes from `statx`:
+//
+// - The crawl before `ready` does not examine files (that would be the larger part of a
+//   start-up), so every file of the model is examined once right after `ready` is sent and
+//   before the first event is read (``auditLinks(changedSince:)``). A write made through a
+//   name out of view in between is found by the file's change time, and reported `modified`
+//   then, ahead of every event read later.
+// - After that, the files the watch examines anyway (a creation, a move in, a crawl of a
+//   directory made or moved in, a rescan) with more than one link, and the names left in view
+//   when another name of their file leaves it (``HardLinkIndex/leftBehind``), are checked once
+//   the events read with them have been applied (``watchCandidatesOutOfView()``).
+// - A file with several links that arrives under a name the filter refuses: its names in
+//   view are found by identity in the model (``watchNamesInView(of:)``).
+// - An item in view that leaves it before the watch could examine it (a creation not yet
+//   examined, a directory never listed) may have been another name of a file in view: every
+//   file is examined again (``requestLinkAudit()``).
+//
+// What no watch of this kind can see: a hard link made out of view (outside the tree, or in
+// an excluded directory), while watched, to a file that had one name. `link(2)` tells the new
+// name's directory and the file's own watches, and a file with one name has none here (one
+// per file in the tree would cost a watch of `fs.inotify.max_user_watches`, and kernel
+// memory, per file).
+//
+// A write through a name in view queues two events, the directory's (with the name) and then
+// the inode's (without): the inode's is not reported again when it follows a change reported
+// for the same file (``ReportedChange``).
+
+/// A change of content or attributes just reported through a directory's watch, remembered
+/// for the one event read after it.
+struct ReportedChange {
+    let identity: FileIdentity
+    let kind: FileSystemEvent.Kind
+}
+
+
+/// A file of the model to check for names out of view.
+struct HardLinkCandidate {
+    let directory: WatchedDirectory
+    let name: [UInt8]
+    let inode: UInt64
+    /// Wall-clock nanoseconds since when a change of the file found once it is watched is
+    /// reported `modified` (it may have been written through the name out of view before the
+    /// watch was added); `nil` where the consumer has not been told of the file yet, or has
+    /// been told of the change.
+    var changedSince: Int64? = nil
+}
+
+extension InotifyWatch {
+    /// Examines every file of the model for names out of view: those found get a watch of their
+    /// own, and those changed since `changedSince` (wall-clock nanoseconds) are reported
+    /// `modified`. Right after `ready` (since the crawl began), and when an item that may have
+    /// been such a name left view unexamined (``requestLinkAudit()``).
+    mutating func auditLinks(changedSince: Int64) {
+        let start = MonotonicClock.nanoseconds()
+        for tree in roots.compactMap(\.tree) {
+            watchFilesLinkedOutOfView(below: tree, parentDescriptor: -1, depth: 0, changedSince: changedSince)
+        }
+        linkAuditEnded = MonotonicClock.nanoseconds()
+        linkAuditDuration = linkAuditEnded &- start
+    }
+
+    /// An item in view left it before the watch could tell whether it was another name of a
+    /// file in view (a creation not yet examined, a directory never listed): every file is
+    /// examined again (``auditLinksIfDue()``). Rare: a watch that keeps up examines what it is
+    /// told of before it leaves.
+    ///
+    /// The item came with an event queued after the queue was last found empty before the
+    /// read that returned it, or a little earlier (see ``leftBehindLookbackNanoseconds``):
+    /// a write through it since then is reported.
+    mutating func requestLinkAudit() {
+        let since = drainedBeforeRead - Self.leftBehindLookbackNanoseconds
+        linkAuditSince = min(linkAuditSince ?? since, since)
+    }
+
+    /// Examines every file again if asked to: at once where the last examination took less
+    /// than ``immediateLinkAuditLimit``, so that what it finds is told ahead of every later
+    /// event; on a tree larger than that, spending at most half the time on it, the changes
+    /// it finds told late (after events read meanwhile) but not lost.
+    mutating func auditLinksIfDue() {
+        guard let since = linkAuditSince else { return }
+        if linkAuditDuration > Self.immediateLinkAuditLimit
+            && MonotonicClock.nanoseconds() &- linkAuditEnded < linkAuditDuration { return }
+        linkAuditSince = nil
+        auditLinks(changedSince: since)
+    }
+
+    /// The longest examination of every file that is repeated as often as it is asked for
+    /// (monotonic nanoseconds): a tree of about 150,000 files in a release build here, and of
+    /// about 20,000 in a debug build, loaded.
+    static var immediateLinkAuditLimit: UInt64 { 250_000_000 }
+
+    /// The descriptors of the directories above held at most while examining a subtree: past
+    /// this depth a directory is opened at its path.
+    private static var heldDescriptorDepth: Int { 32 }
+
+    private mutating func watchFilesLinkedOutOfView(below directory: WatchedDirectory, parentDescriptor: CInt, depth: Int,
+                                                    changedSince: Int64) {
+        guard case .opened(let descriptor, _) = open(directory, parentDescriptor: parentDescriptor) else { return }
+        var subdirectories: [WatchedDirectory] = []
+        var files: [([UInt8], UInt64)] = []
+        for (name, entry) in directory.children {
+            if let child = entry.directory {
+                subdirectories.append(child)
+            } else if entry.type == .file {
+                files.append((Array(name), entry.inode))
+            }
+        }
+        for (name, inode) in files {
+            // One `statx` for most files: a file with one link has no other name.
+            guard case .success(let status) = withCString(name, { Syscalls.status($0, relativeTo: descriptor) }),
+                  status.linkCount > 1, status.inode == inode
+            else { continue }
+            watchIfLinkedOutOfView(HardLinkCandidate(directory: directory, name: name, inode: inode), descriptor: descriptor,
+                                   changedSince: changedSince)
+        }
+        let holds = depth < Self.heldDescriptorDepth
+        if !holds { Syscalls.close(descriptor) }
+        for child in subdirectories where child.isAttached {
+            watchFilesLinkedOutOfView(below: child, parentDescriptor: holds ? descriptor : -1, depth: depth + 1,
+                                      changedSince: changedSince)
+        }
+        if holds { Syscalls.close(descriptor) }
+    }
+
+    /// Finds, in one walk of the model, the names of the files that `examined` creations found
+    /// under a name the filter refuses, with more than one link: a name in view of such a
+    /// file may now have another out of view, checked as the creation is applied
+    /// (``watchNamesInView(of:)``), ahead of the creations after it.
+    mutating func findNamesInView(ofFilteredOutLinks examined: [Examination]) {
+        var sought: Set<FileIdentity> = []
+        for examination in examined {
+            if case .filteredOut(let identity?) = examination { sought.insert(identity) }
+        }
+        guard !sought.isEmpty else { return }
+        for tree in roots.compactMap(\.tree) {
+            tree.forEachDirectory { node in
+                for (name, entry) in node.children where entry.type == .file {
+                    let identity = FileIdentity(device: node.device, inode: entry.inode)
+                    if sought.contains(identity) { namesOfFilteredOutLinks[identity, default: []].append((node, Array(name))) }
+                }
+            }
+        }
+    }
+
+    /// A file with more than one link appeared under a name the filter refuses: its names in
+    /// view (``findNamesInView(ofFilteredOutLinks:)``) are checked now.
+    mutating func watchNamesInView(of identity: FileIdentity) {
+        guard let names = namesOfFilteredOutLinks[identity] else { return }
+        let since = drainedBeforeRead - Self.leftBehindLookbackNanoseconds
+        watch(names.map { HardLinkCandidate(directory: $0.0, name: $0.1, inode: identity.inode, changedSince: since) })
+    }
+
+    /// How far before ``drainedBeforeRead`` a file left with a name out of view is looked for a
+    /// change: more than ``mirrorWaitLimit``, the longest half a move waits across reads.
+    static var leftBehindLookbackNanoseconds: Int64 { 2_000_000_000 }
+
+    /// Checks the names whose file lost another name in view (``HardLinkIndex/takeLeftBehind()``).
+    mutating func watchNamesLeftBehind() {
+        let leftBehind = hardLinks.takeLeftBehind()
+        if !leftBehind.isEmpty {
+            // The other name left view with an event queued after the queue was last found
+            // empty before the read that returned it, or read a little earlier still (a move
+            // out waits up to a second for its other half, across reads that find the queue
+            // empty), and may have been written through since; beneath a held consumer, that
+            // can be long ago.
+            let since = drainedBeforeRead - Self.leftBehindLookbackNanoseconds
+            watch(leftBehind.compactMap { directory, name in
+                guard let entry = directory.children[name], entry.type == .file else { return nil }
+                return HardLinkCandidate(directory: directory, name: name, inode: entry.inode, changedSince: since)
+            })
+        }
+    }
+
+    /// Checks the files noted since the last call (``hardLinkCandidates``), each directory
+    /// opened once.
+    mutating func watchCandidatesOutOfView() {
+        guard !hardLinkCandidates.isEmpty else { return }
+        let candidates = hardLinkCandidates
+        hardLinkCandidates.removeAll()
+        watch(candidates)
+    }
+
+    /// Checks `candidates`, each directory opened once (they come grouped by directory).
+    private mutating func watch(_ candidates: [HardLinkCandidate]) {
+        var open: (directory: WatchedDirectory, descriptor: CInt)?
+        defer { if let open { Syscalls.close(open.descriptor) } }
+        for candidate in candidates where candidate.directory.isAttached {
+            if open?.directory !== candidate.directory {
+                if let open { Syscalls.close(open.descriptor) }
+                open = nil
+                guard case .opened(let descriptor, _) = self.open(candidate.directory) else { continue }
+                open = (candidate.directory, descriptor)
+            }
+            if let open { watchIfLinkedOutOfView(candidate, descriptor: open.descriptor, changedSince: candidate.changedSince) }
+        }
+    }
+
+    /// Adds a watch on the file at `candidate` if it has more links than names in the model,
+    /// for each of those names.
+    ///
+    /// The file is opened `O_PATH` without following a symlink, checked through that
+    /// descriptor to be the model's file, and watched through `/proc/self/fd`, as a followed
+    /// symlink's target is (``watchFileLinkTarget(_:in:linkInode:descriptor:)``).
+    private mutating func watchIfLinkedOutOfView(_ candidate: HardLinkCandidate, descriptor: CInt, changedSince: Int64?) {
+        let (directory, name) = (candidate.directory, candidate.name)
+        guard let entry = directory.children[name], entry.inode == candidate.inode, entry.type == .file,
+              fileLinkWatches[NameInModel(directory, name)] == nil
+        else { return }
+        guard case .success(let pinned) = withCString(name, { Syscalls.openPathOnly($0, relativeTo: descriptor, followSymlinks: false) })
+        else { return }
+        defer { Syscalls.close(pinned) }
+        guard case .success(let status) = Syscalls.status(ofDescriptor: pinned), status.itemType == .file,
+              status.inode == candidate.inode, status.linkCount > 1
+        else { return }
+        let names = hardLinks.paths(of: status.identity, at: directory, name)
+        guard Int(status.linkCount) > names.count else { return }
+        let unwatched = names.filter { fileLinkWatches[NameInModel($0.0, $0.1)] == nil }
+        guard !unwatched.isEmpty else { return }
+        let path = ProcessDescriptors.areVisible
+            ? ProcessDescriptors.path(of: pinned)
+            : roots[directory.root].paths.bytes(directory.relativePath.appendingComponent(name))
+        let watch: CInt
+        switch kernel?.addWatch(path: path, mask: Self.fileLinkMask) {
+        case .success(let added):
+            watch = added
+        case .failure(let errno):
+            reportUnwatchableHardLink(directory, name, errno: errno)
+            return
+        case .none:
+            return
+        }
+        if let existing = targets[watch], !existing.directories.isEmpty {
+            // Not this file's watch (it cannot be, for a regular file); leave the other alone.
+            // (A file root's watch on the same file is shared: both hear its events.)
+            return
+        }
+        for (linkDirectory, linkName) in unwatched {
+            targets[watch, default: WatchTargets()].fileLinks.append(
+                FollowedFileLink(.hardLink, directory: linkDirectory, name: linkName, inode: status.inode, target: status.identity))
+            fileLinkWatches[NameInModel(linkDirectory, linkName)] = watch
+        }
+        // Examined again now that the watch is there: a write between the first look and the
+        // watch is not missed.
+        if let changedSince, case .success(let now) = Syscalls.status(ofDescriptor: pinned), now.changeTime >= changedSince {
+            // Changed since `changedSince`: perhaps written through the other name before the
+            // watch was there to hear it.
+            for (linkDirectory, linkName) in names {
+                produced.append(makeEvent(.modified, root: linkDirectory.root,
+                                          relative: linkDirectory.relativePath.appendingComponent(linkName),
+                                          type: .file, identity: status.identity, synthetic: true))
+            }
+        }
+    }
+
+    /// Says once per watch that a file with a name out of view could not be watched, and why.
+    private mutating func reportUnwatchableHardLink(_ directory: WatchedDirectory, _ name: [UInt8], errno: Errno) {
+        let absolute = roots[directory.root].paths.bytes(directory.relativePath.appendingComponent(name))
+        if errno == .noSpace {
+            guard !hardLinkWatchLimitReported else { return }
+            hardLinkWatchLimitReported = true
+            diagnose(.unwatchableHardLink, absolute, errno: errno,
+                     "\(FilePath(bytes: absolute)) has a hard link out of the watch's view, and the inotify watch limit is reached (raise the sysctl fs.inotify.max_user_watches); writes through such other names are not reported for it or for further such files")
+            return
+        }
+        diagnose(.unwatchableHardLink, absolute, errno: errno,
+                 "cannot watch \(FilePath(bytes: absolute)) (\(errno)), which has a hard link out of the watch's view; writes through that other name are not reported")
+    }
+
+    /// An event of the watch on a file with names out of view, for its `links` in the model.
+    mutating func handleHardLinkedFile(_ event: Inotify.Event, _ links: [FollowedFileLink], after previous: ReportedChange?) {
+        guard let first = links.first else { return }
+        let mask = event.mask
+        func isRepeat(_ kind: FileSystemEvent.Kind) -> Bool {
+            previous?.identity == first.target && previous?.kind == kind
+        }
+        if mask.contains(.modify) && !isRepeat(.modified) {
+            for link in links { reportHardLinked(.modified, link) }
+        }
+        if mask.contains(.attrib) {
+            if !isRepeat(.attributesChanged) {
+                for link in links { reportHardLinked(.attributesChanged, link) }
+            }
+            // The link count moved, perhaps: a file with no name out of view any more needs no
+            // watch of its own.
+            if case .success(let status) = statusOfChild(first.name, in: first.directory), status.inode == first.inode,
+               Int(status.linkCount) <= hardLinks.paths(of: first.target, at: first.directory, first.name).count {
+                for link in links { dropFileLink(link.name, in: link.directory) }
+            }
+        }
+        if mask.contains(.deleteSelf) {
+            // Every name is gone; the names in view were removed by their directories' events.
+            for link in links { dropFileLink(link.name, in: link.directory) }
+        }
+    }
+
+    private mutating func reportHardLinked(_ kind: FileSystemEvent.Kind, _ link: FollowedFileLink) {
+        produced.append(makeEvent(kind, root: link.directory.root, relative: link.directory.relativePath.appendingComponent(link.name),
+                                  type: .file, identity: link.target, synthetic: false))
+    }
+}
+#endif
