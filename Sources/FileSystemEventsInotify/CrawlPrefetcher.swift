@@ -10,8 +10,9 @@ import SystemPackage
 /// has already listed.
 ///
 /// Why: `ready` on a large tree is two kinds of work, the kernel's (`openat`, `statx` of the
-/// descriptor, `inotify_add_watch`, `getdents64`, `close`: two thirds of a 110k-entry
-/// start-up in a profile) and the model's (tables of names, inode numbers for hard links).
+/// descriptor, `inotify_add_watch`, `getdents64`, a `statx` per file for its link count
+/// (``InotifyWatch/CrawlState/examinesFiles``), `close`: two thirds of a 110k-entry
+/// start-up in a profile taken before that last `statx` was added) and the model's (tables of names, inode numbers for hard links).
 /// On one thread they add up; here they overlap, on two cores in about the time of the larger.
 ///
 /// Nothing about the watch-then-list rule changes: each directory is opened, checked, watched
@@ -72,6 +73,7 @@ final class CrawlPrefetcher: @unchecked Sendable {
     }
 
     private let rootPath: [UInt8]
+    private let examinesFiles: Bool
     private let adder: WatchAdder
     /// The crawl's descriptor budget, shared: at most this many held to open subdirectories
     /// by name, the rest for directories handed over and not yet taken (their descriptors
@@ -114,8 +116,9 @@ final class CrawlPrefetcher: @unchecked Sendable {
     private static var maximumPublished: Int { 2_048 }
     private static var maximumPublishedEntries: Int { 1 << 16 }
 
-    private init(rootPath: [UInt8], adder: WatchAdder, maximumHeldDescriptors: Int) {
+    private init(rootPath: [UInt8], adder: WatchAdder, maximumHeldDescriptors: Int, examinesFiles: Bool) {
         self.rootPath = rootPath
+        self.examinesFiles = examinesFiles
         self.adder = adder
         self.inFlightDescriptorLimit = maximumHeldDescriptors / 2
         self.heldDescriptorLimit = maximumHeldDescriptors - maximumHeldDescriptors / 2
@@ -136,8 +139,10 @@ final class CrawlPrefetcher: @unchecked Sendable {
 
     /// Starts a prefetcher for the root at `rootPath`, or returns `nil` if no thread could be
     /// started (the crawl then lists for itself).
-    static func start(rootPath: [UInt8], adder: WatchAdder, maximumHeldDescriptors: Int) -> CrawlPrefetcher? {
-        let prefetcher = CrawlPrefetcher(rootPath: rootPath, adder: adder, maximumHeldDescriptors: maximumHeldDescriptors)
+    /// - Parameter examinesFiles: each regular file listed is examined too (``CrawlState/examinesFiles``).
+    static func start(rootPath: [UInt8], adder: WatchAdder, maximumHeldDescriptors: Int, examinesFiles: Bool = false) -> CrawlPrefetcher? {
+        let prefetcher = CrawlPrefetcher(rootPath: rootPath, adder: adder, maximumHeldDescriptors: maximumHeldDescriptors,
+                                         examinesFiles: examinesFiles)
         guard ProducerThread.start({ prefetcher.walk() }) else { return nil }
         return prefetcher
     }
@@ -306,7 +311,7 @@ final class CrawlPrefetcher: @unchecked Sendable {
                 if case .success = watch, !leavesListing {
                     listedAt = WallClock.wallNanoseconds()
                     listed = DirectoryListing.read(descriptor: descriptor, with: reader, statEach: false,
-                                                   examinesDirectories: false, followSymlinks: false)
+                                                   examinesDirectories: false, examinesFiles: examinesFiles, followSymlinks: false)
                     if case .success(let found)? = listed, !isMetBefore { listing = found }
                 }
                 let hasSubdirectories = listing?.entries.contains(where: \.isDirectory) ?? false

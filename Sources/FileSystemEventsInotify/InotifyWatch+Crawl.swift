@@ -20,6 +20,7 @@ extension InotifyWatch {
             let tree = WatchedDirectory(parent: nil, name: [], root: index, device: status.device, inode: status.inode)
             roots.append(WatchedRoot(path: path, paths: PathBuilder(root: path), bytes: bytes, device: status.device, kind: .directory(tree)))
             var crawlState = CrawlState()
+            crawlState.examinesFiles = true
             crawlState.ancestors.insert(FileIdentity(device: status.device, inode: status.inode))
             if settle != nil { crawlState.presentFiles = [] }
             if settle == nil, options.filter.isEmpty, !options.followsSymlinks, options.isRecursive, ProcessDescriptors.areVisible,
@@ -30,7 +31,7 @@ extension InotifyWatch {
                 mask.remove(.dontFollow)  // the magic link of `/proc/self/fd` must be followed (see `addWatch`)
                 crawlState.prefetcher = CrawlPrefetcher.start(
                     rootPath: bytes, adder: .init(inotifyDescriptor: inotifyDescriptor, mask: mask),
-                    maximumHeldDescriptors: crawlState.maximumHeldDescriptors)
+                    maximumHeldDescriptors: crawlState.maximumHeldDescriptors, examinesFiles: crawlState.examinesFiles)
             }
             crawl(tree, emitting: false, state: &crawlState)
             stopPrefetching(&crawlState)
@@ -85,7 +86,13 @@ extension InotifyWatch {
         /// of ``fileInodes`` cannot see them (a tree moved out and back, or a `link(2)` whose
         /// two paths were resolved on either side of a rename of their directory).
         var findsLinks = false
-        /// The files found with more than one link, when ``findsLinks`` is set.
+        /// Set for a start-up's crawl: each regular file is examined (`statx`) for its link
+        /// count, so that a file with a name out of view is watched on its own before `ready`
+        /// (see `InotifyWatch+HardLinkWatches.swift`). Unlike ``findsLinks``, directories are
+        /// not examined: nothing at a start-up is compared with a model.
+        var examinesFiles = false
+        /// The files found with more than one link, when ``findsLinks`` or ``examinesFiles``
+        /// is set.
         var linkedFiles: [(directory: WatchedDirectory, name: [UInt8], identity: FileIdentity)] = []
         /// Directories on the current descent (following symlinks), against loops.
         var ancestors: Set<FileIdentity> = []
@@ -311,7 +318,7 @@ extension InotifyWatch {
             }
             if type == .file {
                 state.fileInodes.append(identity.inode)
-                if state.findsLinks, !item.linksToFile, let found = item.status, found.linkCount > 1 {
+                if state.findsLinks || state.examinesFiles, !item.linksToFile, let found = item.status, found.linkCount > 1 {
                     state.linkedFiles.append((directory, listing.name(of: item), identity))
                 }
                 if let since = state.changedSince, let found = item.status, found.changeTime >= since {
@@ -389,7 +396,8 @@ extension InotifyWatch {
         // followed (loops are found by identity before descending), it is examined there.
         let examinesDirectories = statEach || options.followsSymlinks
         switch DirectoryListing.read(descriptor: descriptor, with: state.reader, statEach: statEach,
-                                     examinesDirectories: examinesDirectories, followSymlinks: options.followsSymlinks) {
+                                     examinesDirectories: examinesDirectories, examinesFiles: state.examinesFiles,
+                                     followSymlinks: options.followsSymlinks) {
         case .success(let found): listing = found
         case .failure(let errno):
             Syscalls.close(descriptor)
@@ -465,7 +473,7 @@ extension InotifyWatch {
             guard owned >= 0 else { return nil }  // not reached: such a descriptor is handed over
             listedAt = WallClock.wallNanoseconds()
             found = DirectoryListing.read(descriptor: owned, with: state.reader, statEach: false, examinesDirectories: false,
-                                          followSymlinks: false)
+                                          examinesFiles: state.examinesFiles, followSymlinks: false)
         }
         switch found {
         case .success(let listing):
@@ -715,15 +723,17 @@ struct DirectoryListing {
     ///     listing leaves unknown.
     ///   - examinesDirectories: directories are examined too, for an identity that holds at a
     ///     mount point (where `d_ino` is the covered directory's).
+    ///   - examinesFiles: regular files are examined too, for their link count.
     static func read(descriptor: CInt, with reader: DirectoryEntryReader, statEach: Bool,
-                     examinesDirectories: Bool, followSymlinks: Bool) -> Result<DirectoryListing, Errno> {
+                     examinesDirectories: Bool, examinesFiles: Bool = false, followSymlinks: Bool) -> Result<DirectoryListing, Errno> {
         var listing = DirectoryListing()
         let listed = reader.forEachEntry(in: descriptor) { found in
             let namePointer = found.name
             let nameCount = strlen(namePointer)
             var entry = Entry(nameStart: listing.names.count, nameCount: nameCount, type: found.itemType, inode: found.inode)
             entry.isSymlink = entry.type == .symlink
-            if statEach || entry.type == .unknown || (examinesDirectories && entry.type == .directory) || (followSymlinks && entry.type == .symlink) {
+            if statEach || entry.type == .unknown || (examinesDirectories && entry.type == .directory)
+                || (examinesFiles && entry.type == .file) || (followSymlinks && entry.type == .symlink) {
                 switch Syscalls.status(namePointer, relativeTo: descriptor) {
                 case .success(let status):
                     entry.status = status

@@ -16,12 +16,14 @@ import SystemPackage
 // Which files: those whose link count is greater than the number of their names in the model.
 // The count comes from `statx`:
 //
-// - The crawl before `ready` does not examine files (that would be the larger part of a
-//   start-up), so every file of the model is examined once right after `ready` is sent and
-//   before the first event is read (``auditLinks(changedSince:)``). A write made through a
-//   name out of view in between is found by the file's change time, and reported `modified`
-//   then, ahead of every event read later.
-// - After that, the files the watch examines anyway (a creation, a move in, a crawl of a
+// - The crawl before `ready` examines each regular file (`statx`, on whichever of its two
+//   threads lists the directory: ``InotifyWatch/CrawlState/examinesFiles``), and the files
+//   it finds are watched before `ready` is sent. That is the larger part of a start-up's
+//   cost (a 110k-entry tree's `ready` about doubles, to about the C walk that `statx`es every
+//   entry), and the price of a start that misses no write: examined after `ready` instead,
+//   a write through a name out of view made in between was told only once the examination
+//   reached the file, after events read since, and the first event waited for all of it.
+// - While watched, the files the watch examines anyway (a creation, a move in, a crawl of a
 //   directory made or moved in, a rescan) with more than one link, and the names left in view
 //   when another name of their file leaves it (``HardLinkIndex/leftBehind``), are checked once
 //   the events read with them have been applied (``watchCandidatesOutOfView()``).

@@ -229,7 +229,6 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
         defer { kernel?.close() }
         channel.send(.scanStarted(roots: options.roots))
         drainedAt = FileSystemEvent.Timestamp.now().nanosecondsSinceEpoch
-        let crawlStarted = drainedAt - Self.changeTimeMarginNanoseconds
         do {
             for (index, root) in options.roots.enumerated() {
                 try addRoot(root, index: index)
@@ -238,11 +237,13 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             channel.finish(throwing: error)
             return
         }
+        // The files the crawl found with more links than names in view are watched on their
+        // own before `ready` (see `InotifyWatch+HardLinkWatches.swift`).
+        if hardLinks.hasUnresolved { hardLinks.resolve(searching: roots.compactMap(\.tree)) }
+        watchCandidatesOutOfView()
         flushDiagnostics()
         if options.capturesInitialState { channel.setInitialState(initialState()) }
         guard channel.send(.ready(roots: options.roots)) != .terminated else { return }
-        // Before any event is read, so that nothing read later is told ahead of what it finds.
-        auditLinks(changedSince: crawlStarted)
         settlePresentFiles()
         // Files already finished are settled now: handed over before the first wait, which
         // has no deadline when nothing else is pending (they used to wait there until some
