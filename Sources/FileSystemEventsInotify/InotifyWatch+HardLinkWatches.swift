@@ -19,8 +19,8 @@ import SystemPackage
 // - The crawl before `ready` examines each regular file (`statx`, on whichever of its two
 //   threads lists the directory: ``InotifyWatch/CrawlState/examinesFiles``), and the files
 //   it finds are watched before `ready` is sent. That is the larger part of a start-up's
-//   cost (a 110k-entry tree's `ready` about doubles, to about the C walk that `statx`es every
-//   entry), and the price of a start that misses no write: examined after `ready` instead,
+//   cost (a 110k-entry tree's `ready` about doubles, to about twice the C walk that `statx`es
+//   every entry), and the price of a start that misses no write: examined after `ready` instead,
 //   a write through a name out of view made in between was told only once the examination
 //   reached the file, after events read since, and the first event waited for all of it.
 // - While watched, the files the watch examines anyway (a creation, a move in, a crawl of a
