@@ -88,8 +88,10 @@ struct FollowCommand: AsyncParsableCommand {
                 }
                 printer.finish()
             } catch {
-                // Before anything was delivered, the path or the options were at fault.
                 printer.finish()
+                // Stopped as asked: whatever the follower threw on its way out is no failure.
+                if Task.isCancelled || error is CancellationError { return }
+                // Before anything was delivered, the path or the options were at fault.
                 let message = String(describing: error)
                 throw hasStarted ? CommandFailure.failed(message) : CommandFailure.badInput(message)
             }

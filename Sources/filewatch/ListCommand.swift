@@ -102,6 +102,12 @@ struct ListCommand: AsyncParsableCommand {
         options.latency = configuration.options.latency
         let listing = DirectoryListing(directory: path, options: options, configuration: configuration)
 
+        // The handler goes in before anything is printed: a script that sends SIGINT as soon
+        // as it sees the listing's first line must find it installed (it found the default
+        // action, which ended the process by the signal, about once in 150 under load). It
+        // cancels the listing's task, which may not exist yet.
+        let pending = PendingRequests<Task<Void, any Error>>()
+        _ = try TerminationMonitor(onFirstSignal: { pending.request { $0.cancel() } }, onOutputClosed: { pending.request { $0.cancel() } })
         let worker = Task {
             var hasDelivered = false
             do {
@@ -110,12 +116,14 @@ struct ListCommand: AsyncParsableCommand {
                     output.write(formatter.format(update))
                 }
             } catch {
+                // Stopped as asked: whatever the listing threw on its way out is no failure.
+                if Task.isCancelled || error is CancellationError { return }
                 // Before the first update, the directory or the options were at fault.
                 let message = String(describing: error)
                 throw hasDelivered ? CommandFailure.failed(message) : CommandFailure.badInput(message)
             }
         }
-        _ = try TerminationMonitor(onFirstSignal: { worker.cancel() }, onOutputClosed: { worker.cancel() })
+        pending.attach(worker)
         try await worker.value
     }
 }
