@@ -38,19 +38,30 @@ struct HardLinkIndex {
         guard !unresolved.isEmpty else { return }
         var found = unresolved
         unresolved.removeAll()
+        for (identity, names) in Self.names(of: Set(found.keys), in: trees) {
+            var list = found[identity, default: []]
+            for (node, name) in names where !list.contains(where: { $0.0 === node && $0.1 == name }) {
+                list.append((node, name))
+            }
+            found[identity] = list
+        }
+        for (identity, list) in found { register(identity, paths: list) }
+    }
+
+    /// The names in `trees` of the files whose identity is one of `identities`, in the model's
+    /// order, found in one walk.
+    static func names(of identities: Set<FileIdentity>, in trees: [WatchedDirectory]) -> [FileIdentity: [(WatchedDirectory, [UInt8])]] {
+        var found: [FileIdentity: [(WatchedDirectory, [UInt8])]] = [:]
+        guard !identities.isEmpty else { return found }
         for tree in trees {
             tree.forEachDirectory { node in
-                for (childName, entry) in node.children where entry.type == .file {
+                for (name, entry) in node.children where entry.type == .file {
                     let identity = FileIdentity(device: node.device, inode: entry.inode)
-                    guard var list = found[identity] else { continue }
-                    if !list.contains(where: { $0.0 === node && $0.1.elementsEqual(childName) }) {
-                        list.append((node, Array(childName)))
-                        found[identity] = list
-                    }
+                    if identities.contains(identity) { found[identity, default: []].append((node, Array(name))) }
                 }
             }
         }
-        for (identity, list) in found { register(identity, paths: list) }
+        return found
     }
 
     mutating func remove(_ identity: FileIdentity?, _ directory: WatchedDirectory, _ name: [UInt8]) {

@@ -210,13 +210,12 @@ extension InotifyWatch {
 
     /// An event that is neither half of a move, to whatever watches its descriptor.
     private mutating func dispatch(_ event: Inotify.Event) {
-        let previous = lastReportedChange
+        changeBeforeThisEvent = lastReportedChange
         lastReportedChange = nil
-        changeBeforeThisEvent = previous
         guard let target = targets[event.watch] else { return }
         for root in target.fileRoots { handleFileRoot(root, event) }
         for directory in target.directories where directory.isAttached { handle(event, in: directory) }
-        if !target.fileLinks.isEmpty { handleFileLinkTarget(event, after: previous) }
+        if !target.fileLinks.isEmpty { handleFileLinkTarget(event) }
     }
 
     /// Whether `third` and `fourth` are the mirror of the move pair `from`/`to`.

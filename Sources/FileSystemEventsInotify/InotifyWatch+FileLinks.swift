@@ -91,17 +91,12 @@ extension InotifyWatch {
         guard case .success(let pinned) = withCString(name, { Syscalls.openPathOnly($0, relativeTo: fd) }) else { return .notAFile }
         defer { Syscalls.close(pinned) }
         guard case .success(let target) = Syscalls.status(ofDescriptor: pinned), target.itemType == .file else { return .notAFile }
-        let path: [UInt8]
-        if ProcessDescriptors.areVisible {
-            path = ProcessDescriptors.path(of: pinned)
-        } else {
-            path = roots[directory.root].paths.bytes(directory.relativePath.appendingComponent(name))
-        }
+        let absolute = roots[directory.root].paths.bytes(directory.relativePath.appendingComponent(name))
         let watch: CInt
-        switch kernel?.addWatch(path: path, mask: Self.fileLinkMask) {
+        switch addFileWatch(pinned: pinned, path: absolute) {
         case .success(let added): watch = added
         case .failure(.noSpace):
-            pendingFailure = pendingFailure ?? watchFailure(.noSpace, path: roots[directory.root].paths.bytes(directory.relativePath.appendingComponent(name)))
+            pendingFailure = pendingFailure ?? watchFailure(.noSpace, path: absolute)
             return .unwatchable(.noSpace)
         case .failure(let errno):
             return .unwatchable(errno)
@@ -213,11 +208,7 @@ extension InotifyWatch {
     }
 
     /// An event of the watch on links' target.
-    ///
-    /// - Parameter previous: the change the event read just before this one reported through a
-    ///   directory's watch, if any: a write through a name in view queues the directory's event
-    ///   and then this one, which a hard-linked file's names then do not report again.
-    mutating func handleFileLinkTarget(_ event: Inotify.Event, after previous: ReportedChange? = nil) {
+    mutating func handleFileLinkTarget(_ event: Inotify.Event) {
         guard let links = targets[event.watch]?.fileLinks, !links.isEmpty else { return }
         let mask = event.mask
         let live = links.filter(\.isLive)
@@ -249,7 +240,7 @@ extension InotifyWatch {
             for link in symlinks { relook(at: link, attributesChanged: mask.contains(.attrib)) }
         }
         if symlinks.count != live.count {
-            handleHardLinkedFile(event, live.filter { $0.kind == .hardLink }, after: previous)
+            handleHardLinkedFile(event, live.filter { $0.kind == .hardLink })
         }
     }
 
@@ -284,9 +275,20 @@ extension InotifyWatch {
                                   type: .symlink, identity: FileIdentity(device: link.directory.device, inode: link.inode), synthetic: true))
     }
 
+    /// Tells `kind` at `link`'s place: a symlink with its own identity, a hard-linked file with
+    /// the file's.
     mutating func report(_ kind: FileSystemEvent.Kind, _ link: FollowedFileLink) {
+        let identity = link.kind == .hardLink ? link.target : FileIdentity(device: link.directory.device, inode: link.inode)
         produced.append(makeEvent(kind, root: link.directory.root, relative: link.directory.relativePath.appendingComponent(link.name),
-                                  type: .file, identity: FileIdentity(device: link.directory.device, inode: link.inode), synthetic: false))
+                                  type: .file, identity: identity, synthetic: false))
+    }
+
+    /// Adds the watch of a file itself (``fileLinkMask``) to the file open `O_PATH` at `pinned`:
+    /// through `/proc/self/fd`, so that what was checked through the descriptor is what is
+    /// watched, or at `path` (the file's path) where `/proc` is not mounted. `nil` without a
+    /// kernel.
+    mutating func addFileWatch(pinned: CInt, path: [UInt8]) -> Result<CInt, Errno>? {
+        kernel?.addWatch(path: ProcessDescriptors.areVisible ? ProcessDescriptors.path(of: pinned) : path, mask: Self.fileLinkMask)
     }
 }
 #endif

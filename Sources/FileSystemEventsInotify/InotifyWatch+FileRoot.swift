@@ -87,8 +87,8 @@ extension InotifyWatch {
         if file.inode != 0, case .success(let pinned) = Syscalls.open(atPath: roots[index].bytes, flags: Syscalls.pathOnlyFlag | O_CLOEXEC) {
             defer { Syscalls.close(pinned) }
             if case .success(let status) = Syscalls.status(ofDescriptor: pinned), status.itemType == .file, status.inode == file.inode {
-                let path = ProcessDescriptors.areVisible ? ProcessDescriptors.path(of: pinned) : roots[index].bytes
-                switch kernel?.addWatch(path: path, mask: Self.fileLinkMask) {
+                let path = roots[index].bytes
+                switch addFileWatch(pinned: pinned, path: path) {
                 case .success(let watch) where targets[watch]?.directories.isEmpty ?? true:
                     wanted = (watch, status.inode)
                 case .failure(let errno):
@@ -223,14 +223,11 @@ extension InotifyWatch {
             return
         }
         guard file.inode != 0 else { return }
-        func isRepeat(_ kind: FileSystemEvent.Kind) -> Bool {
-            changeBeforeThisEvent?.identity == identity && changeBeforeThisEvent?.kind == kind
-        }
-        if mask.contains(.modify) && !isRepeat(.modified) {
+        if mask.contains(.modify) && !isRepeat(.modified, of: identity) {
             produced.append(makeEvent(.modified, root: index, relative: [], type: file.type, identity: identity, synthetic: false))
         }
         if mask.contains(.attrib) {
-            if !isRepeat(.attributesChanged) {
+            if !isRepeat(.attributesChanged, of: identity) {
                 produced.append(makeEvent(.attributesChanged, root: index, relative: [], type: file.type, identity: identity, synthetic: false))
             }
         }

@@ -25,7 +25,7 @@ import SystemPackage
 //   reached the file, after events read since, and the first event waited for all of it.
 // - While watched, the files the watch examines anyway (a creation, a move in, a crawl of a
 //   directory made or moved in, a rescan) with more than one link, and the names left in view
-//   when another name of their file leaves it (``HardLinkIndex/leftBehind``), are checked once
+//   when another name of their file leaves it (``HardLinkIndex/takeLeftBehind()``), are checked once
 //   the events read with them have been applied (``watchCandidatesOutOfView()``).
 // - A file with several links that arrives under a name the filter refuses: its names in
 //   view are found by identity in the model (``watchNamesInView(of:)``).
@@ -66,8 +66,8 @@ struct HardLinkCandidate {
 extension InotifyWatch {
     /// Examines every file of the model for names out of view: those found get a watch of their
     /// own, and those changed since `changedSince` (wall-clock nanoseconds) are reported
-    /// `modified`. Right after `ready` (since the crawl began), and when an item that may have
-    /// been such a name left view unexamined (``requestLinkAudit()``).
+    /// `modified`. When an item that may have been such a name left view unexamined
+    /// (``requestLinkAudit()``).
     mutating func auditLinks(changedSince: Int64) {
         let start = MonotonicClock.nanoseconds()
         for tree in roots.compactMap(\.tree) {
@@ -149,15 +149,7 @@ extension InotifyWatch {
         for examination in examined {
             if case .filteredOut(let identity?) = examination { sought.insert(identity) }
         }
-        guard !sought.isEmpty else { return }
-        for tree in roots.compactMap(\.tree) {
-            tree.forEachDirectory { node in
-                for (name, entry) in node.children where entry.type == .file {
-                    let identity = FileIdentity(device: node.device, inode: entry.inode)
-                    if sought.contains(identity) { namesOfFilteredOutLinks[identity, default: []].append((node, Array(name))) }
-                }
-            }
-        }
+        namesOfFilteredOutLinks = HardLinkIndex.names(of: sought, in: roots.compactMap(\.tree))
     }
 
     /// A file with more than one link appeared under a name the filter refuses: its names in
@@ -234,15 +226,13 @@ extension InotifyWatch {
         guard Int(status.linkCount) > names.count else { return }
         let unwatched = names.filter { fileLinkWatches[NameInModel($0.0, $0.1)] == nil }
         guard !unwatched.isEmpty else { return }
-        let path = ProcessDescriptors.areVisible
-            ? ProcessDescriptors.path(of: pinned)
-            : roots[directory.root].paths.bytes(directory.relativePath.appendingComponent(name))
+        let absolute = roots[directory.root].paths.bytes(directory.relativePath.appendingComponent(name))
         let watch: CInt
-        switch kernel?.addWatch(path: path, mask: Self.fileLinkMask) {
+        switch addFileWatch(pinned: pinned, path: absolute) {
         case .success(let added):
             watch = added
         case .failure(let errno):
-            reportUnwatchableHardLink(directory, name, errno: errno)
+            reportUnwatchableHardLink(absolute, errno: errno)
             return
         case .none:
             return
@@ -271,8 +261,7 @@ extension InotifyWatch {
     }
 
     /// Says once per watch that a file with a name out of view could not be watched, and why.
-    private mutating func reportUnwatchableHardLink(_ directory: WatchedDirectory, _ name: [UInt8], errno: Errno) {
-        let absolute = roots[directory.root].paths.bytes(directory.relativePath.appendingComponent(name))
+    private mutating func reportUnwatchableHardLink(_ absolute: [UInt8], errno: Errno) {
         if errno == .noSpace {
             guard !hardLinkWatchLimitReported else { return }
             hardLinkWatchLimitReported = true
@@ -285,18 +274,17 @@ extension InotifyWatch {
     }
 
     /// An event of the watch on a file with names out of view, for its `links` in the model.
-    mutating func handleHardLinkedFile(_ event: Inotify.Event, _ links: [FollowedFileLink], after previous: ReportedChange?) {
+    /// A change the event just before told through a directory's watch for the same file
+    /// (``changeBeforeThisEvent``) is not told again.
+    mutating func handleHardLinkedFile(_ event: Inotify.Event, _ links: [FollowedFileLink]) {
         guard let first = links.first else { return }
         let mask = event.mask
-        func isRepeat(_ kind: FileSystemEvent.Kind) -> Bool {
-            previous?.identity == first.target && previous?.kind == kind
-        }
-        if mask.contains(.modify) && !isRepeat(.modified) {
-            for link in links { reportHardLinked(.modified, link) }
+        if mask.contains(.modify) && !isRepeat(.modified, of: first.target) {
+            for link in links { report(.modified, link) }
         }
         if mask.contains(.attrib) {
-            if !isRepeat(.attributesChanged) {
-                for link in links { reportHardLinked(.attributesChanged, link) }
+            if !isRepeat(.attributesChanged, of: first.target) {
+                for link in links { report(.attributesChanged, link) }
             }
             // The link count moved, perhaps: a file with no name out of view any more needs no
             // watch of its own.
@@ -311,9 +299,10 @@ extension InotifyWatch {
         }
     }
 
-    private mutating func reportHardLinked(_ kind: FileSystemEvent.Kind, _ link: FollowedFileLink) {
-        produced.append(makeEvent(kind, root: link.directory.root, relative: link.directory.relativePath.appendingComponent(link.name),
-                                  type: .file, identity: link.target, synthetic: false))
+    /// Whether the event just before this one told `kind` for `identity` through a directory's
+    /// watch: the same write or change, heard by the file's own watch too.
+    func isRepeat(_ kind: FileSystemEvent.Kind, of identity: FileIdentity) -> Bool {
+        changeBeforeThisEvent?.identity == identity && changeBeforeThisEvent?.kind == kind
     }
 }
 #endif

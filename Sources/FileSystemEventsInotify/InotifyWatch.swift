@@ -16,8 +16,9 @@ import SystemPackage
 /// `InotifyWatch+Events.swift` (applying kernel events), `+Crawl.swift` (watch-then-list of a
 /// directory), `+Rescan.swift` (rebuilding a subtree after an overflow or a wrong model),
 /// `+FileRoot.swift` (roots that are files), `+FileLinks.swift` (followed symlinks to files)
-/// and `+HardLinkWatches.swift` (files with a hard link out of view) are parts of one state machine, split by concern, not separate owners. They keep these
-/// invariants between two kernel reads:
+/// and `+HardLinkWatches.swift` (files with a hard link out of view) are parts of one state
+/// machine, split by concern, not separate owners. They keep these invariants between two
+/// kernel reads:
 ///
 /// - **The model is what the consumer has been told.** `roots[i]`'s tree of
 ///   ``WatchedDirectory`` nodes holds exactly the items the events produced so far describe
@@ -30,7 +31,8 @@ import SystemPackage
 ///   inode before it is believed.
 /// - **`targets` maps every live watch descriptor to what it stands for**: the attached
 ///   directory nodes (several only when following symlinks or across roots), file roots, and
-///   followed file links (symlinks to files, and files with a hard link out of view). A descriptor whose targets become empty is removed from the kernel
+///   followed file links (symlinks to files, and files with a hard link out of view). A
+///   descriptor whose targets become empty is removed from the kernel
 ///   (``releaseIfUnused(_:droppedByKernel:)``) unless the kernel dropped it already; a node that
 ///   leaves the model gives up its descriptor through ``unwatch(_:droppedByKernel:)``.
 ///   `fileLinkWatches` is the reverse index of the file-link part, kept in step by the same
