@@ -16,6 +16,13 @@ package struct RandomOperations {
     private let tag: String
     package private(set) var log: [String] = []
 
+    /// The operations a failure message quotes: the last 80, or every one where failures are
+    /// traced to files (`FILEWATCH_CONFORMANCE_TRACE`), whose length does not matter.
+    package var logForFailure: String {
+        let shown = StressSettings.tracesFailures ? log[...] : log.suffix(80)
+        return shown.joined(separator: "; ")
+    }
+
     // The tree as the operations left it (the harness's marker files aside).
     private var files: [RelativePath] = []
     private var directories: [RelativePath] = []

@@ -9,4 +9,8 @@ enum StressSettings {
         guard let value = getenv(name), let parsed = Int(String(cString: value)), parsed > 0 else { return nil }
         return parsed
     }
+
+    /// Whether a broken replay is written to a directory (`FILEWATCH_CONFORMANCE_TRACE`,
+    /// ``WatchSession/traceFailure(label:problems:)``).
+    static var tracesFailures: Bool { getenv("FILEWATCH_CONFORMANCE_TRACE") != nil }
 }

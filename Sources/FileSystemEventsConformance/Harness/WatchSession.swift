@@ -17,6 +17,9 @@ public final class WatchSession: Sendable {
     private let consumer: Mutex<Task<Void, Never>?> = Mutex(nil)
     /// The trees on disk (one per root) when the source said `ready`: the replay's starting point.
     let initialTrees: Mutex<[DiskTree]?> = Mutex(nil)
+    /// Where failures are traced (``traceFailure(label:problems:)``): the files with several
+    /// names at `ready`, every name whatever the filter.
+    let initialLinkedNames: Mutex<String> = Mutex("")
     /// The roots' bytes, for telling the harness's marker files apart without `FilePath`.
     private let rootBytes: [[UInt8]]
 
@@ -87,6 +90,7 @@ public final class WatchSession: Sendable {
         }
         try check(session.state.withLock { $0.recorded.isReady }, "the stream ended before ready")
         session.initialTrees.withLock { $0 = session.readDisks() }
+        if StressSettings.tracesFailures { session.initialLinkedNames.withLock { $0 = session.describeLinkedNames() } }
         return session
     }
 
@@ -428,8 +432,28 @@ extension WatchSession {
         let events = state.withLock { $0.recorded.events }
         var text = "context: \(label)\n" + problems.joined(separator: "\n") + "\n\nevents:\n"
         for event in events { text += event.description + "\n" }
+        // Where a file has several names, a change through a name out of view is one of them.
+        text += "\nat ready:" + initialLinkedNames.withLock { $0 } + "\nnow:" + describeLinkedNames()
         let path = FilePath("\(directory)/replay-failure-\(getpid())-\(MonotonicClock.nanoseconds()).log")
         try? WholeFile.replace(path, with: Array(text.utf8))
+    }
+}
+
+extension WatchSession {
+    /// Every name of each file with several names in the roots, whatever the filter, with
+    /// its inode number.
+    func describeLinkedNames() -> String {
+        var text = ""
+        for root in rootBytes {
+            let everything = DiskTree.read(root: root, recursive: true) { _, _ in true }
+            var names: [FileIdentity: [String]] = [:]
+            for (path, item) in everything.items where item.type == .file {
+                if let identity = item.identity { names[identity, default: []].append(path.description) }
+            }
+            let linked = names.filter { $0.value.count > 1 }.map { ($0.key.inode, $0.value.sorted()) }.sorted { $0.1[0] < $1.1[0] }
+            for (inode, paths) in linked { text += "\n  inode \(inode): " + paths.joined(separator: "  ") }
+        }
+        return text
     }
 }
 

@@ -8,7 +8,7 @@ extension ConformanceSuite {
                 var mix = RandomOperations(seed: UInt64(seed), tree: context.tree)
                 for _ in 0..<400 { try mix.step() }
                 try await watch.sync()
-                try watch.assertReplayMatchesDisk("seed \(seed), last operations: \(mix.log.suffix(80).joined(separator: "; "))")
+                try watch.assertReplayMatchesDisk("seed \(seed), last operations: \(mix.logForFailure)")
                 await watch.stop()
             }
         },
@@ -21,7 +21,7 @@ extension ConformanceSuite {
                 for _ in 0..<300 { try mix.step() }
                 watch.resume()
                 try await watch.sync()
-                try watch.assertReplayMatchesDisk("seed \(seed), last operations: \(mix.log.suffix(80).joined(separator: "; "))")
+                try watch.assertReplayMatchesDisk("seed \(seed), last operations: \(mix.logForFailure)")
                 await watch.stop()
             }
         },
@@ -53,7 +53,7 @@ extension ConformanceSuite {
                         for _ in 0..<250 { try mix.step() }
                         if held { watch.resume() }
                         try await watch.sync()
-                        try watch.assertReplayMatchesDisk("\(label), \(held ? "held" : "full speed"), seed \(seed), last operations: \(mix.log.suffix(80).joined(separator: "; "))")
+                        try watch.assertReplayMatchesDisk("\(label), \(held ? "held" : "full speed"), seed \(seed), last operations: \(mix.logForFailure)")
                         await watch.stop()
                     }
                 }
