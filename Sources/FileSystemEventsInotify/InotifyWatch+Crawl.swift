@@ -99,16 +99,9 @@ extension InotifyWatch {
         /// How many listed directories' descriptors the crawl holds open, for opening their
         /// subdirectories by name.
         var heldDescriptors = 0
-        /// At most 32, so that a deep tree costs no more than that (below that depth
-        /// directories are opened by path; a ``CrawlPrefetcher`` shares the same budget, and
-        /// the crawl then holds none itself), and none under a low open file limit, where every
-        /// descriptor the crawl holds is one the rest of the process may be refused: under
-        /// `ulimit -n 16` the libinotifytools backend, whose owner thread needs a few of its
-        /// own, stopped for want of one.
-        let maximumHeldDescriptors: Int = {
-            guard case .success(let limit) = Syscalls.openFileLimit() else { return 0 }
-            return Int(min(32, limit / 8 > 16 ? limit / 8 - 16 : 0))
-        }()
+        /// ``ProcessDescriptors/heldBudget()``; a ``CrawlPrefetcher`` shares the same budget,
+        /// and the crawl then holds none itself.
+        let maximumHeldDescriptors = ProcessDescriptors.heldBudget()
         /// Set (empty) for the initial crawl when settling: the regular files found, with
         /// their status, to be settled at `ready` (``SettleTracker/presentAtReady``).
         var presentFiles: [(relative: [UInt8], status: FileStatus)]?
@@ -660,6 +653,19 @@ extension InotifyWatch {
 /// `/proc/self/fd`, through which a watch is added to an open directory rather than to a path.
 enum ProcessDescriptors {
     static let areVisible: Bool = access("/proc/self/fd", F_OK) == 0
+
+    /// How many directory descriptors a walk of the tree (a crawl, an examination of every
+    /// file) may hold open along its descent, to open each subdirectory by its name alone.
+    ///
+    /// At most 32, so that a deep tree costs no more than that (below that depth directories
+    /// are opened by path), and none under a low open file limit, where every descriptor a
+    /// walk holds is one the rest of the process may be refused: under `ulimit -n 16` the
+    /// libinotifytools backend, whose owner thread needs a few of its own, stopped for want of
+    /// one, and a walk holding a fixed 32 failed to open what lay below and skipped it.
+    static func heldBudget() -> Int {
+        guard case .success(let limit) = Syscalls.openFileLimit() else { return 0 }
+        return Int(min(32, limit / 8 > 16 ? limit / 8 - 16 : 0))
+    }
 
     static func path(of descriptor: CInt) -> [UInt8] {
         // Built from bytes: this runs once per directory of a start-up.

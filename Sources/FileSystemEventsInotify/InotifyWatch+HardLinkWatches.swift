@@ -70,8 +70,9 @@ extension InotifyWatch {
     /// (``requestLinkAudit()``).
     mutating func auditLinks(changedSince: Int64) {
         let start = MonotonicClock.nanoseconds()
+        let heldDepth = ProcessDescriptors.heldBudget()
         for tree in roots.compactMap(\.tree) {
-            watchFilesLinkedOutOfView(below: tree, parentDescriptor: -1, depth: 0, changedSince: changedSince)
+            watchFilesLinkedOutOfView(below: tree, parentDescriptor: -1, depth: 0, heldDepth: heldDepth, changedSince: changedSince)
         }
         linkAuditEnded = MonotonicClock.nanoseconds()
         linkAuditDuration = linkAuditEnded &- start
@@ -107,12 +108,11 @@ extension InotifyWatch {
     /// about 20,000 in a debug build, loaded.
     static var immediateLinkAuditLimit: UInt64 { 250_000_000 }
 
-    /// The descriptors of the directories above held at most while examining a subtree: past
-    /// this depth a directory is opened at its path.
-    private static var heldDescriptorDepth: Int { 32 }
-
+    /// Examines the files of `directory` and of every directory below it. The descriptors of
+    /// the directories above are held down to `heldDepth` (``ProcessDescriptors/heldBudget()``),
+    /// past which a directory is opened at its path.
     private mutating func watchFilesLinkedOutOfView(below directory: WatchedDirectory, parentDescriptor: CInt, depth: Int,
-                                                    changedSince: Int64) {
+                                                    heldDepth: Int, changedSince: Int64) {
         guard case .opened(let descriptor, _) = open(directory, parentDescriptor: parentDescriptor) else { return }
         var subdirectories: [WatchedDirectory] = []
         var files: [([UInt8], UInt64)] = []
@@ -131,11 +131,11 @@ extension InotifyWatch {
             watchIfLinkedOutOfView(HardLinkCandidate(directory: directory, name: name, inode: inode), descriptor: descriptor,
                                    changedSince: changedSince)
         }
-        let holds = depth < Self.heldDescriptorDepth
+        let holds = depth < heldDepth
         if !holds { Syscalls.close(descriptor) }
         for child in subdirectories where child.isAttached {
             watchFilesLinkedOutOfView(below: child, parentDescriptor: holds ? descriptor : -1, depth: depth + 1,
-                                      changedSince: changedSince)
+                                      heldDepth: heldDepth, changedSince: changedSince)
         }
         if holds { Syscalls.close(descriptor) }
     }
