@@ -64,18 +64,28 @@ struct HardLinkIndex {
         return found
     }
 
-    mutating func remove(_ identity: FileIdentity?, _ directory: WatchedDirectory, _ name: [UInt8]) {
+    /// `directory/name` is no longer a name of the file in view.
+    ///
+    /// - Parameter movedOutOfView: the name went on elsewhere, out of view (rather than being
+    ///   unlinked): ``takeLeftBehind()`` says so.
+    mutating func remove(_ identity: FileIdentity?, _ directory: WatchedDirectory, _ name: [UInt8], movedOutOfView: Bool = false) {
         guard let identity, var known = paths[identity] else { return }
         let count = known.count
         known.removeAll { $0.directory === directory && $0.name == name }
         paths[identity] = known.count > 1 ? known : nil
-        if known.count < count && !known.isEmpty { leftBehind[identity] = known }
+        if known.count < count && !known.isEmpty { noteLeftBehind(identity, known, movedOutOfView: movedOutOfView) }
     }
 
     /// A file of a subtree leaving the model (its directory removed, or moved out of view):
     /// its other names in view, if any, are ``takeLeftBehind()``'s.
-    mutating func noteLeaving(_ identity: FileIdentity) {
-        if let known = paths[identity] { leftBehind[identity] = known }
+    mutating func noteLeaving(_ identity: FileIdentity, movedOutOfView: Bool) {
+        if let known = paths[identity] { noteLeftBehind(identity, known, movedOutOfView: movedOutOfView) }
+    }
+
+    private mutating func noteLeftBehind(_ identity: FileIdentity, _ known: [(directory: WatchedDirectory, name: [UInt8])],
+                                         movedOutOfView: Bool) {
+        let movedBefore = leftBehind[identity]?.movedOutOfView ?? false
+        leftBehind[identity] = (known, movedOutOfView || movedBefore)
     }
 
     var isEmpty: Bool { paths.isEmpty }
@@ -83,17 +93,18 @@ struct HardLinkIndex {
     /// Files that lost a name in view since ``takeLeftBehind()`` was last called: removed (the
     /// link count fell too) or moved out of view (it did not, and the file now has a name out
     /// of view; see `InotifyWatch+HardLinkWatches.swift`).
-    private var leftBehind: [FileIdentity: [(directory: WatchedDirectory, name: [UInt8])]] = [:]
+    private var leftBehind: [FileIdentity: (names: [(directory: WatchedDirectory, name: [UInt8])], movedOutOfView: Bool)] = [:]
 
     /// The names still in view of the files that lost one, as the model has them now; names
-    /// no longer in it are forgotten.
-    mutating func takeLeftBehind() -> [(directory: WatchedDirectory, name: [UInt8])] {
+    /// no longer in it are forgotten. `movedOutOfView`: one of the names lost was moved out of
+    /// view, rather than unlinked.
+    mutating func takeLeftBehind() -> [(directory: WatchedDirectory, name: [UInt8], movedOutOfView: Bool)] {
         guard !leftBehind.isEmpty else { return [] }
-        var names: [(directory: WatchedDirectory, name: [UInt8])] = []
-        for (identity, known) in leftBehind {
-            let live = known.filter { $0.directory.isAttached && $0.directory.children[$0.name]?.inode == identity.inode }
+        var names: [(directory: WatchedDirectory, name: [UInt8], movedOutOfView: Bool)] = []
+        for (identity, lost) in leftBehind {
+            let live = lost.names.filter { $0.directory.isAttached && $0.directory.children[$0.name]?.inode == identity.inode }
             if paths[identity] != nil { paths[identity] = live.count > 1 ? live : nil }
-            names.append(contentsOf: live)
+            names.append(contentsOf: live.map { ($0.directory, $0.name, lost.movedOutOfView) })
         }
         leftBehind.removeAll()
         return names

@@ -1256,7 +1256,7 @@ extension InotifyWatch {
             unwatch(child)
         }
         let id = identity(of: entry, in: directory)
-        hardLinks.remove(id, directory, name)
+        hardLinks.remove(id, directory, name, movedOutOfView: true)
         dropFileLink(name, in: directory)
         let path = directory.relativePath.appendingComponent(name)
         produced.append(makeEvent(.removed, root: directory.root, relative: path, type: entry.type, identity: id, synthetic: false))
@@ -1333,7 +1333,7 @@ extension InotifyWatch {
             if hasHardLinks {
                 // Their other names in view may now be a file's only names in view.
                 for (_, entry) in node.children where entry.type == .file {
-                    hardLinks.noteLeaving(FileIdentity(device: node.device, inode: entry.inode))
+                    hardLinks.noteLeaving(FileIdentity(device: node.device, inode: entry.inode), movedOutOfView: !droppedByKernel)
                 }
             }
             let watch = node.watch

@@ -61,6 +61,11 @@ struct HardLinkCandidate {
     /// watch was added); `nil` where the consumer has not been told of the file yet, or has
     /// been told of the change.
     var changedSince: Int64? = nil
+    /// The file had a name out of view (moved there, or made where the filter refuses it)
+    /// before the event that told of it was read: a change since ``changedSince`` is
+    /// reported even where the file needs no watch by now, for that name may have been
+    /// written through and gone again since (unlinked, or moved back into view).
+    var hadNameOutOfView = false
 }
 
 extension InotifyWatch {
@@ -128,8 +133,8 @@ extension InotifyWatch {
             guard case .success(let status) = withCString(name, { Syscalls.status($0, relativeTo: descriptor) }),
                   status.linkCount > 1, status.inode == inode
             else { continue }
-            watchIfLinkedOutOfView(HardLinkCandidate(directory: directory, name: name, inode: inode), descriptor: descriptor,
-                                   changedSince: changedSince)
+            watchIfLinkedOutOfView(HardLinkCandidate(directory: directory, name: name, inode: inode, changedSince: changedSince),
+                                   descriptor: descriptor)
         }
         let holds = depth < heldDepth
         if !holds { Syscalls.close(descriptor) }
@@ -157,7 +162,7 @@ extension InotifyWatch {
     mutating func watchNamesInView(of identity: FileIdentity) {
         guard let names = namesOfFilteredOutLinks[identity] else { return }
         let since = drainedBeforeRead - Self.leftBehindLookbackNanoseconds
-        watch(names.map { HardLinkCandidate(directory: $0.0, name: $0.1, inode: identity.inode, changedSince: since) })
+        watch(names.map { HardLinkCandidate(directory: $0.0, name: $0.1, inode: identity.inode, changedSince: since, hadNameOutOfView: true) })
     }
 
     /// How far before ``drainedBeforeRead`` a file left with a name out of view is looked for a
@@ -174,9 +179,10 @@ extension InotifyWatch {
             // empty), and may have been written through since; beneath a held consumer, that
             // can be long ago.
             let since = drainedBeforeRead - Self.leftBehindLookbackNanoseconds
-            watch(leftBehind.compactMap { directory, name in
+            watch(leftBehind.compactMap { directory, name, movedOutOfView in
                 guard let entry = directory.children[name], entry.type == .file else { return nil }
-                return HardLinkCandidate(directory: directory, name: name, inode: entry.inode, changedSince: since)
+                return HardLinkCandidate(directory: directory, name: name, inode: entry.inode, changedSince: since,
+                                         hadNameOutOfView: movedOutOfView)
             })
         }
     }
@@ -201,17 +207,19 @@ extension InotifyWatch {
                 guard case .opened(let descriptor, _) = self.open(candidate.directory) else { continue }
                 open = (candidate.directory, descriptor)
             }
-            if let open { watchIfLinkedOutOfView(candidate, descriptor: open.descriptor, changedSince: candidate.changedSince) }
+            if let open { watchIfLinkedOutOfView(candidate, descriptor: open.descriptor) }
         }
     }
 
     /// Adds a watch on the file at `candidate` if it has more links than names in the model,
-    /// for each of those names.
+    /// for each of those names, and reports it `modified` at those names if it changed since
+    /// the candidate's ``HardLinkCandidate/changedSince``: with a watch added, or where it
+    /// ``HardLinkCandidate/hadNameOutOfView``.
     ///
     /// The file is opened `O_PATH` without following a symlink, checked through that
     /// descriptor to be the model's file, and watched through `/proc/self/fd`, as a followed
     /// symlink's target is (``watchFileLinkTarget(_:in:linkInode:descriptor:)``).
-    private mutating func watchIfLinkedOutOfView(_ candidate: HardLinkCandidate, descriptor: CInt, changedSince: Int64?) {
+    private mutating func watchIfLinkedOutOfView(_ candidate: HardLinkCandidate, descriptor: CInt) {
         let (directory, name) = (candidate.directory, candidate.name)
         guard let entry = directory.children[name], entry.inode == candidate.inode, entry.type == .file,
               fileLinkWatches[NameInModel(directory, name)] == nil
@@ -220,12 +228,34 @@ extension InotifyWatch {
         else { return }
         defer { Syscalls.close(pinned) }
         guard case .success(let status) = Syscalls.status(ofDescriptor: pinned), status.itemType == .file,
-              status.inode == candidate.inode, status.linkCount > 1
+              status.inode == candidate.inode
         else { return }
         let names = hardLinks.paths(of: status.identity, at: directory, name)
-        guard Int(status.linkCount) > names.count else { return }
+        let watched = status.linkCount > 1 && Int(status.linkCount) > names.count
+            && addHardLinkWatch(pinned: pinned, status: status, names: names, directory: directory, name: name)
+        // Examined again now that the watch is there, so a write between the first look and
+        // the watch is not missed. Without one, a name that was out of view may have been
+        // written through before it was unlinked or moved back into view, all before the
+        // event that told of it was read: the file lost a name in view to `mv` beneath a held
+        // consumer, the name out of view was appended to and then removed with its directory,
+        // and by the time the move was read the file had one name (scenario 113, seed 1505 of
+        // `FILEWATCH_CONFORMANCE_FILTERED_MIX_SEEDS=3`).
+        guard let changedSince = candidate.changedSince, watched || candidate.hadNameOutOfView,
+              case .success(let now) = Syscalls.status(ofDescriptor: pinned), now.changeTime >= changedSince
+        else { return }
+        for (linkDirectory, linkName) in names {
+            produced.append(makeEvent(.modified, root: linkDirectory.root,
+                                      relative: linkDirectory.relativePath.appendingComponent(linkName),
+                                      type: .file, identity: status.identity, synthetic: true))
+        }
+    }
+
+    /// Adds the watch on the file open at `pinned` for those of its `names` in the model that
+    /// have none; `false` if none was added.
+    private mutating func addHardLinkWatch(pinned: CInt, status: FileStatus, names: [(WatchedDirectory, [UInt8])],
+                                           directory: WatchedDirectory, name: [UInt8]) -> Bool {
         let unwatched = names.filter { fileLinkWatches[NameInModel($0.0, $0.1)] == nil }
-        guard !unwatched.isEmpty else { return }
+        guard !unwatched.isEmpty else { return false }
         let absolute = roots[directory.root].paths.bytes(directory.relativePath.appendingComponent(name))
         let watch: CInt
         switch addFileWatch(pinned: pinned, path: absolute) {
@@ -233,31 +263,21 @@ extension InotifyWatch {
             watch = added
         case .failure(let errno):
             reportUnwatchableHardLink(absolute, errno: errno)
-            return
+            return false
         case .none:
-            return
+            return false
         }
         if let existing = targets[watch], !existing.directories.isEmpty {
             // Not this file's watch (it cannot be, for a regular file); leave the other alone.
             // (A file root's watch on the same file is shared: both hear its events.)
-            return
+            return false
         }
         for (linkDirectory, linkName) in unwatched {
             targets[watch, default: WatchTargets()].fileLinks.append(
                 FollowedFileLink(.hardLink, directory: linkDirectory, name: linkName, inode: status.inode, target: status.identity))
             fileLinkWatches[NameInModel(linkDirectory, linkName)] = watch
         }
-        // Examined again now that the watch is there: a write between the first look and the
-        // watch is not missed.
-        if let changedSince, case .success(let now) = Syscalls.status(ofDescriptor: pinned), now.changeTime >= changedSince {
-            // Changed since `changedSince`: perhaps written through the other name before the
-            // watch was there to hear it.
-            for (linkDirectory, linkName) in names {
-                produced.append(makeEvent(.modified, root: linkDirectory.root,
-                                          relative: linkDirectory.relativePath.appendingComponent(linkName),
-                                          type: .file, identity: status.identity, synthetic: true))
-            }
-        }
+        return true
     }
 
     /// Says once per watch that a file with a name out of view could not be watched, and why.
