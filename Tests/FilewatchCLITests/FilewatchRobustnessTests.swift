@@ -200,6 +200,33 @@ struct FilewatchRobustnessTests {
         #expect(!watch.outputLines.contains { $0.contains(#""kind":"created""#) && $0.contains("/e/old") })
     }
 
+    @Test("a chain of directories 20,000 deep (paths of 40,000 bytes): the watch gets to ready, reports a file made at the bottom and its removal, and stops on SIGTERM",
+          arguments: ["polling", "inotify"])
+    func chainDeeperThanAThreadStack(backend: String) async throws {
+        // The crawl, the scan, the diff and the model's release descend one call per level:
+        // on an 8 MiB thread stack a polling watch of 10,000 levels, and an inotify watch of
+        // 30,000, crashed. And a crawl holding the descriptors of the first 32 levels opened
+        // every level below at its whole path: 10,000 levels took 8.8 s to `ready`.
+        let tree = try ScratchTree()
+        let root = tree.root.string
+        let depth = 20_000
+        try DeepChain.make(below: root, depth: depth)
+        // ScratchTree's removal goes by paths, which stop at PATH_MAX.
+        defer { DeepChain.remove(below: root) }
+        let watch = try FilewatchProcess(["watch", "--backend", backend, "--format", "json", "--poll-interval", "0.05", root])
+        try await watch.waitForLine("ready", timeout: .seconds(120)) { $0.contains(#""kind":"ready""#) }
+        try DeepChain.changeFile(named: "deepest", below: root, depth: depth, create: true)
+        for kind in ["created", "removed"] {
+            try await watch.waitForLine("\(kind) at the bottom", timeout: .seconds(120)) {
+                $0.contains(#""kind":"\#(kind)""#) && $0.contains("/d/deepest\"")
+            }
+            if kind == "created" { try DeepChain.changeFile(named: "deepest", below: root, depth: depth, create: false) }
+        }
+        watch.signal(SIGTERM)
+        let status = try await watch.waitForExit(timeout: .seconds(60))
+        #expect(status == 0, "stderr: \(watch.standardError)")
+    }
+
     // MARK: Nothing left behind (item 4)
 
     @Test("the inotifytools backend leaves nothing in TMPDIR: while running, after SIGINT, SIGTERM or a closed stdout",
@@ -336,5 +363,51 @@ struct FilewatchRobustnessTests {
         }
         #expect(names.contains("notes.txt"), "\(watch.outputLines)")
         for name in names { #expect(name == "notes.txt" || name == "marker", "\(watch.outputLines)") }
+    }
+}
+
+/// A chain `d/d/…/d` below a directory, made, changed and removed one level at a time relative
+/// to the level above, since its paths are longer than PATH_MAX.
+enum DeepChain {
+    static func make(below root: String, depth: Int) throws {
+        var directory = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else { throw CLITestFailure("open \(root): errno \(errno)") }
+        defer { close(directory) }
+        for level in 0..<depth {
+            guard mkdirat(directory, "d", 0o755) == 0 else { throw CLITestFailure("mkdir at level \(level): errno \(errno)") }
+            let next = openat(directory, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard next >= 0 else { throw CLITestFailure("open at level \(level): errno \(errno)") }
+            close(directory)
+            directory = next
+        }
+    }
+
+    /// Creates the file `name` at the bottom of the chain, or removes it.
+    static func changeFile(named name: String, below root: String, depth: Int, create: Bool) throws {
+        var directory = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else { throw CLITestFailure("open \(root): errno \(errno)") }
+        defer { close(directory) }
+        for level in 0..<depth {
+            let next = openat(directory, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard next >= 0 else { throw CLITestFailure("open at level \(level): errno \(errno)") }
+            close(directory)
+            directory = next
+        }
+        if create {
+            let file = openat(directory, name, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+            guard file >= 0 else { throw CLITestFailure("create \(name): errno \(errno)") }
+            close(file)
+        } else {
+            guard unlinkat(directory, name, 0) == 0 else { throw CLITestFailure("remove \(name): errno \(errno)") }
+        }
+    }
+
+    /// Removes everything below `root` with `rm -rf`, which walks by descriptors.
+    static func remove(below root: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/rm")
+        process.arguments = ["-rf", root + "/d"]
+        try? process.run()
+        process.waitUntilExit()
     }
 }
