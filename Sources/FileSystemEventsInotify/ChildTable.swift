@@ -64,6 +64,9 @@ struct ChildTable {
     private var slots: [Slot] = []
     /// The watched directories among the items, by slot number.
     private var directories: [UInt32: WatchedDirectory] = [:]
+
+    /// Whether any item is a directory of the recursive tree (with a node of its own).
+    var hasDirectories: Bool { !directories.isEmpty }
     /// Slot number + 1 at each position, 0 where empty, the type's maximum where removed. One
     /// of the two is in use, and neither while the table has no more than ``linearLimit``
     /// slots: the narrow one while the index has at most 65,536 positions (the load limit
@@ -107,7 +110,9 @@ struct ChildTable {
     /// Sets the item at the name `key`, given as bytes (a crawl's listing buffer).
     mutating func update(_ key: UnsafeRawBufferPointer, to entry: WatchedEntry) {
         if let found = find(key) {
-            if slots[found].hasDirectory, directories[UInt32(found)] !== entry.directory { WatchedDirectory.linksChanged() }
+            if slots[found].hasDirectory, let replaced = directories[UInt32(found)], replaced !== entry.directory {
+                WatchedDirectory.detached(replaced)
+            }
             slots[found].inode = entry.inode
             slots[found].state = Self.state(of: entry)
             directories[UInt32(found)] = entry.directory
@@ -232,9 +237,8 @@ struct ChildTable {
             }
             setIndexEntry(at: position, slot: nil)
         }
-        if slots[found].hasDirectory {
-            directories[UInt32(found)] = nil
-            WatchedDirectory.linksChanged()
+        if slots[found].hasDirectory, let removed = directories.removeValue(forKey: UInt32(found)) {
+            WatchedDirectory.detached(removed)
         }
         slots[found].state = Self.removedState
         count -= 1
