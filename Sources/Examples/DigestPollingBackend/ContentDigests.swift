@@ -23,7 +23,7 @@ struct ContentDigests {
     mutating func update(from snapshot: FileTreeSnapshot, reported: Set<FilePath>, unchanged: Bool = false) -> [FileSystemEvent] {
         guard limit > 0 else { return [] }
         if !unchanged {
-            let items = snapshot.rootItem.itemType == .directory ? snapshot.items : [snapshot.rootItem]
+            let items = snapshot.rootItem.itemType == .directory ? snapshot.regularFiles : [snapshot.rootItem]
             files = items.compactMap { item in
                 guard item.itemType == .file, let identity = item.identity, let size = item.size, size <= Int64(limit) else { return nil }
                 return (identity, item.path)

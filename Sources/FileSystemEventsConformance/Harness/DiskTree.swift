@@ -69,6 +69,21 @@ public struct DiskTree: Sendable, Equatable {
 
     static func names(in directory: [UInt8]) -> [[UInt8]] {
         guard let stream = withC(directory, { opendir($0) }) else { return [] }
+        return names(readingAndClosing: stream)
+    }
+
+    /// The names in the directory open at `descriptor`, which stays open.
+    static func names(inDescriptor descriptor: CInt) -> [[UInt8]] {
+        let copy = dup(descriptor)
+        guard copy >= 0 else { return [] }
+        guard let stream = fdopendir(copy) else {
+            close(copy)
+            return []
+        }
+        return names(readingAndClosing: stream)
+    }
+
+    private static func names(readingAndClosing stream: OpaquePointer) -> [[UInt8]] {
         defer { closedir(stream) }
         var names: [[UInt8]] = []
         while let entry = readdir(stream) {

@@ -245,19 +245,39 @@ public final class ScratchTree: Sendable {
         if body() != 0 { throw ConformanceFailure("\(what()): \(Errno(rawValue: errno))") }
     }
 
+    /// Removes whatever is at `path`, a directory with everything in it.
+    ///
+    /// By descriptors, each level relative to the one above: by paths, a tree deeper than
+    /// PATH_MAX (scenario 41's) was left behind in the temporary directory after every run.
     static func removeTree(absolute path: [UInt8]) throws {
-        var info = stat()
-        guard withC(path, { lstat($0, &info) }) == 0 else { return }
-        if (info.st_mode & S_IFMT) == S_IFDIR {
-            // Make sure we may list and empty it, even if a scenario made it unreadable.
-            _ = withC(path) { chmod($0, 0o700) }
-            for name in DiskTree.names(in: path) {
-                try removeTree(absolute: path + [UInt8(ascii: "/")] + name)
+        var failure: (any Error)?
+        _ = Syscalls.withParent(of: path) { directory, name -> Result<Void, Errno> in
+            do {
+                try removeEntry(Array(UnsafeRawBufferPointer(start: name, count: strlen(name))), in: directory)
+            } catch {
+                failure = error
             }
-            try call("rmdir") { withC(path) { rmdir($0) } }
-        } else {
-            try call("unlink") { withC(path) { unlink($0) } }
+            return .success(())
         }
+        if let failure { throw failure }
+    }
+
+    /// Removes `name` in the directory open at `parent` (or `AT_FDCWD`), with everything in it.
+    private static func removeEntry(_ name: [UInt8], in parent: CInt) throws {
+        var info = stat()
+        guard withC(name, { fstatat(parent, $0, &info, AT_SYMLINK_NOFOLLOW) }) == 0 else { return }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else {
+            try call("unlink") { withC(name) { unlinkat(parent, $0, 0) } }
+            return
+        }
+        // Make sure we may list and empty it, even if a scenario made it unreadable.
+        _ = withC(name) { fchmodat(parent, $0, 0o700, 0) }
+        let directory = withC(name) { openat(parent, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+        if directory >= 0 {
+            defer { close(directory) }
+            for child in DiskTree.names(inDescriptor: directory) { try removeEntry(child, in: directory) }
+        }
+        try call("rmdir") { withC(name) { unlinkat(parent, $0, AT_REMOVEDIR) } }
     }
 
     private static func temporaryDirectory() -> String {

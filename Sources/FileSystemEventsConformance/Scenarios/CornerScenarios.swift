@@ -51,6 +51,41 @@ extension ConformanceSuite {
             try check(watch.events[index...].contains { $0.kind == .created && $0.path.lastComponent?.string == "second.txt" },
                       "a file created below PATH_MAX depth after ready was not reported")
         },
+        ConformanceScenario(118, "a chain of directories 12,000 deep (paths of 24,000 bytes): watched whole, a file made, written and removed at the bottom is reported",
+                            runsUnprivileged: true) { context in
+            // The crawl, the scan, the diff and the release of a model descend one call per
+            // level: on an 8 MiB thread stack a polling watch of a chain 10,000 deep crashed.
+            // The chain goes by descriptors (its paths pass PATH_MAX many times over), and is
+            // taken apart the same way once the watch has stopped, for the scratch tree's
+            // removal goes by paths.
+            let depth = 12_000
+            let top = context.tree.absolute("chain", in: .root)
+            defer { DeepChain.remove(top) }
+            try DeepChain.make(top, depth: depth)
+            let watch = try await context.watch()
+            let bottom = "chain" + String(repeating: "/d", count: depth)
+            let file = RelativePath(bottom + "/deepest.txt")
+            let path = context.tree.path(file)
+            var index = watch.eventCount
+            try DeepChain.atBottom(top, depth: depth) { directory in
+                try check(writeAt(directory, "deepest.txt", "made at the bottom") == 0, "create at the bottom: \(Errno(rawValue: errno))")
+            }
+            try await watch.sync()
+            try watch.expect(.created, file, since: index)
+            index = watch.eventCount
+            try DeepChain.atBottom(top, depth: depth) { directory in
+                try check(writeAt(directory, "deepest.txt", " and written", append: true) == 0, "append at the bottom: \(Errno(rawValue: errno))")
+            }
+            try await watch.sync()
+            try check(watch.events[index...].contains { $0.kind == .modified && $0.path == path }, "a write at the bottom was not reported")
+            index = watch.eventCount
+            try DeepChain.atBottom(top, depth: depth) { directory in
+                try check(unlinkat(directory, "deepest.txt", 0) == 0, "remove at the bottom: \(Errno(rawValue: errno))")
+            }
+            try await watch.sync()
+            try watch.expect(.removed, file, since: index)
+            await watch.stop()
+        },
         ConformanceScenario(42, "following symlinks: directories reached through links are listed and watched") { context in
             try context.tree.makeDirectories("real/inner")
             try context.tree.write("real/inner/file.txt", "x")
@@ -435,4 +470,70 @@ private func deepWrite(_ path: [UInt8], _ content: String, append: Bool = false)
     let bytes = Array(content.utf8)
     let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     if written != bytes.count { throw ConformanceFailure("write (deep): \(Errno(rawValue: errno))") }
+}
+
+/// A chain `d/d/…/d` made, reached and taken apart one level at a time relative to the level
+/// above, since its paths are longer than PATH_MAX: by paths, each level would cost a walk of
+/// all those above it.
+enum DeepChain {
+    /// Makes the directory `top` and a chain `depth` levels deep below it.
+    static func make(_ top: [UInt8], depth: Int) throws {
+        guard withC(top, { mkdir($0, 0o755) }) == 0 else { throw ConformanceFailure("mkdir chain: \(Errno(rawValue: errno))") }
+        var directory = withC(top) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        guard directory >= 0 else { throw ConformanceFailure("open chain: \(Errno(rawValue: errno))") }
+        defer { close(directory) }
+        for level in 0..<depth {
+            guard mkdirat(directory, "d", 0o755) == 0 else { throw ConformanceFailure("mkdir at level \(level): \(Errno(rawValue: errno))") }
+            let next = openat(directory, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard next >= 0 else { throw ConformanceFailure("open at level \(level): \(Errno(rawValue: errno))") }
+            close(directory)
+            directory = next
+        }
+    }
+
+    /// Calls `body` with a descriptor of the chain's bottom directory.
+    static func atBottom(_ top: [UInt8], depth: Int, _ body: (CInt) throws -> Void) throws {
+        var directory = withC(top) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        guard directory >= 0 else { throw ConformanceFailure("open chain: \(Errno(rawValue: errno))") }
+        defer { close(directory) }
+        for level in 0..<depth {
+            let next = openat(directory, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard next >= 0 else { throw ConformanceFailure("open at level \(level): \(Errno(rawValue: errno))") }
+            close(directory)
+            directory = next
+        }
+        try body(directory)
+    }
+
+    /// Removes the chain and `top`, whatever files its levels hold: each level's
+    /// subdirectory is moved up beside it, then the emptied level is removed, so no
+    /// descriptor is held for more than one step.
+    static func remove(_ top: [UInt8]) {
+        let slash = top.lastIndex(of: UInt8(ascii: "/")) ?? 0
+        let parent = withC(Array(top[..<max(slash, 1)])) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        guard parent >= 0 else { return }
+        defer { close(parent) }
+        var current = Array(top[(slash + 1)...])
+        var spare: [UInt8] = current + Array(".up".utf8)
+        while true {
+            let directory = withC(current) { openat(parent, $0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+            guard directory >= 0 else { return }
+            for name in DiskTree.names(inDescriptor: directory) where name != Array("d".utf8) {
+                _ = withC(name) { unlinkat(directory, $0, 0) }
+            }
+            let movedUp = withC(spare) { renameat(directory, "d", parent, $0) } == 0
+            close(directory)
+            guard withC(current, { unlinkat(parent, $0, AT_REMOVEDIR) }) == 0, movedUp else { return }
+            swap(&current, &spare)
+        }
+    }
+}
+
+/// Writes `content` to the file `name` in `directory`, created if missing; 0 on success.
+private func writeAt(_ directory: CInt, _ name: String, _ content: String, append: Bool = false) -> CInt {
+    let file = openat(directory, name, O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0o644)
+    guard file >= 0 else { return -1 }
+    defer { close(file) }
+    let bytes = Array(content.utf8)
+    return bytes.withUnsafeBytes { write(file, $0.baseAddress, $0.count) } == bytes.count ? 0 : -1
 }

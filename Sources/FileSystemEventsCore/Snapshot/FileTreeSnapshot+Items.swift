@@ -25,14 +25,27 @@ extension FileTreeSnapshot {
 
     /// Every item below the root, each directory before its contents, names in byte order.
     public var items: [Item] {
+        items(reserving: storage.snapshot.entryCount) { _ in true }
+    }
+
+    /// The regular files below the root, in the order of ``items``.
+    ///
+    /// A path is made only for what is returned: an app that reads files (a content digest,
+    /// an index) need not pay for a path per directory, which in a tree thousands of levels
+    /// deep is most of the work.
+    public var regularFiles: [Item] {
+        items(reserving: 0) { $0 == .file }
+    }
+
+    private func items(reserving count: Int, ofType wanted: (FileItemType) -> Bool) -> [Item] {
         var result: [Item] = []
         guard let tree = storage.snapshot.tree else { return result }
-        result.reserveCapacity(storage.snapshot.entryCount)
+        result.reserveCapacity(count)
         let paths = PathBuilder(root: root)
         func walk(_ directory: SnapshotDirectory, _ relative: [UInt8]) {
             for entry in directory.entries {
                 let path = relative.appendingComponent(entry.name)
-                result.append(makeItem(path: paths.path(path), status: entry.status))
+                if wanted(entry.status.itemType) { result.append(makeItem(path: paths.path(path), status: entry.status)) }
                 if let child = entry.directory { walk(child, path) }
             }
         }
