@@ -209,18 +209,26 @@ struct FilewatchRobustnessTests {
         // every level below at its whole path: 10,000 levels took 8.8 s to `ready`.
         let tree = try ScratchTree()
         let root = tree.root.string
+        let top = Array((root + "/chain").utf8)
         let depth = 20_000
-        try DeepChain.make(below: root, depth: depth)
-        // ScratchTree's removal goes by paths, which stop at PATH_MAX.
-        defer { DeepChain.remove(below: root) }
+        try DeepChain.make(top, depth: depth)
+        // ScratchTree's removal holds a descriptor per level.
+        defer { DeepChain.remove(top) }
         let watch = try FilewatchProcess(["watch", "--backend", backend, "--format", "json", "--poll-interval", "0.05", root])
         try await watch.waitForLine("ready", timeout: .seconds(120)) { $0.contains(#""kind":"ready""#) }
-        try DeepChain.changeFile(named: "deepest", below: root, depth: depth, create: true)
-        for kind in ["created", "removed"] {
-            try await watch.waitForLine("\(kind) at the bottom", timeout: .seconds(120)) {
-                $0.contains(#""kind":"\#(kind)""#) && $0.contains("/d/deepest\"")
-            }
-            if kind == "created" { try DeepChain.changeFile(named: "deepest", below: root, depth: depth, create: false) }
+        try DeepChain.atBottom(top, depth: depth) { directory in
+            let file = openat(directory, "deepest", O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+            guard file >= 0 else { throw CLITestFailure("create at the bottom: errno \(errno)") }
+            close(file)
+        }
+        try await watch.waitForLine("created at the bottom", timeout: .seconds(120)) {
+            $0.contains(#""kind":"created""#) && $0.contains("/d/deepest\"")
+        }
+        try DeepChain.atBottom(top, depth: depth) { directory in
+            guard unlinkat(directory, "deepest", 0) == 0 else { throw CLITestFailure("remove at the bottom: errno \(errno)") }
+        }
+        try await watch.waitForLine("removed at the bottom", timeout: .seconds(120)) {
+            $0.contains(#""kind":"removed""#) && $0.contains("/d/deepest\"")
         }
         watch.signal(SIGTERM)
         let status = try await watch.waitForExit(timeout: .seconds(60))
@@ -363,51 +371,5 @@ struct FilewatchRobustnessTests {
         }
         #expect(names.contains("notes.txt"), "\(watch.outputLines)")
         for name in names { #expect(name == "notes.txt" || name == "marker", "\(watch.outputLines)") }
-    }
-}
-
-/// A chain `d/d/…/d` below a directory, made, changed and removed one level at a time relative
-/// to the level above, since its paths are longer than PATH_MAX.
-enum DeepChain {
-    static func make(below root: String, depth: Int) throws {
-        var directory = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directory >= 0 else { throw CLITestFailure("open \(root): errno \(errno)") }
-        defer { close(directory) }
-        for level in 0..<depth {
-            guard mkdirat(directory, "d", 0o755) == 0 else { throw CLITestFailure("mkdir at level \(level): errno \(errno)") }
-            let next = openat(directory, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            guard next >= 0 else { throw CLITestFailure("open at level \(level): errno \(errno)") }
-            close(directory)
-            directory = next
-        }
-    }
-
-    /// Creates the file `name` at the bottom of the chain, or removes it.
-    static func changeFile(named name: String, below root: String, depth: Int, create: Bool) throws {
-        var directory = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directory >= 0 else { throw CLITestFailure("open \(root): errno \(errno)") }
-        defer { close(directory) }
-        for level in 0..<depth {
-            let next = openat(directory, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            guard next >= 0 else { throw CLITestFailure("open at level \(level): errno \(errno)") }
-            close(directory)
-            directory = next
-        }
-        if create {
-            let file = openat(directory, name, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-            guard file >= 0 else { throw CLITestFailure("create \(name): errno \(errno)") }
-            close(file)
-        } else {
-            guard unlinkat(directory, name, 0) == 0 else { throw CLITestFailure("remove \(name): errno \(errno)") }
-        }
-    }
-
-    /// Removes everything below `root` with `rm -rf`, which walks by descriptors.
-    static func remove(below root: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/rm")
-        process.arguments = ["-rf", root + "/d"]
-        try? process.run()
-        process.waitUntilExit()
     }
 }

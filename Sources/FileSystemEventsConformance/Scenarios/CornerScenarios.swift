@@ -56,8 +56,8 @@ extension ConformanceSuite {
             // The crawl, the scan, the diff and the release of a model descend one call per
             // level: on an 8 MiB thread stack a polling watch of a chain 10,000 deep crashed.
             // The chain goes by descriptors (its paths pass PATH_MAX many times over), and is
-            // taken apart the same way once the watch has stopped, for the scratch tree's
-            // removal goes by paths.
+            // taken apart one level at a time once the watch has stopped: the scratch tree's
+            // removal holds a descriptor per level.
             let depth = 12_000
             let top = context.tree.absolute("chain", in: .root)
             defer { DeepChain.remove(top) }
@@ -474,10 +474,10 @@ private func deepWrite(_ path: [UInt8], _ content: String, append: Bool = false)
 
 /// A chain `d/d/…/d` made, reached and taken apart one level at a time relative to the level
 /// above, since its paths are longer than PATH_MAX: by paths, each level would cost a walk of
-/// all those above it.
-enum DeepChain {
+/// all those above it. Public for tests that drive a watch by other means (the CLI's).
+public enum DeepChain {
     /// Makes the directory `top` and a chain `depth` levels deep below it.
-    static func make(_ top: [UInt8], depth: Int) throws {
+    public static func make(_ top: [UInt8], depth: Int) throws {
         guard withC(top, { mkdir($0, 0o755) }) == 0 else { throw ConformanceFailure("mkdir chain: \(Errno(rawValue: errno))") }
         var directory = withC(top) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         guard directory >= 0 else { throw ConformanceFailure("open chain: \(Errno(rawValue: errno))") }
@@ -492,7 +492,7 @@ enum DeepChain {
     }
 
     /// Calls `body` with a descriptor of the chain's bottom directory.
-    static func atBottom(_ top: [UInt8], depth: Int, _ body: (CInt) throws -> Void) throws {
+    public static func atBottom(_ top: [UInt8], depth: Int, _ body: (CInt) throws -> Void) throws {
         var directory = withC(top) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         guard directory >= 0 else { throw ConformanceFailure("open chain: \(Errno(rawValue: errno))") }
         defer { close(directory) }
@@ -508,7 +508,7 @@ enum DeepChain {
     /// Removes the chain and `top`, whatever files its levels hold: each level's
     /// subdirectory is moved up beside it, then the emptied level is removed, so no
     /// descriptor is held for more than one step.
-    static func remove(_ top: [UInt8]) {
+    public static func remove(_ top: [UInt8]) {
         let slash = top.lastIndex(of: UInt8(ascii: "/")) ?? 0
         let parent = withC(Array(top[..<max(slash, 1)])) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         guard parent >= 0 else { return }
