@@ -76,7 +76,7 @@ final class CrawlPrefetcher: @unchecked Sendable {
     private let examinesFiles: Bool
     private let adder: WatchAdder
     /// The crawl's descriptor budget, shared: at most this many held to open subdirectories
-    /// by name (the deepest on the descent, see ``walk()``), the rest for directories handed
+    /// by name (the deepest on the descent: ``DescentDescriptors``), the rest for directories handed
     /// over and not yet taken (their descriptors with them). The crawl itself holds none while
     /// it takes from the prefetcher.
     private let heldDescriptorLimit: Int
@@ -237,10 +237,9 @@ final class CrawlPrefetcher: @unchecked Sendable {
 
     // MARK: The prefetcher's thread
 
-    /// A directory on the current descent: its descriptor, when held for opening its
-    /// subdirectories by name, and the subdirectories still to visit.
+    /// A directory on the current descent: the subdirectories still to visit. Its descriptor,
+    /// when held for opening them by name, is the walk's ``DescentDescriptors``'.
     private struct Level {
-        var descriptor: CInt
         var listing: DirectoryListing
         var nextEntry: Int
         /// Where this directory's path ends in the walk's one path buffer, for opening its
@@ -255,28 +254,13 @@ final class CrawlPrefetcher: @unchecked Sendable {
         var pendingEntries = 0
         var stack: [Level] = []
         var path = rootPath
-        var held = 0
-        // No level of `stack` below this index holds its descriptor.
-        var shallowestHeld = 0
-        // The budget goes to the deepest directories of the descent, not the first: past it,
-        // the shallowest held is closed, and that directory's remaining subdirectories are
-        // opened at its path, which is short. Keeping the first ones instead opened every
-        // directory below them at its whole path: a chain 10,000 directories deep took 8.8 s
-        // to `ready`, a walk of the path's components per level.
-        func releaseShallowestHeld() {
-            while shallowestHeld < stack.count && stack[shallowestHeld].descriptor < 0 { shallowestHeld += 1 }
-            guard shallowestHeld < stack.count else { return }
-            Syscalls.close(stack[shallowestHeld].descriptor)
-            stack[shallowestHeld].descriptor = -1
-            held -= 1
-            shallowestHeld += 1
-        }
+        var descent = DescentDescriptors(budget: heldDescriptorLimit)
         // Every watch this walk was given. A directory whose watch was given already is one
         // met before: a bind mount of a directory of the tree (or of the root itself), which
         // the crawl does not enter either (another node holds its watch).
         var watches: Set<CInt> = []
         defer {
-            for level in stack where level.descriptor >= 0 { Syscalls.close(level.descriptor) }
+            for _ in stack { descent.leave() }
             pthread_mutex_lock(mutex)
             published += pending
             isFinished = true
@@ -292,8 +276,8 @@ final class CrawlPrefetcher: @unchecked Sendable {
                 path.removeSubrange(parent.pathCount...)
                 path.append(UInt8(ascii: "/"))
                 path.append(contentsOf: name)
-                if parent.descriptor >= 0 {
-                    opened = withCString(name) { Syscalls.openDirectory($0, relativeTo: parent.descriptor, followSymlinks: false) }
+                if descent.deepest >= 0 {
+                    opened = withCString(name) { Syscalls.openDirectory($0, relativeTo: descent.deepest, followSymlinks: false) }
                 } else {
                     opened = Syscalls.openDirectory(atPath: path, followSymlinks: false)
                 }
@@ -332,10 +316,8 @@ final class CrawlPrefetcher: @unchecked Sendable {
                 }
                 let hasSubdirectories = listing?.entries.contains(where: \.isDirectory) ?? false
                 var handed: CInt = -1
-                if hasSubdirectories && heldDescriptorLimit > 0 {
-                    if held >= heldDescriptorLimit { releaseShallowestHeld() }
+                if hasSubdirectories && descent.budget > 0 {
                     keep = descriptor
-                    held += 1
                 } else if mayHandOver {
                     handed = descriptor
                     descriptorsInFlight.add(1, ordering: .relaxed)
@@ -354,7 +336,8 @@ final class CrawlPrefetcher: @unchecked Sendable {
                 }
             }
             if let listing {
-                stack.append(Level(descriptor: keep, listing: listing, nextEntry: 0, pathCount: stack.isEmpty ? rootPath.count : path.count))
+                stack.append(Level(listing: listing, nextEntry: 0, pathCount: stack.isEmpty ? rootPath.count : path.count))
+                descent.enter(keep)
             }
             return true
         }
@@ -372,12 +355,8 @@ final class CrawlPrefetcher: @unchecked Sendable {
                 }
             }
             guard let child else {
-                let done = stack.removeLast()
-                if done.descriptor >= 0 {
-                    Syscalls.close(done.descriptor)
-                    held -= 1
-                }
-                shallowestHeld = min(shallowestHeld, stack.count)
+                stack.removeLast()
+                descent.leave()
                 continue
             }
             guard visit(name: child, depth: top + 1) else { return }

@@ -96,32 +96,11 @@ extension InotifyWatch {
         var linkedFiles: [(directory: WatchedDirectory, name: [UInt8], identity: FileIdentity)] = []
         /// Directories on the current descent (following symlinks), against loops.
         var ancestors: Set<FileIdentity> = []
-        /// How many listed directories' descriptors the crawl holds open, for opening their
-        /// subdirectories by name.
-        var heldDescriptors = 0
-        /// The descriptor each directory of the current descent holds, -1 where it holds none
-        /// (past the budget, or released for a deeper one: ``releaseShallowestHeld()``).
-        var heldOnDescent: [CInt] = []
-        /// No directory of ``heldOnDescent`` above this index holds one.
-        var shallowestHeld = 0
-        /// ``ProcessDescriptors/heldBudget()``; a ``CrawlPrefetcher`` shares the same budget,
-        /// and the crawl then holds none itself.
-        let maximumHeldDescriptors = ProcessDescriptors.heldBudget()
-
-        /// Closes the descriptor of the directory nearest the top of the descent that holds
-        /// one, for a deeper directory to hold instead: that directory's remaining
-        /// subdirectories are opened at its path, which is short. The budget held by the first
-        /// directories of the descent instead opened every directory below them at its whole
-        /// path, a walk of as many components as it is deep: the square of a deep chain's
-        /// depth (10,000 directories took 8.8 s to `ready`).
-        mutating func releaseShallowestHeld() {
-            while shallowestHeld < heldOnDescent.count && heldOnDescent[shallowestHeld] < 0 { shallowestHeld += 1 }
-            guard shallowestHeld < heldOnDescent.count else { return }
-            Syscalls.close(heldOnDescent[shallowestHeld])
-            heldOnDescent[shallowestHeld] = -1
-            heldDescriptors -= 1
-            shallowestHeld += 1
-        }
+        /// The descriptors of the directories on the way down, held for opening their
+        /// subdirectories by name. A ``CrawlPrefetcher`` shares the same budget, and the crawl
+        /// then holds none itself.
+        var descent = DescentDescriptors()
+        var maximumHeldDescriptors: Int { descent.budget }
         /// Set (empty) for the initial crawl when settling: the regular files found, with
         /// their status, to be settled at `ready` (``SettleTracker/presentAtReady``).
         var presentFiles: [(relative: [UInt8], status: FileStatus)]?
@@ -270,25 +249,8 @@ extension InotifyWatch {
         let prefetcher = state.prefetcher
         if !prefetched { state.prefetcher = nil }
         defer { if !prefetched && state.prefetcher == nil { state.prefetcher = prefetcher } }
-        let level = state.heldOnDescent.count
-        state.heldOnDescent.append(-1)
-        if descriptor >= 0 {
-            if state.maximumHeldDescriptors > 0 {
-                if state.heldDescriptors >= state.maximumHeldDescriptors { state.releaseShallowestHeld() }
-                state.heldOnDescent[level] = descriptor
-                state.heldDescriptors += 1
-            } else {
-                Syscalls.close(descriptor)
-            }
-        }
-        defer {
-            let held = state.heldOnDescent.removeLast()
-            if held >= 0 {
-                Syscalls.close(held)
-                state.heldDescriptors -= 1
-            }
-            state.shallowestHeld = min(state.shallowestHeld, state.heldOnDescent.count)
-        }
+        state.descent.enter(descriptor)
+        defer { state.descent.leave() }
         directory.isListed = true
         directory.listedAt = listedAt
         let filter = options.filter
@@ -353,7 +315,7 @@ extension InotifyWatch {
                     directory.children[name] = entry
                     state.ancestors.insert(identity)
                     state.depth += 1
-                    crawl(child, emitting: emitting, state: &state, parentDescriptor: state.heldOnDescent[level],
+                    crawl(child, emitting: emitting, state: &state, parentDescriptor: state.descent.deepest,
                           identityFromListing: item.status == nil)
                     state.depth -= 1
                     state.ancestors.remove(identity)

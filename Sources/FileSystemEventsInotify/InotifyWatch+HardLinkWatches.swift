@@ -75,9 +75,9 @@ extension InotifyWatch {
     /// (``requestLinkAudit()``).
     mutating func auditLinks(changedSince: Int64) {
         let start = MonotonicClock.nanoseconds()
-        let heldDepth = ProcessDescriptors.heldBudget()
+        var descent = DescentDescriptors()
         for tree in roots.compactMap(\.tree) {
-            watchFilesLinkedOutOfView(below: tree, parentDescriptor: -1, depth: 0, heldDepth: heldDepth, changedSince: changedSince)
+            watchFilesLinkedOutOfView(below: tree, descent: &descent, changedSince: changedSince)
         }
         linkAuditEnded = MonotonicClock.nanoseconds()
         linkAuditDuration = linkAuditEnded &- start
@@ -113,12 +113,11 @@ extension InotifyWatch {
     /// about 20,000 in a debug build, loaded.
     static var immediateLinkAuditLimit: UInt64 { 250_000_000 }
 
-    /// Examines the files of `directory` and of every directory below it. The descriptors of
-    /// the directories above are held down to `heldDepth` (``ProcessDescriptors/heldBudget()``),
-    /// past which a directory is opened at its path.
-    private mutating func watchFilesLinkedOutOfView(below directory: WatchedDirectory, parentDescriptor: CInt, depth: Int,
-                                                    heldDepth: Int, changedSince: Int64) {
-        guard case .opened(let descriptor, _) = open(directory, parentDescriptor: parentDescriptor) else { return }
+    /// Examines the files of `directory` and of every directory below it, each directory
+    /// opened relative to its parent where `descent` holds the parent's descriptor.
+    private mutating func watchFilesLinkedOutOfView(below directory: WatchedDirectory, descent: inout DescentDescriptors,
+                                                    changedSince: Int64) {
+        guard case .opened(let descriptor, _) = open(directory, parentDescriptor: descent.deepest) else { return }
         var subdirectories: [WatchedDirectory] = []
         var files: [([UInt8], UInt64)] = []
         for (name, entry) in directory.children {
@@ -136,13 +135,11 @@ extension InotifyWatch {
             watchIfLinkedOutOfView(HardLinkCandidate(directory: directory, name: name, inode: inode, changedSince: changedSince),
                                    descriptor: descriptor)
         }
-        let holds = depth < heldDepth
-        if !holds { Syscalls.close(descriptor) }
+        descent.enter(descriptor)
+        defer { descent.leave() }
         for child in subdirectories where child.isAttached {
-            watchFilesLinkedOutOfView(below: child, parentDescriptor: holds ? descriptor : -1, depth: depth + 1,
-                                      heldDepth: heldDepth, changedSince: changedSince)
+            watchFilesLinkedOutOfView(below: child, descent: &descent, changedSince: changedSince)
         }
-        if holds { Syscalls.close(descriptor) }
     }
 
     /// Finds, in one walk of the model, the names of the files that `examined` creations found
