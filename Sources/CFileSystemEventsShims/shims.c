@@ -18,6 +18,7 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#include <pthread.h>
 
 long cfse_read_directory_entries(int fd, void *buffer, size_t size) {
 #if defined(__linux__)
@@ -246,5 +247,20 @@ int cfse_set_xattr(const char *path, const char *name, const void *value, size_t
 #else
     errno = ENOTSUP;
     return -1;
+#endif
+}
+
+size_t cfse_current_stack_size(void) {
+#if defined(__GLIBC__)
+    pthread_attr_t attributes;
+    if (pthread_getattr_np(pthread_self(), &attributes) != 0) return 0;
+    size_t size = 0;
+    if (pthread_attr_getstacksize(&attributes, &size) != 0) size = 0;
+    pthread_attr_destroy(&attributes);
+    return size;
+#elif defined(__APPLE__)
+    return pthread_get_stacksize_np(pthread_self());
+#else
+    return 0;
 #endif
 }

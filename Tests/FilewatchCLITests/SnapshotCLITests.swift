@@ -10,6 +10,32 @@ import Testing
 /// line on stderr and exit status 2.
 @Suite(.serialized)
 struct SnapshotCLITests {
+    @Test("snapshot and changes --since on a chain of directories 20,000 deep: a file made at the bottom since is reported")
+    func deepChain() async throws {
+        // The scan, the diff, the encoding and the decoding descend one call per level, and
+        // the CLI ran them on its main thread: `filewatch snapshot` of a chain 10,000 deep
+        // crashed (SIGSEGV). They now run on a stack made for any depth.
+        let tree = try ScratchTree()
+        let top = tree.absolute("chain", in: .root)
+        let depth = 20_000
+        try DeepChain.make(top, depth: depth)
+        // ScratchTree's removal holds a descriptor per level.
+        defer { DeepChain.remove(top) }
+        let file = tree.path("state.fwsnap", in: .outside).string
+        let (status, _, error) = try await FilewatchProcess.run(["snapshot", tree.root.string, "--output", file])
+        #expect(status == 0, "\(error)")
+        try DeepChain.atBottom(top, depth: depth) { directory in
+            let made = openat(directory, "deepest", O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+            guard made >= 0 else { throw CLITestFailure("create at the bottom: errno \(errno)") }
+            close(made)
+        }
+        let (changesStatus, lines, changesError) = try await FilewatchProcess.run(
+            ["changes", tree.root.string, "--since", file, "--format", "json"])
+        #expect(changesStatus == 0, "\(changesError)")
+        #expect(lines.count == 1 && lines.allSatisfy { $0.contains(#""kind":"created""#) && $0.contains("/d/deepest\"") },
+                "\(lines.map { $0.prefix(120) })")
+    }
+
     @Test("snapshot, change the tree, changes --format json replays; --update leaves nothing to report")
     func catchUp() async throws {
         let tree = try ScratchTree()

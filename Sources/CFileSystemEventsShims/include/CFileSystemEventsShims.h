@@ -59,6 +59,10 @@ int cfse_release_free_memory(void);
 /// processors), or the online count where neither is known.
 int cfse_usable_processors(void);
 
+/// The size of the calling thread's stack in bytes (`pthread_getattr_np`, a GNU extension;
+/// the main thread's is its resource limit), 0 where it cannot be told.
+size_t cfse_current_stack_size(void);
+
 /// `lgetxattr`/`lsetxattr` (never following a final symlink); -1 with errno on failure.
 /// `create_only` fails with EEXIST where the attribute exists already.
 long cfse_get_xattr(const char *path, const char *name, void *value, size_t size);

@@ -1,3 +1,4 @@
+import CFileSystemEventsShims
 import PlatformLibc
 
 /// Starts `body` on a detached thread of its own.
@@ -14,10 +15,52 @@ import PlatformLibc
 /// stack is address space reserved, not memory used: only the pages a deep tree touches are
 /// ever resident.
 package enum ProducerThread {
-    /// 1 GiB of address space: about a million levels at the deepest frame per level measured
-    /// here (a polling scan and its diff). Where the system refuses that much, the thread
-    /// starts with the default stack instead.
+    /// 1 GiB of address space. A polling watch of the deployment build crashed under 10,000
+    /// levels on 8 MiB, some 800 bytes a level: this is room for about a hundred times that.
+    /// A debug build's diff takes some 7.7 KB a level, and filled it at 138,000 levels. Where
+    /// the system refuses that much, the thread starts with the default stack instead.
     package static var stackSize: Int { 1 << 30 }
+
+    /// Runs `body` on a thread with a stack of ``stackSize`` and waits for it: at once on this
+    /// thread if its stack is that large already (a watch's own), otherwise on a thread made
+    /// for the call. For what a library user calls on a thread of their own and descends one
+    /// call per level of the tree (a scan of a snapshot, its diff, its encoding), which on an
+    /// 8 MiB stack crashed on a tree 10,000 levels deep. Where no thread can be made, `body`
+    /// runs here. (A throwing body returns a `Result`.)
+    package static func withLargeStack<T>(_ body: () -> T) -> T {
+        if currentStackSize() >= stackSize / 2 { return body() }
+        var outcome: T?
+        withoutActuallyEscaping(body) { escapable in
+            let argument = Unmanaged.passRetained(LargeStackCall { outcome = escapable() }).toOpaque()
+            var attributes = pthread_attr_t()
+            pthread_attr_init(&attributes)
+            defer { pthread_attr_destroy(&attributes) }
+            #if canImport(Darwin)
+            var thread: pthread_t?
+            let created = pthread_attr_setstacksize(&attributes, stackSize) == 0
+                && pthread_create(&thread, &attributes, { argument in
+                    Unmanaged<LargeStackCall>.fromOpaque(argument).takeRetainedValue().body()
+                    return nil
+                }, argument) == 0
+            if created, let thread { pthread_join(thread, nil) }
+            #else
+            var thread = pthread_t()
+            let created = pthread_attr_setstacksize(&attributes, stackSize) == 0
+                && pthread_create(&thread, &attributes, { argument in
+                    if let argument { Unmanaged<LargeStackCall>.fromOpaque(argument).takeRetainedValue().body() }
+                    return nil
+                }, argument) == 0
+            if created { pthread_join(thread, nil) }
+            #endif
+            if !created { Unmanaged<LargeStackCall>.fromOpaque(argument).release() }
+        }
+        return outcome ?? body()
+    }
+
+    /// The size of the calling thread's stack, 0 where it cannot be told.
+    private static func currentStackSize() -> Int {
+        Int(cfse_current_stack_size())
+    }
 
     private final class Box {
         let body: () -> Void
@@ -55,4 +98,11 @@ package enum ProducerThread {
         #endif
         return result == 0
     }
+}
+
+/// One call of ``ProducerThread/withLargeStack(_:)``, handed to the thread that runs it; the
+/// caller joins that thread before it reads what the body stored.
+private final class LargeStackCall: @unchecked Sendable {
+    let body: () -> Void
+    init(_ body: @escaping () -> Void) { self.body = body }
 }

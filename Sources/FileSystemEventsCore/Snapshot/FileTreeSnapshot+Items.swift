@@ -49,7 +49,8 @@ extension FileTreeSnapshot {
                 if let child = entry.directory { walk(child, path) }
             }
         }
-        walk(tree, [])
+        // One call per level of the tree: on a stack made for any depth.
+        ProducerThread.withLargeStack { walk(tree, []) }
         return result
     }
 

@@ -111,6 +111,19 @@ public struct FileTreeSnapshot: Sendable {
         copyingOld: Bool,
         copyingNew: Bool
     ) -> [FileSystemEvent] {
+        // The copies and the diff descend one call per level: on a stack made for any depth.
+        ProducerThread.withLargeStack {
+            eventsOnThisStack(from: older, to: newer, root: root, copyingOld: copyingOld, copyingNew: copyingNew)
+        }
+    }
+
+    private static func eventsOnThisStack(
+        from older: RootSnapshot,
+        to newer: RootSnapshot,
+        root: FilePath,
+        copyingOld: Bool,
+        copyingNew: Bool
+    ) -> [FileSystemEvent] {
         switch SnapshotDiff.rootChange(from: older, to: newer, path: root) {
         case .replaced:
             let type: FileItemType = older.tree == nil ? older.status.itemType : .directory

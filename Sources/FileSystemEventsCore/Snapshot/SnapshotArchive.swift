@@ -57,6 +57,11 @@ package enum SnapshotArchive {
     // MARK: Encoding
 
     package static func encode(root: [UInt8], scanner: SnapshotScanner, snapshot: RootSnapshot) -> [UInt8] {
+        // One call per level of the tree: on a stack made for any depth.
+        ProducerThread.withLargeStack { encodeOnThisStack(root: root, scanner: scanner, snapshot: snapshot) }
+    }
+
+    private static func encodeOnThisStack(root: [UInt8], scanner: SnapshotScanner, snapshot: RootSnapshot) -> [UInt8] {
         var writer = SnapshotByteWriter(capacity: headerSize + root.count + 64 + 24 * snapshot.entryCountEstimate)
         writer.bytes.append(contentsOf: magic)
         writer.fixed(version)
@@ -166,6 +171,13 @@ package enum SnapshotArchive {
 
     /// Decodes the bytes of a snapshot file; `file` only names it in errors.
     package static func decode(_ bytes: [UInt8], file: FilePath) throws(SnapshotFileError) -> Contents {
+        // One call per level of the tree: on a stack made for any depth.
+        try ProducerThread.withLargeStack {
+            Result { () throws(SnapshotFileError) in try decodeOnThisStack(bytes, file: file) }
+        }.get()
+    }
+
+    private static func decodeOnThisStack(_ bytes: [UInt8], file: FilePath) throws(SnapshotFileError) -> Contents {
         let actual = UInt64(bytes.count)
         let header = UInt64(headerSize)
         guard bytes.count >= magic.count else {

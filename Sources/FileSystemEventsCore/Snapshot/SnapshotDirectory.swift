@@ -49,6 +49,26 @@ package final class SnapshotDirectory {
         self.isUnreadable = isUnreadable
     }
 
+    deinit {
+        // Let go of, a subtree would release one level per call in turn, as deep as it goes,
+        // on whatever thread held the last reference (an app's, with an 8 MiB stack or less):
+        // it is taken apart here one directory at a time instead.
+        guard storage.contains(where: { $0.directory != nil }) || recent.contains(where: { $0.directory != nil }) else { return }
+        var pending: [SnapshotDirectory] = []
+        takeSubdirectories(into: &pending)
+        while var directory = pending.popLast() {
+            if isKnownUniquelyReferenced(&directory) { directory.takeSubdirectories(into: &pending) }
+        }
+    }
+
+    /// Moves the directories below this one to `pending` and forgets every entry.
+    private func takeSubdirectories(into pending: inout [SnapshotDirectory]) {
+        for entry in storage { if let directory = entry.directory { pending.append(directory) } }
+        for entry in recent { if let directory = entry.directory { pending.append(directory) } }
+        storage = []
+        recent = []
+    }
+
     /// Binary search by name; the index in ``entries`` where `name` is or would be inserted.
     package func position(of name: SnapshotName) -> (index: Int, found: Bool) {
         if !recent.isEmpty { mergeRecent() }
@@ -287,7 +307,10 @@ package struct RootSnapshot {
         self.tree = tree
     }
 
-    package var entryCount: Int { tree?.recursiveCount ?? 0 }
+    package var entryCount: Int {
+        guard let tree else { return 0 }
+        return ProducerThread.withLargeStack { tree.recursiveCount }
+    }
 }
 
 /// memcmp order on raw name bytes: the order entries are kept in.

@@ -59,6 +59,13 @@ package struct SnapshotScanner: Sendable {
     /// Every caller gets this: the polling backend's cycles and its scan at `ready`, and
     /// ``FileTreeSnapshot``'s scans, which an app saves to catch up from at its next launch.
     package func scan(root: FilePath, sharingWith previous: RootSnapshot? = nil) throws(FileSystemEventsError) -> Result {
+        // One call per level of the tree: on a stack made for any depth.
+        try ProducerThread.withLargeStack {
+            Swift.Result { () throws(FileSystemEventsError) in try scanOnThisStack(root: root, sharingWith: previous) }
+        }.get()
+    }
+
+    private func scanOnThisStack(root: FilePath, sharingWith previous: RootSnapshot?) throws(FileSystemEventsError) -> Result {
         var result = try walkOnce(root: root, sharingWith: previous)
         for _ in 0..<2 where result.isTorn {
             previous?.tree?.reattachSubtrees()
