@@ -67,21 +67,20 @@ extension ConformanceSuite {
             let file = RelativePath(bottom + "/deepest.txt")
             let path = context.tree.path(file)
             var index = watch.eventCount
-            try DeepChain.atBottom(top, depth: depth) { directory in
-                try check(writeAt(directory, "deepest.txt", "made at the bottom") == 0, "create at the bottom: \(Errno(rawValue: errno))")
-            }
+            // A few steps of the path each: `deepWrite` opens it PATH_MAX at a time.
+            let absolute = context.tree.absolute(file, in: .root)
+            try deepWrite(absolute, "made at the bottom")
             try await watch.sync()
             try watch.expect(.created, file, since: index)
             index = watch.eventCount
-            try DeepChain.atBottom(top, depth: depth) { directory in
-                try check(writeAt(directory, "deepest.txt", " and written", append: true) == 0, "append at the bottom: \(Errno(rawValue: errno))")
-            }
+            try deepWrite(absolute, " and written", append: true)
             try await watch.sync()
             try check(watch.events[index...].contains { $0.kind == .modified && $0.path == path }, "a write at the bottom was not reported")
             index = watch.eventCount
-            try DeepChain.atBottom(top, depth: depth) { directory in
-                try check(unlinkat(directory, "deepest.txt", 0) == 0, "remove at the bottom: \(Errno(rawValue: errno))")
+            let removed: Result<CInt, Errno> = Syscalls.withParent(of: absolute) { directory, name in
+                valueOrErrno(retryOnInterrupt: true) { unlinkat(directory, name, 0) }
             }
+            if case .failure(let errno) = removed { throw ConformanceFailure("remove at the bottom: \(errno)") }
             try await watch.sync()
             try watch.expect(.removed, file, since: index)
             await watch.stop()
@@ -527,13 +526,4 @@ public enum DeepChain {
             swap(&current, &spare)
         }
     }
-}
-
-/// Writes `content` to the file `name` in `directory`, created if missing; 0 on success.
-private func writeAt(_ directory: CInt, _ name: String, _ content: String, append: Bool = false) -> CInt {
-    let file = openat(directory, name, O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0o644)
-    guard file >= 0 else { return -1 }
-    defer { close(file) }
-    let bytes = Array(content.utf8)
-    return bytes.withUnsafeBytes { write(file, $0.baseAddress, $0.count) } == bytes.count ? 0 : -1
 }
