@@ -231,15 +231,16 @@ extension InotifyWatch {
         let watched = status.linkCount > 1 && Int(status.linkCount) > names.count
             && addHardLinkWatch(pinned: pinned, status: status, names: names, directory: directory, name: name)
         // Examined again now that the watch is there, so a write between the first look and
-        // the watch is not missed. Without one, a name that was out of view may have been
-        // written through before it was unlinked or moved back into view, all before the
-        // event that told of it was read: the file lost a name in view to `mv` beneath a held
+        // the watch is not missed. (Without one, the first look serves: the file has no name
+        // out of view by then, and a later write is heard in view.) A name that was out of
+        // view may have been written through before it was unlinked or moved back into view,
+        // all before the event that told of it was read: the file lost a name in view to `mv` beneath a held
         // consumer, the name out of view was appended to and then removed with its directory,
         // and by the time the move was read the file had one name (scenario 113, seed 1505 of
         // `FILEWATCH_CONFORMANCE_FILTERED_MIX_SEEDS=3`).
-        guard let changedSince = candidate.changedSince, watched || candidate.hadNameOutOfView,
-              case .success(let now) = Syscalls.status(ofDescriptor: pinned), now.changeTime >= changedSince
-        else { return }
+        guard let changedSince = candidate.changedSince, watched || candidate.hadNameOutOfView else { return }
+        let now = watched ? Syscalls.status(ofDescriptor: pinned) : .success(status)
+        guard case .success(let changed) = now, changed.changeTime >= changedSince else { return }
         for (linkDirectory, linkName) in names {
             produced.append(makeEvent(.modified, root: linkDirectory.root,
                                       relative: linkDirectory.relativePath.appendingComponent(linkName),
