@@ -10,6 +10,11 @@ enum StressSettings {
         return parsed
     }
 
+    /// Added to every seed of the random mixes (28, 36, 37, 113; `FILEWATCH_CONFORMANCE_MIX_SEED_OFFSET`),
+    /// so a stress run explores seeds the default run never tried, and a failure found that way
+    /// is replayed by giving the same offset again. 0 (the default run's seeds) when unset.
+    static var mixSeedOffset: UInt64 { UInt64(positiveInteger("FILEWATCH_CONFORMANCE_MIX_SEED_OFFSET") ?? 0) }
+
     /// Whether a broken replay is written to a directory (`FILEWATCH_CONFORMANCE_TRACE`,
     /// ``WatchSession/traceFailure(label:problems:)``).
     static var tracesFailures: Bool { getenv("FILEWATCH_CONFORMANCE_TRACE") != nil }

@@ -3,9 +3,9 @@ import FileSystemEventsCore
 extension ConformanceSuite {
     static let randomMixScenarios: [ConformanceScenario] = [
         ConformanceScenario(36, "a seeded random mix at full speed: 400 operations without a pause, 5 seeds", runsUnprivileged: true) { context in
-            for seed in 101...105 {
+            for seed in (101...105).map({ UInt64($0) + StressSettings.mixSeedOffset }) {
                 let watch = try await context.watch()
-                var mix = RandomOperations(seed: UInt64(seed), tree: context.tree)
+                var mix = RandomOperations(seed: seed, tree: context.tree)
                 for _ in 0..<400 { try mix.step() }
                 try await watch.sync()
                 try watch.assertReplayMatchesDisk("seed \(seed), last operations: \(mix.logForFailure)")
@@ -14,10 +14,10 @@ extension ConformanceSuite {
         },
         ConformanceScenario(37, "a seeded random mix while the consumer is held: 300 operations beneath queued events, 4 seeds",
                             runsUnprivileged: true) { context in
-            for seed in 201...204 {
+            for seed in (201...204).map({ UInt64($0) + StressSettings.mixSeedOffset }) {
                 let watch = try await context.watch { $0.bufferLimit = backPressureBufferLimit }
                 try await watch.hold(queuing: 1_000)
-                var mix = RandomOperations(seed: UInt64(seed), tree: context.tree)
+                var mix = RandomOperations(seed: seed, tree: context.tree)
                 for _ in 0..<300 { try mix.step() }
                 watch.resume()
                 try await watch.sync()
@@ -43,7 +43,7 @@ extension ConformanceSuite {
             for (index, (label, filter)) in filters.enumerated() {
                 for run in 0..<seeds {
                     for held in [false, true] {
-                        let seed = UInt64(1_300 + 100 * index + 2 * run + (held ? 1 : 0))
+                        let seed = UInt64(1_300 + 100 * index + 2 * run + (held ? 1 : 0)) + StressSettings.mixSeedOffset
                         let watch = try await context.watch {
                             $0.filter = filter
                             if held { $0.bufferLimit = backPressureBufferLimit }
