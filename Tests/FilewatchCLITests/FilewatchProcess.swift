@@ -33,8 +33,10 @@ final class FilewatchProcess: Sendable {
     /// - Parameter openFileLimit: run under this `ulimit -n` (through `sh`, which `exec`s it).
     /// - Parameter shellWords: the arguments are words for `sh` to expand (`"$(printf '\\377')"`),
     ///   for bytes that a `String` argument cannot carry.
+    /// - Parameter nonBlockingOutput: stdout is a pipe whose write end is `O_NONBLOCK`, as a
+    ///   parent that set the flag on its own end of a shared pipe leaves it.
     init(_ arguments: [String], environment: [String: String] = [:], directory: URL? = nil, readsOutput: Bool = true,
-         openFileLimit: Int? = nil, shellWords: Bool = false) throws {
+         openFileLimit: Int? = nil, shellWords: Bool = false, nonBlockingOutput: Bool = false) throws {
         process = Process()
         if shellWords {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
@@ -56,6 +58,10 @@ final class FilewatchProcess: Sendable {
         process.standardOutput = output
         process.standardError = error
         process.standardInput = FileHandle.nullDevice
+        if nonBlockingOutput {
+            let descriptor = output.fileHandleForWriting.fileDescriptor
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        }
         readPipes = readsOutput ? 2 : 1
         unreadOutput = readsOutput ? nil : output.fileHandleForReading
         try process.run()

@@ -115,6 +115,28 @@ struct FilewatchRobustnessTests {
         #expect(status == 128 + SIGTERM, "exit status \(status)")
     }
 
+    /// A parent that made its end of the pipe non-blocking (Node.js does, Python's asyncio
+    /// too) made the watch's too: the flag belongs to the open pipe both ends share. A write
+    /// then fails with `EAGAIN` whenever the reader is behind, and the watch exited at the
+    /// first one, silently, with status 1 (found by injecting `EAGAIN` into `write(2)`).
+    @Test("stdout on a non-blocking pipe that fills up: the watch waits for the reader and every line arrives", arguments: ["inotify", "polling"])
+    func nonBlockingOutput(backend: String) async throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectory("burst")
+        let watch = try FilewatchProcess(["watch", "--backend", backend, "--format", "json", tree.root.string], readsOutput: false,
+                                         nonBlockingOutput: true)
+        _ = try watch.readOutput(until: { $0.contains(#""kind":"ready""#) })
+        // Some 600 KB of lines, far more than a pipe holds (64 KiB), while nothing reads.
+        let count = 4_000
+        for index in 0..<count { try tree.write(RelativePath("burst/a-file-name-long-enough-to-fill-a-pipe-\(index)")) }
+        try tree.write("end-marker")
+        _ = try watch.readOutput(until: { $0.contains("end-marker") })
+        let created = Set(watch.outputLines.filter { $0.contains(#""kind":"created""#) && $0.contains("fill-a-pipe-") })
+        #expect(created.count == count, "stderr: \(watch.standardError)")
+        watch.signal(SIGTERM)
+        #expect(try await watch.waitForExit(timeout: .seconds(30)) == 0)
+    }
+
     @Test("a closed stdout is noticed at once, without waiting for an event", arguments: ["inotify", "polling"])
     func closedOutput(backend: String) async throws {
         let tree = try ScratchTree()

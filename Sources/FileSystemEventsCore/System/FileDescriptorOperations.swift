@@ -74,6 +74,31 @@ package enum Syscalls {
         }
     }
 
+    /// Writes all of `buffer`, however many calls that takes.
+    ///
+    /// A descriptor may be non-blocking without its writer knowing: the process that made a
+    /// pipe (a Node.js or Python parent, a shell that shares its terminal) sets `O_NONBLOCK`
+    /// on its end, and the flag belongs to the open file both ends share. Such a write stops
+    /// short or fails with `EAGAIN` whenever the reader is behind; it then waits here until the
+    /// descriptor takes more, instead of failing.
+    package static func writeAll(_ descriptor: CInt, _ buffer: UnsafeRawBufferPointer) -> Result<Void, Errno> {
+        var offset = 0
+        while offset < buffer.count {
+            switch write(descriptor, UnsafeRawBufferPointer(rebasing: buffer[offset...])) {
+            case .success(let written):
+                offset += written
+            case .failure(.resourceTemporarilyUnavailable):
+                var descriptorState = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                if case .failure(let errno) = valueOrErrno(retryOnInterrupt: true, { poll(&descriptorState, 1, -1) }) {
+                    return .failure(errno)
+                }
+            case .failure(let errno):
+                return .failure(errno)
+            }
+        }
+        return .success(())
+    }
+
     /// Waits for any of `descriptors` to become readable.
     ///
     /// - Parameter timeoutMilliseconds: -1 waits forever.
