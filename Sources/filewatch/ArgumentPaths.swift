@@ -11,8 +11,10 @@ import ArgumentParser
 /// the arguments, and ``FilePath/init(argument:)`` turns those back into the bytes, so every
 /// argument keeps exactly the bytes it had, whichever option or position it lands in.
 enum RawArguments {
-    /// `argv` without the program name, for the parser.
-    static let decoded: [String] = (1..<Int(CommandLine.argc)).map { index in
+    /// `argv` without the program name, for the parser. `argc` may be 0: a process can be
+    /// started with an empty `argv`, and the statically linked runtime finds `argv` through
+    /// `/proc/self/maps`, so it reports none when that cannot be read.
+    static let decoded: [String] = (1..<max(1, Int(CommandLine.argc))).map { index in
         guard let raw = CommandLine.unsafeArgv[index] else { return "" }
         return decode(Array(UnsafeBufferPointer(start: raw, count: strlen(raw))).map { UInt8(bitPattern: $0) })
     }
