@@ -719,6 +719,7 @@ struct DirectoryListing {
     static func read(descriptor: CInt, with reader: DirectoryEntryReader, statEach: Bool,
                      examinesDirectories: Bool, examinesFiles: Bool = false, followSymlinks: Bool) -> Result<DirectoryListing, Errno> {
         var listing = DirectoryListing()
+        var unexamined: Errno?
         let listed = reader.forEachEntry(in: descriptor) { found in
             let namePointer = found.name
             let nameCount = strlen(namePointer)
@@ -732,8 +733,15 @@ struct DirectoryListing {
                     entry.type = status.itemType
                     entry.inode = status.inode
                     entry.isSymlink = status.itemType == .symlink
-                case .failure:
+                case .failure(.noSuchFileOrDirectory), .failure(.notDirectory):
                     return  // gone since the listing was read; its removal is in the queue
+                case .failure(let errno):
+                    // There but not examinable: `EACCES` in a directory that may be read but
+                    // not searched, `EIO`. The directory is then as unreadable as one that
+                    // cannot be listed: left out, the name would be told removed by a rescan,
+                    // and never told at all once the `chmod` that makes it examinable came.
+                    unexamined = unexamined ?? errno
+                    return
                 }
                 if followSymlinks && entry.isSymlink,
                    case .success(let target) = Syscalls.status(namePointer, relativeTo: descriptor, followSymlinks: true)
@@ -749,6 +757,7 @@ struct DirectoryListing {
             listing.names.append(contentsOf: UnsafeRawBufferPointer(start: namePointer, count: nameCount))
             listing.entries.append(entry)
         }
+        if let unexamined { return .failure(unexamined) }
         // A listing cut short keeps what it read (the queue reports the rest), as `readdir` did.
         if case .failure(let errno) = listed, listing.entries.isEmpty { return .failure(errno) }
         return .success(listing)

@@ -127,6 +127,37 @@ extension ConformanceSuite {
             try watch.expect(.created, "open/sub/d/after.txt")
             try watch.assertReplayMatchesDisk()
         },
+        ConformanceScenario(120, "a directory that may be listed but not searched (r--), when the watch starts and while it runs, then searchable again: nothing in it or below it is lost or told removed", runsUnprivileged: true) { context in
+            guard geteuid() != 0 else {
+                throw ConformanceSkip("running as root: CAP_DAC_READ_SEARCH searches every directory; scripts/test.sh reruns this as an unprivileged user")
+            }
+            // Without the search bit a directory lists its names, but none of them can be
+            // examined or opened (EACCES). Polling took every name it could not examine for
+            // gone, and told it all removed, then created again; the kernel backends left
+            // the files out of the tree at `ready`, and never listed the subdirectory they
+            // could not open once the search bit came back, since that `chmod` is an event on
+            // its parent only (found by fault injection, 2026-11-28).
+            for top in ["listed", "later"] {
+                try context.tree.makeDirectories(RelativePath("\(top)/sub"))
+                try context.tree.write(RelativePath("\(top)/a.txt"), "a")
+                try context.tree.write(RelativePath("\(top)/sub/c.txt"), "c")
+            }
+            try context.tree.changeMode("listed", to: 0o444)
+            let watch = try await context.watch()
+            try context.tree.changeMode("listed", to: 0o755)
+            try context.tree.write("listed/sub/after.txt", "x")
+            try await watch.sync()
+            try watch.expect(.created, "listed/sub/after.txt")
+            let index = watch.eventCount
+            try context.tree.changeMode("later", to: 0o444)
+            try await watch.sync()
+            try context.tree.changeMode("later", to: 0o755)
+            try context.tree.write("later/sub/after.txt", "x")
+            try await watch.sync()
+            try watch.expect(.created, "later/sub/after.txt")
+            for path in ["later/a.txt", "later/sub", "later/sub/c.txt"] { try watch.expectNo(.removed, RelativePath(path), since: index) }
+            try watch.assertReplayMatchesDisk()
+        },
         ConformanceScenario(103, "an unreadable directory made readable and renamed (or its parent renamed) before the watcher reads either change: listed where it went",
                             runsUnprivileged: true) { context in
             guard geteuid() != 0 else {

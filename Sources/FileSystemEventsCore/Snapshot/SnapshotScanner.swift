@@ -229,12 +229,20 @@ package struct SnapshotScanner: Sendable {
             // copy is its buffer's only owner and appends to it in place.
             var listing = self.listing
             self.listing = []
-            let listed = reader.forEachEntry(in: descriptor) { entry in
+            // A name listed but not examined for another reason than being gone (`EACCES` in a
+            // directory that may be read but not searched, `EIO` or `ESTALE` on a network file
+            // system, `ENOMEM`): left out, it would be told removed, and told created again by
+            // the scan that can see it.
+            var examinationFailure: Errno?
+            var listed = reader.forEachEntry(in: descriptor) { entry in
                 let namePointer = entry.name
                 var status: FileStatus
                 switch Syscalls.status(namePointer, relativeTo: descriptor) {
                 case .success(let found): status = found
-                case .failure: return  // vanished since the listing, or unexaminable: not there for us
+                case .failure(let errno):
+                    // Gone since the listing: not there for us.
+                    if errno != .noSuchFileOrDirectory && errno != .notDirectory { examinationFailure = errno }
+                    return
                 }
                 if followsSymlinks && status.itemType == .symlink,
                     case .success(let target) = Syscalls.status(namePointer, relativeTo: descriptor, followSymlinks: true)
@@ -259,10 +267,12 @@ package struct SnapshotScanner: Sendable {
             var entries = listing.withUnsafeBufferPointer { Array($0) }  // a copy at its size, not a share
             listing.removeAll(keepingCapacity: true)
             self.listing = listing
+            if case .success = listed, let examinationFailure { listed = .failure(examinationFailure) }
             if case .failure(let errno) = listed {
-                // Cut short (an I/O error on a network file system, say): what was read is not
-                // the whole directory, and the diff must not take the rest for removed. (A
-                // directory removed mid-scan is not a failure: it lists as empty, the truth.)
+                // Cut short (an I/O error on a network file system, say), or a name in it not
+                // examined: what was read is not the whole directory, and the diff must not
+                // take the rest for removed. (A directory removed mid-scan is not a failure:
+                // it lists as empty, the truth.)
                 directory.isUnreadable = true
                 unreadable.append((relativePath, errno))
                 return false
