@@ -249,7 +249,19 @@ extension InotifyWatch {
 
     /// A change of content or attributes of `name`, reported for every path of its inode.
     mutating func reportChange(_ kind: FileSystemEvent.Kind, named name: [UInt8], in directory: WatchedDirectory) {
-        guard let entry = directory.children[name] else { return }
+        // A name whose creation waits to be examined: not in the model yet, or still holding
+        // there the item a move onto the name replaced (``replacedNames``), which this event
+        // is not about. Its own `created` tells what it holds once examined, but if it is a
+        // new hard link to a file in view (`ln a b; echo x >> b`, or a link made outside moved
+        // in over `b`), the file's other names changed too, and only this event says so: kept
+        // until the creation is applied (``changesWhilePending``).
+        let replaced = !replacedNames.isEmpty && replacedNames[NameInModel(directory, name)] != nil
+        guard !replaced, let entry = directory.children[name] else {
+            if !pendingCreations.isEmpty || !deferredCreations.isEmpty {
+                changesWhilePending[NameInModel(directory, name), default: []].insert(kind)
+            }
+            return
+        }
         if entry.type != .directory || kind == .attributesChanged {
             let id = identity(of: entry, in: directory)
             // Content and attributes belong to the inode: every path of a hard-linked
@@ -576,7 +588,10 @@ extension InotifyWatch {
             if !evictedNames.isEmpty { pendingCreations += examineEvictedNames(quiet: quiet, provisional: busy) }
             if !quiet || rounds >= 3 { break }
         }
-        if pendingCreations.isEmpty && deferredCreations.isEmpty && !replacedNames.isEmpty { replacedNames.removeAll() }
+        if pendingCreations.isEmpty && deferredCreations.isEmpty {
+            if !replacedNames.isEmpty { replacedNames.removeAll() }
+            if !changesWhilePending.isEmpty { changesWhilePending.removeAll() }
+        }
     }
 
     /// Examines and applies, at once, the names that stale directories left
@@ -779,7 +794,10 @@ extension InotifyWatch {
         }
         if type == .file && status.linkCount > 1 {
             hardLinks.add(identity, directory, name)
-            if status.itemType == .file { hardLinkCandidates.append(HardLinkCandidate(directory: directory, name: name, inode: identity.inode)) }
+            let changes = changesWhilePending.removeValue(forKey: NameInModel(directory, name)) ?? []
+            if status.itemType == .file {
+                hardLinkCandidates.append(HardLinkCandidate(directory: directory, name: name, inode: identity.inode, changesThroughNewName: changes))
+            }
         }
         if type == .directory && options.isRecursive && options.filter.descends(intoDirectoryAt: path) {
             let child = WatchedDirectory(parent: directory, name: name, root: root, device: identity.device, inode: identity.inode)

@@ -66,6 +66,11 @@ struct HardLinkCandidate {
     /// reported even where the file needs no watch by now, for that name may have been
     /// written through and gone again since (unlinked, or moved back into view).
     var hadNameOutOfView = false
+    /// What the kernel reported changed through this name while its creation waited to be
+    /// examined (``InotifyWatch/changesWhilePending``). The name itself is told `created`,
+    /// which covers it; a new hard link's other names in view changed too, and are told so
+    /// once the index has found them (``InotifyWatch/watchCandidatesOutOfView()``).
+    var changesThroughNewName: Set<FileSystemEvent.Kind> = []
 }
 
 extension InotifyWatch {
@@ -190,6 +195,16 @@ extension InotifyWatch {
         guard !hardLinkCandidates.isEmpty else { return }
         let candidates = hardLinkCandidates
         hardLinkCandidates.removeAll()
+        for candidate in candidates where !candidate.changesThroughNewName.isEmpty && candidate.directory.isAttached {
+            // `ln a b; echo x >> b`, both read before `b` was examined: `a` changed too.
+            let identity = FileIdentity(device: candidate.directory.device, inode: candidate.inode)
+            for (linkDirectory, linkName) in hardLinks.paths(of: identity, at: candidate.directory, candidate.name).dropFirst() {
+                for kind in [FileSystemEvent.Kind.modified, .attributesChanged] where candidate.changesThroughNewName.contains(kind) {
+                    produced.append(makeEvent(kind, root: linkDirectory.root, relative: linkDirectory.relativePath.appendingComponent(linkName),
+                                              type: .file, identity: identity, synthetic: true))
+                }
+            }
+        }
         watch(candidates)
     }
 

@@ -108,6 +108,7 @@ extension InotifyWatch {
         // Whatever waited to be examined is examined by the rescan itself.
         pendingCreations.removeAll()
         replacedNames.removeAll()
+        changesWhilePending.removeAll()
         arrivals.removeAll()
         examinedNames.removeAll()
         keptExaminations = 0

@@ -94,6 +94,11 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// model's item there is no longer on disk at that name: a rename of the name moves the
     /// new item, not the model's (see ``handleRename(from:to:)``). Emptied with the creations.
     var replacedNames: [NameInModel: UInt64] = [:]
+    /// Changes the kernel reported for names the model does not have yet, while creations
+    /// wait to be examined: a new hard link written or changed through before its creation was
+    /// applied changed the file's other names too (``reportChange(_:named:in:)``). Emptied
+    /// with the creations.
+    var changesWhilePending: [NameInModel: Set<FileSystemEvent.Kind>] = [:]
     /// Items a move from a place the model does not know put at a name, by the inode found
     /// there when the creation was applied (``handleMoveIn(_:)``).
     ///

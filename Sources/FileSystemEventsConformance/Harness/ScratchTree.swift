@@ -156,9 +156,10 @@ public final class ScratchTree: Sendable {
         }
     }
 
-    /// Gives the item at `existing` a second name, `path`, in the same area (`link(2)`).
-    public func hardLink(_ path: RelativePath, to existing: RelativePath, in area: Area = .root) throws {
-        let source = absolute(existing, in: area)
+    /// Gives the item at `existing` a second name, `path` (`link(2)`): both in `area`, or
+    /// `existing` in `existingArea` when given (a name made outside the tree for a file in it).
+    public func hardLink(_ path: RelativePath, to existing: RelativePath, in area: Area = .root, existingIn existingArea: Area? = nil) throws {
+        let source = absolute(existing, in: existingArea ?? area)
         let link = absolute(path, in: area)
         try Self.call("link \(path)") { withC(source) { s in withC(link) { l in Libc.link(s, l) } } }
     }
