@@ -719,7 +719,7 @@ struct DirectoryListing {
     static func read(descriptor: CInt, with reader: DirectoryEntryReader, statEach: Bool,
                      examinesDirectories: Bool, examinesFiles: Bool = false, followSymlinks: Bool) -> Result<DirectoryListing, Errno> {
         var listing = DirectoryListing()
-        var unexamined: Errno?
+        var unsearchable: Errno?
         let listed = reader.forEachEntry(in: descriptor) { found in
             let namePointer = found.name
             let nameCount = strlen(namePointer)
@@ -735,13 +735,18 @@ struct DirectoryListing {
                     entry.isSymlink = status.itemType == .symlink
                 case .failure(.noSuchFileOrDirectory), .failure(.notDirectory):
                     return  // gone since the listing was read; its removal is in the queue
-                case .failure(let errno):
-                    // There but not examinable: `EACCES` in a directory that may be read but
-                    // not searched, `EIO`. The directory is then as unreadable as one that
-                    // cannot be listed: left out, the name would be told removed by a rescan,
-                    // and never told at all once the `chmod` that makes it examinable came.
-                    unexamined = unexamined ?? errno
+                case .failure(.permissionDenied):
+                    // A directory that may be read but not searched (`r--`): none of its names
+                    // can be examined, so it is as unreadable as one that cannot be listed, and
+                    // the `chmod` that makes it searchable has it listed again. Left out, its
+                    // names were never told once that came.
+                    unsearchable = .permissionDenied
                     return
+                case .failure:
+                    // One name not examinable now (`EIO`, `ENOMEM`): kept as the listing
+                    // describes it, so that a rescan does not tell it removed; only a name of
+                    // unknown type cannot be.
+                    guard entry.type != .unknown else { return }
                 }
                 if followSymlinks && entry.isSymlink,
                    case .success(let target) = Syscalls.status(namePointer, relativeTo: descriptor, followSymlinks: true)
@@ -757,7 +762,7 @@ struct DirectoryListing {
             listing.names.append(contentsOf: UnsafeRawBufferPointer(start: namePointer, count: nameCount))
             listing.entries.append(entry)
         }
-        if let unexamined { return .failure(unexamined) }
+        if let unsearchable { return .failure(unsearchable) }
         // A listing cut short keeps what it read (the queue reports the rest), as `readdir` did.
         if case .failure(let errno) = listed, listing.entries.isEmpty { return .failure(errno) }
         return .success(listing)

@@ -229,19 +229,28 @@ package struct SnapshotScanner: Sendable {
             // copy is its buffer's only owner and appends to it in place.
             var listing = self.listing
             self.listing = []
-            // A name listed but not examined for another reason than being gone (`EACCES` in a
-            // directory that may be read but not searched, `EIO` or `ESTALE` on a network file
-            // system, `ENOMEM`): left out, it would be told removed, and told created again by
-            // the scan that can see it.
-            var examinationFailure: Errno?
+            // A directory that may be read but not searched (`r--`) lists names none of which
+            // can be examined (`EACCES`): it is as unreadable as one that cannot be listed, and
+            // keeps what it held. Left out, its names were told removed, and created again by
+            // the scan that could see them.
+            var unsearchable: Errno?
             var listed = reader.forEachEntry(in: descriptor) { entry in
                 let namePointer = entry.name
                 var status: FileStatus
                 switch Syscalls.status(namePointer, relativeTo: descriptor) {
                 case .success(let found): status = found
-                case .failure(let errno):
-                    // Gone since the listing: not there for us.
-                    if errno != .noSuchFileOrDirectory && errno != .notDirectory { examinationFailure = errno }
+                case .failure(.noSuchFileOrDirectory), .failure(.notDirectory):
+                    return  // gone since the listing: not there for us
+                case .failure(.permissionDenied):
+                    unsearchable = .permissionDenied
+                    return
+                case .failure:
+                    // One name not examinable now (`EIO`, `ESTALE` on a network file system,
+                    // `ENOMEM`): what the previous scan found there stands, so it is neither
+                    // told removed nor holds up the rest of its directory; a new name waits
+                    // for a scan that can examine it.
+                    let name = SnapshotName(UnsafeRawBufferPointer(start: namePointer, count: strlen(namePointer)))
+                    if let kept = previous?.entry(named: name) { listing.append(SnapshotEntry(name: name, status: kept.status)) }
                     return
                 }
                 if followsSymlinks && status.itemType == .symlink,
@@ -267,10 +276,10 @@ package struct SnapshotScanner: Sendable {
             var entries = listing.withUnsafeBufferPointer { Array($0) }  // a copy at its size, not a share
             listing.removeAll(keepingCapacity: true)
             self.listing = listing
-            if case .success = listed, let examinationFailure { listed = .failure(examinationFailure) }
+            if case .success = listed, let unsearchable { listed = .failure(unsearchable) }
             if case .failure(let errno) = listed {
-                // Cut short (an I/O error on a network file system, say), or a name in it not
-                // examined: what was read is not the whole directory, and the diff must not
+                // Cut short (an I/O error on a network file system, say), or not searchable:
+                // what was read is not the whole directory, and the diff must not
                 // take the rest for removed. (A directory removed mid-scan is not a failure:
                 // it lists as empty, the truth.)
                 directory.isUnreadable = true
