@@ -279,9 +279,9 @@ package struct SnapshotScanner: Sendable {
             if case .success = listed, let unsearchable { listed = .failure(unsearchable) }
             if case .failure(let errno) = listed {
                 // Cut short (an I/O error on a network file system, say), or not searchable:
-                // what was read is not the whole directory, and the diff must not
-                // take the rest for removed. (A directory removed mid-scan is not a failure:
-                // it lists as empty, the truth.)
+                // what was read is not the whole directory, and the diff must not take the rest
+                // for removed. (A directory removed mid-scan is not a failure: it lists as
+                // empty, the truth.)
                 directory.isUnreadable = true
                 unreadable.append((relativePath, errno))
                 return false
