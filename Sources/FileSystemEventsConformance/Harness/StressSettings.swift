@@ -15,6 +15,11 @@ enum StressSettings {
     /// is replayed by giving the same offset again. 0 (the default run's seeds) when unset.
     static var mixSeedOffset: UInt64 { UInt64(positiveInteger("FILEWATCH_CONFORMANCE_MIX_SEED_OFFSET") ?? 0) }
 
+    /// A random mix's default seeds, moved by ``mixSeedOffset``.
+    static func mixSeeds(_ seeds: ClosedRange<Int>) -> [UInt64] {
+        seeds.map { UInt64($0) + mixSeedOffset }
+    }
+
     /// Whether a broken replay is written to a directory (`FILEWATCH_CONFORMANCE_TRACE`,
     /// ``WatchSession/traceFailure(label:problems:)``).
     static var tracesFailures: Bool { getenv("FILEWATCH_CONFORMANCE_TRACE") != nil }

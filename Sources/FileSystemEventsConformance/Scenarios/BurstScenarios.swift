@@ -16,7 +16,7 @@ extension ConformanceSuite {
             try watch.assertReplayMatchesDisk()
         },
         ConformanceScenario(28, "a seeded random mix of every operation, paced by the watcher, 20 seeds", runsUnprivileged: true) { context in
-            for seed in (1...20).map({ UInt64($0) + StressSettings.mixSeedOffset }) {
+            for seed in StressSettings.mixSeeds(1...20) {
                 let watch = try await context.watch()
                 var mix = RandomOperations(seed: seed, tree: context.tree)
                 // Paced: every few operations, wait until the watcher has caught up (scenario 36

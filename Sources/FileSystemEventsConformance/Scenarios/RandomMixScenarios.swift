@@ -3,7 +3,7 @@ import FileSystemEventsCore
 extension ConformanceSuite {
     static let randomMixScenarios: [ConformanceScenario] = [
         ConformanceScenario(36, "a seeded random mix at full speed: 400 operations without a pause, 5 seeds", runsUnprivileged: true) { context in
-            for seed in (101...105).map({ UInt64($0) + StressSettings.mixSeedOffset }) {
+            for seed in StressSettings.mixSeeds(101...105) {
                 let watch = try await context.watch()
                 var mix = RandomOperations(seed: seed, tree: context.tree)
                 for _ in 0..<400 { try mix.step() }
@@ -14,7 +14,7 @@ extension ConformanceSuite {
         },
         ConformanceScenario(37, "a seeded random mix while the consumer is held: 300 operations beneath queued events, 4 seeds",
                             runsUnprivileged: true) { context in
-            for seed in (201...204).map({ UInt64($0) + StressSettings.mixSeedOffset }) {
+            for seed in StressSettings.mixSeeds(201...204) {
                 let watch = try await context.watch { $0.bufferLimit = backPressureBufferLimit }
                 try await watch.hold(queuing: 1_000)
                 var mix = RandomOperations(seed: seed, tree: context.tree)
