@@ -733,20 +733,18 @@ struct DirectoryListing {
                     entry.type = status.itemType
                     entry.inode = status.inode
                     entry.isSymlink = status.itemType == .symlink
-                case .failure(.noSuchFileOrDirectory), .failure(.notDirectory):
-                    return  // gone since the listing was read; its removal is in the queue
-                case .failure(.permissionDenied):
-                    // A directory that may be read but not searched (`r--`): none of its names
-                    // can be examined, so it is as unreadable as one that cannot be listed, and
-                    // the `chmod` that makes it searchable has it listed again. Left out, its
-                    // names were never told once that came.
-                    unsearchable = .permissionDenied
-                    return
-                case .failure:
-                    // One name not examinable now (`EIO`, `ENOMEM`): kept as the listing
-                    // describes it, so that a rescan does not tell it removed; only a name of
-                    // unknown type cannot be.
-                    guard entry.type != .unknown else { return }
+                case .failure(let errno):
+                    switch ListedNameFailure(errno) {
+                    case .gone: return  // its removal is in the queue
+                    case .directoryNotSearchable:
+                        // Listed again on the `chmod` that makes it searchable.
+                        unsearchable = errno
+                        return
+                    case .nameNotExaminable:
+                        // Kept as the listing describes it, so that a rescan does not tell it
+                        // removed; only a name of unknown type cannot be.
+                        guard entry.type != .unknown else { return }
+                    }
                 }
                 if followSymlinks && entry.isSymlink,
                    case .success(let target) = Syscalls.status(namePointer, relativeTo: descriptor, followSymlinks: true)

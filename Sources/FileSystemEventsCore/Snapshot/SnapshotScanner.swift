@@ -229,26 +229,23 @@ package struct SnapshotScanner: Sendable {
             // copy is its buffer's only owner and appends to it in place.
             var listing = self.listing
             self.listing = []
-            // A directory that may be read but not searched (`r--`) lists names none of which
-            // can be examined (`EACCES`): it is as unreadable as one that cannot be listed, and
-            // keeps what it held. Left out, its names were told removed, and created again by
-            // the scan that could see them.
+            // Set where the directory may be read but not searched (``ListedNameFailure``).
             var unsearchable: Errno?
             var listed = reader.forEachEntry(in: descriptor) { entry in
                 let namePointer = entry.name
                 var status: FileStatus
                 switch Syscalls.status(namePointer, relativeTo: descriptor) {
                 case .success(let found): status = found
-                case .failure(.noSuchFileOrDirectory), .failure(.notDirectory):
-                    return  // gone since the listing: not there for us
-                case .failure(.permissionDenied):
-                    unsearchable = .permissionDenied
-                    return
-                case .failure:
-                    // One name not examinable now (`EIO`, `ESTALE` on a network file system,
-                    // `ENOMEM`): what the previous scan found there stands, so it is neither
-                    // told removed nor holds up the rest of its directory; a new name waits
-                    // for a scan that can examine it.
+                case .failure(let errno):
+                    switch ListedNameFailure(errno) {
+                    case .gone: return
+                    case .directoryNotSearchable:
+                        unsearchable = errno
+                        return
+                    case .nameNotExaminable: break
+                    }
+                    // What the previous scan found at the name stands; a new name waits for a
+                    // scan that can examine it.
                     let name = SnapshotName(UnsafeRawBufferPointer(start: namePointer, count: strlen(namePointer)))
                     if let kept = previous?.entry(named: name) { listing.append(SnapshotEntry(name: name, status: kept.status)) }
                     return
