@@ -258,7 +258,7 @@ extension InotifyWatch {
         let replaced = !replacedNames.isEmpty && replacedNames[NameInModel(directory, name)] != nil
         guard !replaced, let entry = directory.children[name] else {
             if !pendingCreations.isEmpty || !deferredCreations.isEmpty {
-                changesWhilePending[NameInModel(directory, name), default: []].insert(kind)
+                changesWhilePending.record(kind, for: NameInModel(directory, name))
             }
             return
         }
@@ -794,7 +794,7 @@ extension InotifyWatch {
         }
         if type == .file && status.linkCount > 1 {
             hardLinks.add(identity, directory, name)
-            let changes = changesWhilePending.removeValue(forKey: NameInModel(directory, name)) ?? []
+            let changes = changesWhilePending.take(for: NameInModel(directory, name))
             if status.itemType == .file {
                 hardLinkCandidates.append(HardLinkCandidate(directory: directory, name: name, inode: identity.inode, changesThroughNewName: changes))
             }

@@ -98,7 +98,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// wait to be examined: a new hard link written or changed through before its creation was
     /// applied changed the file's other names too (``reportChange(_:named:in:)``). Emptied
     /// with the creations.
-    var changesWhilePending: [NameInModel: Set<FileSystemEvent.Kind>] = [:]
+    var changesWhilePending = PendingNameChanges()
     /// Items a move from a place the model does not know put at a name, by the inode found
     /// there when the creation was applied (``handleMoveIn(_:)``).
     ///
