@@ -387,6 +387,38 @@ struct DirectoryListingTests {
         #expect(state.endReason == .directoryRemoved(tree.root))
     }
 
+    /// A directory made `r--` lists its names but none can be examined (`EACCES`): a change
+    /// to a file in it (written through a descriptor opened before) left the file out of the
+    /// list, for good, on the kernel backends. It is kept as listed, and brought up to date
+    /// when the directory is searchable again. Only an unprivileged user meets `EACCES`:
+    /// scripts/test.sh runs this as `nobody` too; as root it checks the same sequence.
+    @Test("a recursive listing keeps what a directory made unsearchable holds, and updates it once searchable", arguments: backends)
+    func unsearchableDirectory(backend: ListingBackend) async throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectories("sub")
+        try tree.write("sub/f1", "a")
+        try tree.write("top", "t")
+        let observer = ListingObserver(listing(tree, backend, .init(isRecursive: true)))
+        defer { Task { await observer.stop() } }
+        try await observer.started()
+        try await observer.wait(for: "sub/f1 listed") { $0.list.contains { $0.name == "sub/f1" } }
+        let descriptor = open(tree.path("sub/f1").string, O_WRONLY | O_APPEND)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        try tree.changeMode("sub", to: 0o644)
+        let appended = "more".utf8CString.withUnsafeBufferPointer { write(descriptor, $0.baseAddress, 4) }
+        #expect(appended == 4)
+        try tree.write("m0")
+        try await observer.wait(for: "the marker m0") { $0.list.contains { $0.name == "m0" } }
+        #expect(observer.list.contains { $0.name == "sub/f1" }, "a name that cannot be examined is not gone")
+        try tree.changeMode("sub", to: 0o755)
+        try tree.write("m1")
+        try await observer.sync(marker: "m1")
+        #expect(observer.list.first { $0.name == "sub/f1" }?.size == 5)
+        #expect(observer.snapshot.violations == [])
+        await observer.stop()
+    }
+
     @Test("errors before anything is delivered: missing, not a directory, unreadable")
     func startErrors() async throws {
         let tree = try ScratchTree()

@@ -198,6 +198,9 @@ final class DirectoryListingSession {
                 // or exchanged for the item that now stands there.
                 if event.kind == .removed || event.kind == .created || event.kind == .exchanged { vacated.append(relative) }
                 if (event.kind == .renamed || event.kind == .exchanged) && event.itemType != .file { arrived.append(relative) }
+                // A directory's mode changed: it may have become searchable again, and what it
+                // holds could not be examined while it was not (kept as it was listed).
+                if event.kind == .attributesChanged && event.itemType == .directory { arrived.append(relative) }
             }
         }
 
@@ -229,7 +232,17 @@ final class DirectoryListingSession {
         replacements.reserveCapacity(touched.count)
         for name in touched {
             if !listing.options.includesHidden && DirectoryEntry.isHidden(name) { continue }
-            replacements.append((name, descriptor < 0 ? nil : known[name] ?? reader.entry(at: name, in: descriptor)))
+            if descriptor < 0 {
+                replacements.append((name, nil))
+            } else if let entry = known[name] {
+                replacements.append((name, entry))
+            } else {
+                switch reader.entry(at: name, in: descriptor) {
+                case .found(let entry): replacements.append((name, entry))
+                case .absent: replacements.append((name, nil))
+                case .unexaminable: replacements.append((name, list.entry(named: name)))
+                }
+            }
         }
         return replacements
     }

@@ -76,13 +76,26 @@ package struct DirectoryReader: Sendable {
         return entries
     }
 
-    /// The entry now at `relativePath`, or `nil` if there is none (or it is hidden and hidden
-    /// entries are not listed).
-    package func entry(at relativePath: [UInt8], in descriptor: CInt) -> DirectoryEntry? {
-        if !includesHidden && DirectoryEntry.isHidden(relativePath) { return nil }
-        let result = withCString(relativePath) { Syscalls.status($0, relativeTo: descriptor) }
-        guard case .success(let status) = result else { return nil }
-        return DirectoryEntry(nameBytes: relativePath, status: status)
+    /// What a look at one path of the listing found.
+    package enum Lookup {
+        case found(DirectoryEntry)
+        /// Nothing is there (or it is hidden and hidden entries are not listed).
+        case absent
+        /// Something may be there but cannot be examined now (``ListedNameFailure``: `EIO`,
+        /// `ENOMEM`, or a directory on the way that may be read but not searched): the listing
+        /// keeps what it had at the path, as a scan does, rather than drop a name that is there.
+        case unexaminable
+    }
+
+    /// What is now at `relativePath`.
+    package func entry(at relativePath: [UInt8], in descriptor: CInt) -> Lookup {
+        if !includesHidden && DirectoryEntry.isHidden(relativePath) { return .absent }
+        switch withCString(relativePath, { Syscalls.status($0, relativeTo: descriptor) }) {
+        case .success(let status): return .found(DirectoryEntry(nameBytes: relativePath, status: status))
+        case .failure(let errno):
+            if case .gone = ListedNameFailure(errno) { return .absent }
+            return .unexaminable
+        }
     }
 
     private func flatten(_ directory: SnapshotDirectory, prefix: [UInt8], into entries: inout [DirectoryEntry]) {
