@@ -1,5 +1,6 @@
 import ArgumentParser
 import FileSystemEvents
+import FileSystemEventsCore
 import Synchronization
 import PlatformLibc
 
@@ -182,10 +183,10 @@ struct WatchCommand: AsyncParsableCommand {
         }
     }
 
+    /// Whether the root is there, however long its path (`stat(2)` refuses one of `PATH_MAX`
+    /// bytes or more, which every backend watches).
     private func statusOf(_ path: FilePath) -> Result<Void, Errno> {
-        var info = stat()
-        let result = path.withPlatformString { stat($0, &info) }
-        return result == 0 ? .success(()) : .failure(Errno(rawValue: errno))
+        Syscalls.status(path, followSymlinks: true).map { _ in () }
     }
 }
 

@@ -45,11 +45,12 @@ struct FollowedPath: Sendable {
     }
 
     /// The problem with the path a follower cannot wait out: an ancestor that exists but is
-    /// not a directory, the path itself being a directory or a loop of symlinks, or a path too
-    /// long to name. `nil` when the path can be followed.
+    /// not a directory, the path itself being a directory or a loop of symlinks, or a name
+    /// longer than any file system takes. `nil` when the path can be followed.
     func startProblem() -> FileSystemEventsError? {
-        // No file will ever be found by a path longer than the kernel takes, so waiting for
-        // one would wait for ever, in silence.
+        // No file will ever be found by a name longer than `NAME_MAX` (a path of `PATH_MAX` or
+        // more is walked in steps, and only fails so for such a name), so waiting for one would
+        // wait for ever, in silence.
         func tooLong() -> FileSystemEventsError {
             .systemCallFailed(call: "stat", path: FilePath(bytes: bytes), errno: .fileNameTooLong)
         }

@@ -10,15 +10,16 @@ enum FollowerSyscalls {
     /// means its target). Non-blocking, so a FIFO swapped in at the path between a `statx` and
     /// the open cannot block the caller (the watch's thread, holding the observer's lock); the
     /// caller checks that what it opened is a regular file, for which the flag changes nothing.
+    /// A path of `PATH_MAX` bytes or more is walked in steps (``Syscalls/open(atPath:flags:)``):
+    /// a log deep in a tree is followed like any other.
     static func openForReading(_ path: [UInt8]) -> Result<CInt, Errno> {
-        withCString(path) { name in
-            valueOrErrno(retryOnInterrupt: true) { openat(AT_FDCWD, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }
-        }
+        Syscalls.open(atPath: path, flags: O_RDONLY | O_NOCTTY | O_NONBLOCK)
     }
 
-    /// `statx` of what `path` names, through symlinks when `followSymlinks` is set.
+    /// `statx` of what `path` names, through symlinks when `followSymlinks` is set, however
+    /// long the path.
     static func status(_ path: [UInt8], followSymlinks: Bool) -> Result<FileStatus, Errno> {
-        withCString(path) { Syscalls.status($0, relativeTo: AT_FDCWD, followSymlinks: followSymlinks) }
+        Syscalls.status(atPath: path, followSymlinks: followSymlinks)
     }
 
     /// `statx` of an open descriptor (`AT_EMPTY_PATH`): the size the follower compares its

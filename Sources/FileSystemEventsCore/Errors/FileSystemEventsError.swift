@@ -74,11 +74,10 @@ public enum FileSystemEventsError: Error, Sendable, Hashable, CustomStringConver
             switch errno {
             case .tooManyOpenFiles: return failure + "; raise the open file limit (`ulimit -n`)"
             case .tooManyOpenFilesInSystem: return failure + "; raise the system's open file limit (`sysctl fs.file-max`)"
-            // A path given whole to the kernel; below a root the backends walk by descriptor
-            // and have no such limit, so this is a root (or a followed file) named too long.
+            // Paths of any length are walked in steps, so this is one name of the path longer
+            // than a file system takes.
             case .fileNameTooLong:
-                return failure + "; the path is longer than the kernel takes in one piece (PATH_MAX, 4096 bytes, "
-                    + "or 255 bytes for one name): pass a shorter path to it, such as a symlink to it or to one of its parents"
+                return failure + "; a name in the path is longer than file systems take (NAME_MAX, 255 bytes): no file can have it"
             default: return failure
             }
         }

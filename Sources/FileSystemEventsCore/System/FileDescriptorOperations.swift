@@ -20,10 +20,14 @@ package enum Syscalls {
     }
 
     /// Opens a path for reading attributes only (used to pin a root while it is scanned).
+    /// A path of `PATH_MAX` bytes or more (which the kernel refuses in one piece) is walked in
+    /// steps (``open(atPath:flags:)``).
     package static func open(_ path: FilePath, flags: CInt) -> Result<CInt, Errno> {
-        path.withPlatformString { name in
+        let opened = path.withPlatformString { name in
             valueOrErrno(retryOnInterrupt: true) { Libc.open(name, flags) }
         }
+        if case .failure(.fileNameTooLong) = opened { return open(atPath: path.bytes, flags: flags) }
+        return opened
     }
 
     /// Closes a descriptor. `EINTR` is not retried: on Linux the descriptor is gone either way.
@@ -171,9 +175,12 @@ package enum Syscalls {
         }.map { _ in FileStatus(raw) }
     }
 
-    /// Status of an absolute or working-directory-relative path.
+    /// Status of an absolute or working-directory-relative path, however long
+    /// (``status(atPath:followSymlinks:)`` past `PATH_MAX`).
     package static func status(_ path: FilePath, followSymlinks: Bool = false) -> Result<FileStatus, Errno> {
-        path.withPlatformString { status($0, relativeTo: AT_FDCWD, followSymlinks: followSymlinks) }
+        let found = path.withPlatformString { status($0, relativeTo: AT_FDCWD, followSymlinks: followSymlinks) }
+        if case .failure(.fileNameTooLong) = found { return status(atPath: path.bytes, followSymlinks: followSymlinks) }
+        return found
     }
 }
 

@@ -1,4 +1,5 @@
 import PlatformLibc
+import SystemPackage
 
 // A path that is a symlink names two places: the link, and the file its target is. What is
 // watched by name must watch both, because a write through the target's other names changes
@@ -16,17 +17,19 @@ extension Syscalls {
     }
 
     /// The target a symlink holds, or `nil` when `path` is not a readable symlink.
+    /// However long `path` is (``withParent(of:_:)``).
     package static func readLink(_ path: [UInt8]) -> [UInt8]? {
-        withCString(path) { name -> [UInt8]? in
+        let read = withParent(of: path) { directory, name -> Result<[UInt8], Errno> in
             var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX))
             let count = buffer.withUnsafeMutableBufferPointer { target in
                 target.withMemoryRebound(to: CChar.self) { characters -> Int in
                     guard let base = characters.baseAddress else { return -1 }
-                    return readlink(name, base, characters.count)
+                    return readlinkat(directory, name, base, characters.count)
                 }
             }
-            return count > 0 ? Array(buffer[..<count]) : nil
+            return count > 0 ? .success(Array(buffer[..<count])) : .failure(.invalidArgument)
         }
+        return try? read.get()
     }
 
     /// Where the file a symlink leads to lives, as its directory's canonical path and its
