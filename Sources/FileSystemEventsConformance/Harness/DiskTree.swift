@@ -2,7 +2,7 @@ import PlatformLibc
 import CFileSystemEventsShims
 public import FileSystemEventsCore
 
-/// What is on disk, read independently of any backend (plain `opendir`/`lstat` by path), so a
+/// What is on disk, read independently of any backend (plain `readdir`/`fstatat` by path), so a
 /// bug in the library's own scanner cannot hide a bug in a backend.
 ///
 /// The root itself is an item too (at ``RelativePath/root``), when it exists: a watched file
@@ -31,7 +31,7 @@ public struct DiskTree: Sendable, Equatable {
     package static func read(root: [UInt8], recursive: Bool, followsFileLinks: Bool = false, admits: (RelativePath, Bool) -> Bool) -> DiskTree {
         var items: [RelativePath: Item] = [:]
         var rootInfo = stat()
-        guard withC(root, { stat($0, &rootInfo) }) == 0 else { return DiskTree(items: [:]) }
+        guard atAnyDepth(root, { fstatat($0, $1, &rootInfo, 0) }) == 0 else { return DiskTree(items: [:]) }
         let rootType = FileItemType(mode: UInt32(rootInfo.st_mode))
         items[.root] = Item(
             type: rootType,
@@ -44,10 +44,10 @@ public struct DiskTree: Sendable, Equatable {
                 let childAbsolute = absolute + [UInt8(ascii: "/")] + name
                 let childRelative = relative / RelativePath(bytes: name)
                 var info = stat()
-                guard withC(childAbsolute, { lstat($0, &info) }) == 0 else { continue }
+                guard atAnyDepth(childAbsolute, { fstatat($0, $1, &info, AT_SYMLINK_NOFOLLOW) }) == 0 else { continue }
                 var type = FileItemType(mode: UInt32(info.st_mode))
                 var target = stat()
-                if followsFileLinks && type == .symlink, withC(childAbsolute, { stat($0, &target) }) == 0,
+                if followsFileLinks && type == .symlink, atAnyDepth(childAbsolute, { fstatat($0, $1, &target, 0) }) == 0,
                    FileItemType(mode: UInt32(target.st_mode)) == .file
                 {
                     type = .file
@@ -68,7 +68,12 @@ public struct DiskTree: Sendable, Equatable {
     }
 
     static func names(in directory: [UInt8]) -> [[UInt8]] {
-        guard let stream = withC(directory, { opendir($0) }) else { return [] }
+        let descriptor = atAnyDepth(directory) { openat($0, $1, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        guard descriptor >= 0 else { return [] }
+        guard let stream = fdopendir(descriptor) else {
+            close(descriptor)
+            return []
+        }
         return names(readingAndClosing: stream)
     }
 

@@ -228,8 +228,11 @@ public final class ScratchTree: Sendable {
 
     private func writeBytes(_ path: RelativePath, _ content: [UInt8], flags: CInt, in area: Area) throws {
         let target = absolute(path, in: area)
-        let fd = withC(target) { open($0, flags | O_CLOEXEC, 0o644) }
-        guard fd >= 0 else { throw ConformanceFailure("open \(path): \(Errno(rawValue: errno))") }
+        // At any depth: a marker below a root longer than PATH_MAX (scenario 121).
+        let opened: Result<CInt, Errno> = Syscalls.withParent(of: target) { directory, name in
+            valueOrErrno(retryOnInterrupt: true) { openat(directory, name, flags | O_CLOEXEC, 0o644) }
+        }
+        guard case .success(let fd) = opened else { throw ConformanceFailure("open \(path): \(opened)") }
         defer { close(fd) }
         var written = 0
         while written < content.count {
@@ -292,6 +295,20 @@ private func rootBytesPath(_ base: FilePath, _ name: String) -> String {
 }
 
 /// Calls `body` with `bytes` as a NUL-terminated C string.
+/// Calls a libc function taking a directory descriptor and a name (`openat`, `fstatat`) for a
+/// path of any length: `AT_FDCWD` and the path itself where it is short, a descriptor reached in
+/// steps otherwise (``Syscalls/withParent(of:_:)``). Returns -1 with `errno` set where a step
+/// failed. The harness reads the disk this way so that what it checks holds below PATH_MAX too.
+func atAnyDepth(_ path: [UInt8], _ body: (CInt, UnsafePointer<CChar>) -> CInt) -> CInt {
+    let result: Result<CInt, Errno> = Syscalls.withParent(of: path) { directory, name in .success(body(directory, name)) }
+    switch result {
+    case .success(let value): return value
+    case .failure(let failure):
+        errno = failure.rawValue
+        return -1
+    }
+}
+
 func withC<R>(_ bytes: [UInt8], _ body: (UnsafePointer<CChar>) -> R) -> R {
     var terminated = bytes
     terminated.append(0)

@@ -85,6 +85,38 @@ extension ConformanceSuite {
             try watch.expect(.removed, file, since: index)
             await watch.stop()
         },
+        ConformanceScenario(121, "a root whose own path is longer than PATH_MAX is watched: what it holds at ready, and what is made, written, renamed and removed in it",
+                            runsUnprivileged: true) { context in
+            // The kernel refuses such a path whole (`ENAMETOOLONG`): every call the watch makes
+            // on the root by its path must walk it in steps. 2,100 levels of `d/`.
+            let depth = 2_100
+            let top = context.tree.absolute("chain", in: .root)
+            defer { DeepChain.remove(top) }
+            try DeepChain.make(top, depth: depth)
+            let bottom = RelativePath("chain" + String(repeating: "/d", count: depth))
+            let root = context.tree.path(bottom)
+            try check(root.string.utf8.count > Int(PATH_MAX), "the root is only \(root.string.utf8.count) bytes long")
+            try deepWrite(context.tree.absolute(bottom / "before.txt", in: .root), "there at ready")
+            let watch = try await context.watch { $0.roots = [root] }
+            let index = watch.eventCount
+            try deepMakeDirectory(context.tree.absolute(bottom / "sub", in: .root))
+            try deepWrite(context.tree.absolute(bottom / "sub/inner.txt", in: .root), "made while watched")
+            try deepWrite(context.tree.absolute(bottom / "before.txt", in: .root), " and written", append: true)
+            try await watch.sync(in: bottom)
+            try watch.expect(.created, bottom / "sub/inner.txt", since: index)
+            try watch.expect(.modified, bottom / "before.txt", since: index)
+            let renamed: Result<CInt, Errno> = Syscalls.withParent(of: context.tree.absolute(bottom / "sub", in: .root)) { directory, name in
+                valueOrErrno(retryOnInterrupt: true) { renameat(directory, name, directory, "moved") }
+            }
+            if case .failure(let errno) = renamed { throw ConformanceFailure("rename (deep): \(errno)") }
+            let removed: Result<CInt, Errno> = Syscalls.withParent(of: context.tree.absolute(bottom / "before.txt", in: .root)) { directory, name in
+                valueOrErrno(retryOnInterrupt: true) { unlinkat(directory, name, 0) }
+            }
+            if case .failure(let errno) = removed { throw ConformanceFailure("remove (deep): \(errno)") }
+            try await watch.sync(in: bottom)
+            try watch.assertReplayMatchesDisk("after a rename and a removal in the long root")
+            await watch.stop()
+        },
         ConformanceScenario(42, "following symlinks: directories reached through links are listed and watched") { context in
             try context.tree.makeDirectories("real/inner")
             try context.tree.write("real/inner/file.txt", "x")
