@@ -39,7 +39,13 @@ public struct DiskTree: Sendable, Equatable {
             identity: FileIdentity(device: UInt64(rootInfo.st_dev), inode: UInt64(rootInfo.st_ino))
         )
         guard rootType == .directory else { return DiskTree(items: items) }
-        func walk(_ absolute: [UInt8], _ relative: RelativePath) {
+        // A list of directories to read rather than a call per level, on whatever stack the
+        // test runs. Down to PATH_MAX below the root, however long the root's own path
+        // (scenario 121): the items are keyed by whole relative paths, so a chain read to its
+        // bottom costs the square of its depth (scenario 118's 12,000 levels: 144 MB of paths,
+        // read at every watch's start). Deeper items are checked through their events.
+        var pending: [([UInt8], RelativePath)] = [(root, .root)]
+        while let (absolute, relative) = pending.popLast() {
             for name in names(in: absolute) {
                 let childAbsolute = absolute + [UInt8(ascii: "/")] + name
                 let childRelative = relative / RelativePath(bytes: name)
@@ -58,12 +64,11 @@ public struct DiskTree: Sendable, Equatable {
                     type: type, contentHash: hash,
                     identity: FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
                 )
-                if type == .directory && recursive {
-                    walk(childAbsolute, childRelative)
+                if type == .directory && recursive && childRelative.bytes.count < Int(PATH_MAX) {
+                    pending.append((childAbsolute, childRelative))
                 }
             }
         }
-        walk(root, .root)
         return DiskTree(items: items)
     }
 
