@@ -402,7 +402,7 @@ struct DirectoryListingTests {
         defer { Task { await observer.stop() } }
         try await observer.started()
         try await observer.wait(for: "sub/f1 listed") { $0.list.contains { $0.name == "sub/f1" } }
-        let descriptor = open(tree.path("sub/f1").string, O_WRONLY | O_APPEND)
+        let descriptor = open(tree.path("sub/f1").string, O_WRONLY | O_APPEND | O_CLOEXEC)
         try #require(descriptor >= 0)
         defer { close(descriptor) }
         try tree.changeMode("sub", to: 0o644)
@@ -415,6 +415,17 @@ struct DirectoryListingTests {
         try tree.write("m1")
         try await observer.sync(marker: "m1")
         #expect(observer.list.first { $0.name == "sub/f1" }?.size == 5)
+        // Removed with the directory searchable for a moment, then not: kept while it cannot be
+        // examined (when the listing reads the removal late), and gone once it can be.
+        try tree.changeMode("sub", to: 0o755)
+        try tree.remove("sub/f1")
+        try tree.changeMode("sub", to: 0o644)
+        try tree.write("m2")
+        try await observer.wait(for: "the marker m2") { $0.list.contains { $0.name == "m2" } }
+        try tree.changeMode("sub", to: 0o755)
+        try tree.write("m3")
+        try await observer.sync(marker: "m3")
+        #expect(!observer.list.contains { $0.name == "sub/f1" })
         #expect(observer.snapshot.violations == [])
         await observer.stop()
     }

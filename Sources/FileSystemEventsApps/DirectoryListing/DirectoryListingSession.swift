@@ -18,6 +18,10 @@ final class DirectoryListingSession {
         var stream: FileSystemEventStream
         var updates: FileSystemEventStream.Iterator
         var list: SortedEntryList
+        /// Names kept as listed because they could not be examined (``DirectoryReader/Lookup/unexaminable``),
+        /// looked at again when a directory above them changes attributes (it may be searchable
+        /// again): what they hold then, or that they are gone.
+        var unexamined: Set<[UInt8]> = []
     }
 
     private let listing: DirectoryListing
@@ -128,8 +132,10 @@ final class DirectoryListingSession {
             // changes it in place.
             let list = running.list
             running.list = SortedEntryList(order: list.order, unsorted: [])
-            let (changed, changes) = try await Self.apply(events, to: consume list, reader: running.reader, listing: listing, root: root)
+            let (changed, changes, unexamined) = try await Self.apply(
+                events, to: consume list, unexamined: running.unexamined, reader: running.reader, listing: listing, root: root)
             running.list = changed
+            running.unexamined = unexamined
             if let changes { return .changes(changes) }
         }
     }
@@ -139,13 +145,15 @@ final class DirectoryListingSession {
     private static func apply(
         _ events: [FileSystemEvent],
         to list: consuming SortedEntryList,
+        unexamined: Set<[UInt8]>,
         reader: DirectoryReader,
         listing: DirectoryListing,
         root: PathBuilder
-    ) async throws(FileSystemEventsError) -> (SortedEntryList, DirectoryListingChanges?) {
-        let replacements = try replacements(for: events, reader: reader, list: list, listing: listing, root: root)
+    ) async throws(FileSystemEventsError) -> (SortedEntryList, DirectoryListingChanges?, Set<[UInt8]>) {
+        var unexamined = unexamined
+        let replacements = try replacements(for: events, reader: reader, list: list, unexamined: &unexamined, listing: listing, root: root)
         let changes = list.apply(replacements)
-        return (list, changes)
+        return (list, changes, unexamined)
     }
 
     /// The names the events touch, each with what the disk holds there now.
@@ -154,10 +162,14 @@ final class DirectoryListingSession {
     /// which makes the result right however the events of a burst were ordered or coalesced.
     /// In a recursive listing a directory that is removed, replaced or renamed away takes its
     /// listed subtree with it, and one renamed into place brings its subtree, read in one walk.
+    /// A name that is there but cannot be examined now (below a directory made `r--`) keeps its
+    /// listed entry and goes into `unexamined`, to be looked at again when a directory above it
+    /// (or the listed directory) changes attributes.
     private static func replacements(
         for events: [FileSystemEvent],
         reader: DirectoryReader,
         list: SortedEntryList,
+        unexamined: inout Set<[UInt8]>,
         listing: DirectoryListing,
         root: PathBuilder
     ) throws(FileSystemEventsError) -> [(name: [UInt8], entry: DirectoryEntry?)] {
@@ -165,6 +177,7 @@ final class DirectoryListingSession {
         var touched = Set<[UInt8]>()
         var vacated: [[UInt8]] = []  // paths whose listed subtree may be gone (recursive)
         var arrived: [[UInt8]] = []  // directories renamed into place (recursive)
+        var attributesChanged: [[UInt8]] = []  // directories whose mode may have changed
 
         func touch(_ path: FilePath) -> [UInt8]? {
             guard var relative = root.relative(path), !relative.isEmpty else { return nil }
@@ -187,6 +200,9 @@ final class DirectoryListingSession {
             case .overflow, .rootRemoved, .settled:
                 continue  // settled: no change to the listing; overflow: the synthetic events that follow name what changed
             case .created, .removed, .renamed, .exchanged, .modified, .attributesChanged:
+                if event.kind == .attributesChanged && !unexamined.isEmpty && event.itemType == .directory {
+                    if let changed = root.relative(event.path) { attributesChanged.append(changed) }
+                }
                 guard let relative = touch(event.path) else { continue }
                 if let previous = event.previousPath, let previousRelative = touch(previous), isRecursive {
                     vacated.append(previousRelative)
@@ -198,9 +214,6 @@ final class DirectoryListingSession {
                 // or exchanged for the item that now stands there.
                 if event.kind == .removed || event.kind == .created || event.kind == .exchanged { vacated.append(relative) }
                 if (event.kind == .renamed || event.kind == .exchanged) && event.itemType != .file { arrived.append(relative) }
-                // A directory's mode changed: it may have become searchable again, and what it
-                // holds could not be examined while it was not (kept as it was listed).
-                if event.kind == .attributesChanged && event.itemType == .directory { arrived.append(relative) }
             }
         }
 
@@ -214,9 +227,16 @@ final class DirectoryListingSession {
         }
         defer { if descriptor >= 0 { Syscalls.close(descriptor) } }
 
+        // The names kept unexamined below a directory whose attributes changed (the listed
+        // directory itself included): what they hold now, or that they went meanwhile.
+        if !attributesChanged.isEmpty {
+            let changed = Set(attributesChanged)
+            for name in unexamined where changed.contains([]) || Self.hasAncestor(name, in: changed) { touched.insert(name) }
+        }
         var known: [[UInt8]: DirectoryEntry] = [:]
+        var directories: Set<[UInt8]> = []
         if isRecursive && descriptor >= 0 {
-            let directories = Set(vacated.filter { list.entry(named: $0)?.type == .directory })
+            directories = Set(vacated.filter { list.entry(named: $0)?.type == .directory })
             if !directories.isEmpty {
                 for name in list.names where Self.hasAncestor(name, in: directories) { touched.insert(name) }
             }
@@ -236,12 +256,26 @@ final class DirectoryListingSession {
                 replacements.append((name, nil))
             } else if let entry = known[name] {
                 replacements.append((name, entry))
+                if !unexamined.isEmpty { unexamined.remove(name) }
             } else {
                 switch reader.entry(at: name, in: descriptor) {
-                case .found(let entry): replacements.append((name, entry))
-                case .absent: replacements.append((name, nil))
-                case .unexaminable: replacements.append((name, list.entry(named: name)))
+                case .found(let entry):
+                    replacements.append((name, entry))
+                    if !unexamined.isEmpty { unexamined.remove(name) }
+                    continue
+                case .absent:
+                    break
+                case .unexaminable:
+                    // Below a directory removed or replaced, what was listed went with it;
+                    // otherwise it is still there, as listed, until it can be examined.
+                    if !Self.hasAncestor(name, in: directories), let kept = list.entry(named: name) {
+                        replacements.append((name, kept))
+                        unexamined.insert(name)
+                        continue
+                    }
                 }
+                replacements.append((name, nil))
+                if !unexamined.isEmpty { unexamined.remove(name) }
             }
         }
         return replacements

@@ -87,10 +87,14 @@ package struct DirectoryReader: Sendable {
         case unexaminable
     }
 
-    /// What is now at `relativePath`.
+    /// What is now at `relativePath` (of any length: a deep recursive listing's paths pass
+    /// PATH_MAX, and are then looked at in steps).
     package func entry(at relativePath: [UInt8], in descriptor: CInt) -> Lookup {
         if !includesHidden && DirectoryEntry.isHidden(relativePath) { return .absent }
-        switch withCString(relativePath, { Syscalls.status($0, relativeTo: descriptor) }) {
+        let found = Syscalls.withParent(of: relativePath, relativeTo: descriptor) { directory, name in
+            Syscalls.status(name, relativeTo: directory)
+        }
+        switch found {
         case .success(let status): return .found(DirectoryEntry(nameBytes: relativePath, status: status))
         case .failure(let errno):
             if case .gone = ListedNameFailure(errno) { return .absent }
