@@ -73,19 +73,21 @@ extension Syscalls {
     }
 
     /// Calls `body` with a directory descriptor and a short name that together mean `path`:
-    /// `AT_FDCWD` and the path itself when it is short enough, otherwise a descriptor opened
-    /// by walking the leading components in steps.
+    /// `base` (the working directory by default; for a relative path only) and the path itself
+    /// when it is short enough, otherwise a descriptor opened by walking the leading components
+    /// in steps.
     package static func withParent<T>(
         of path: [UInt8],
+        relativeTo base: CInt = AT_FDCWD,
         _ body: (CInt, UnsafePointer<CChar>) -> Result<T, Errno>
     ) -> Result<T, Errno> {
         if path.count < longPathStep {
-            return withCString(path) { body(AT_FDCWD, $0) }
+            return withCString(path) { body(base, $0) }
         }
         let slash = UInt8(ascii: "/")
-        var directory = AT_FDCWD
+        var directory = base
         var start = 0
-        defer { if directory != AT_FDCWD { _ = close(directory) } }
+        defer { if directory != base { _ = close(directory) } }
         while path.count - start >= longPathStep {
             // Cut at the last separator that keeps this step short enough.
             var cut = start + longPathStep - 1
@@ -97,7 +99,7 @@ extension Syscalls {
             }
             switch opened {
             case .success(let next):
-                if directory != AT_FDCWD { _ = close(directory) }
+                if directory != base { _ = close(directory) }
                 directory = next
             case .failure(let errno):
                 return .failure(errno)

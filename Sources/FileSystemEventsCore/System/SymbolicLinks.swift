@@ -8,28 +8,33 @@ import SystemPackage
 extension Syscalls {
     /// The canonical absolute path of `path` (every symlink resolved), or `nil` when some
     /// component does not exist or cannot be searched.
+    ///
+    /// A path of `PATH_MAX` bytes or more, which `realpath(3)` refuses, is returned as it is
+    /// where something exists there: not canonical, but the place to watch.
     package static func realPath(_ path: [UInt8]) -> [UInt8]? {
-        withCString(path) { name -> [UInt8]? in
+        let resolved = withCString(path) { name -> [UInt8]? in
             guard let resolved = realpath(name, nil) else { return nil }
             defer { free(resolved) }
             return Array(UnsafeRawBufferPointer(start: resolved, count: strlen(resolved)))
         }
+        if resolved == nil && path.count >= Int(PATH_MAX), case .success = status(atPath: path, followSymlinks: true) { return path }
+        return resolved
     }
 
-    /// The target a symlink holds, or `nil` when `path` is not a readable symlink.
-    /// However long `path` is (``withParent(of:_:)``).
+    /// The target a symlink holds, or `nil` when `path` is not a readable symlink, however long
+    /// `path` is (``withParent(of:relativeTo:_:)``).
     package static func readLink(_ path: [UInt8]) -> [UInt8]? {
         let read = withParent(of: path) { directory, name -> Result<[UInt8], Errno> in
             var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX))
-            let count = buffer.withUnsafeMutableBufferPointer { target in
-                target.withMemoryRebound(to: CChar.self) { characters -> Int in
-                    guard let base = characters.baseAddress else { return -1 }
-                    return readlinkat(directory, name, base, characters.count)
+            return buffer.withUnsafeMutableBufferPointer { target in
+                target.withMemoryRebound(to: CChar.self) { characters -> Result<Int, Errno> in
+                    guard let base = characters.baseAddress else { return .failure(.invalidArgument) }
+                    return valueOrErrno(retryOnInterrupt: true) { readlinkat(directory, name, base, characters.count) }
                 }
-            }
-            return count > 0 ? .success(Array(buffer[..<count])) : .failure(.invalidArgument)
+            }.map { count in Array(buffer[..<count]) }
         }
-        return try? read.get()
+        guard case .success(let target) = read, !target.isEmpty else { return nil }
+        return target
     }
 
     /// Where the file a symlink leads to lives, as its directory's canonical path and its
@@ -38,8 +43,7 @@ extension Syscalls {
     /// exist either, the nearest existing ancestor and the name of the missing level below it,
     /// whose appearance is the first step of the target's. `nil` when `path` is not a symlink.
     package static func linkTargetLocation(_ path: [UInt8]) -> (directory: [UInt8], name: [UInt8])? {
-        guard case .success(let status) = withCString(path, { Syscalls.status($0, relativeTo: AT_FDCWD) }),
-              status.itemType == .symlink else { return nil }
+        guard case .success(let status) = Syscalls.status(atPath: path), status.itemType == .symlink else { return nil }
         if let resolved = realPath(path) { return split(resolved) }
         guard let target = readLink(path) else { return nil }
         var (directory, name) = split(target.first == UInt8(ascii: "/") ? target : split(path).directory + [UInt8(ascii: "/")] + target)
