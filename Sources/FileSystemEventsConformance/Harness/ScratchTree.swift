@@ -232,7 +232,11 @@ public final class ScratchTree: Sendable {
         let opened: Result<CInt, Errno> = Syscalls.withParent(of: target) { directory, name in
             valueOrErrno(retryOnInterrupt: true) { openat(directory, name, flags | O_CLOEXEC, 0o644) }
         }
-        guard case .success(let fd) = opened else { throw ConformanceFailure("open \(path): \(opened)") }
+        let fd: CInt
+        switch opened {
+        case .success(let opened): fd = opened
+        case .failure(let failure): throw ConformanceFailure("open \(path): \(failure)")
+        }
         defer { close(fd) }
         var written = 0
         while written < content.count {
@@ -294,13 +298,15 @@ private func rootBytesPath(_ base: FilePath, _ name: String) -> String {
     base.appending(name).string
 }
 
-/// Calls `body` with `bytes` as a NUL-terminated C string.
 /// Calls a libc function taking a directory descriptor and a name (`openat`, `fstatat`) for a
 /// path of any length: `AT_FDCWD` and the path itself where it is short, a descriptor reached in
 /// steps otherwise (``Syscalls/withParent(of:_:)``). Returns -1 with `errno` set where a step
 /// failed. The harness reads the disk this way so that what it checks holds below PATH_MAX too.
 func atAnyDepth(_ path: [UInt8], _ body: (CInt, UnsafePointer<CChar>) -> CInt) -> CInt {
-    let result: Result<CInt, Errno> = Syscalls.withParent(of: path) { directory, name in .success(body(directory, name)) }
+    let result: Result<CInt, Errno> = Syscalls.withParent(of: path) { directory, name in
+        let value = body(directory, name)
+        return value == -1 ? .failure(Errno(rawValue: errno)) : .success(value)
+    }
     switch result {
     case .success(let value): return value
     case .failure(let failure):
@@ -309,6 +315,7 @@ func atAnyDepth(_ path: [UInt8], _ body: (CInt, UnsafePointer<CChar>) -> CInt) -
     }
 }
 
+/// Calls `body` with `bytes` as a NUL-terminated C string.
 func withC<R>(_ bytes: [UInt8], _ body: (UnsafePointer<CChar>) -> R) -> R {
     var terminated = bytes
     terminated.append(0)
