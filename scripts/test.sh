@@ -64,10 +64,10 @@ unprivileged_rerun() {
         setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
         "$bundle" --testing-library swift-testing --no-parallel --filter "$1" || rc=$?
     if [ "${2:-}" = --listing ]; then
-        echo "==> directory listing: start errors and an unsearchable directory, as user nobody"
+        echo "==> directory listing and snapshot: unreadable and unsearchable directories, as user nobody"
         TMPDIR="$scratch" HOME="$scratch" \
             setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
-            "$bundle" --testing-library swift-testing --no-parallel --filter "DirectoryListingTests/(startErrors|unsearchableDirectory)" || rc=$?
+            "$bundle" --testing-library swift-testing --no-parallel --filter "DirectoryListingTests/(startErrors|unsearchableDirectory)|SnapshotCLITests/unreadableDirectory" || rc=$?
     fi
     rm -rf "$scratch"
     return "$rc"

@@ -39,6 +39,10 @@ struct ChangesCommand: ParsableCommand {
         } catch {
             throw CommandFailure.badInput(error.description)
         }
+        // Their recorded contents stand in for them: a change inside one is not seen.
+        for directory in snapshot.unreadableDirectories {
+            StandardError.line("filewatch: warning: cannot list \(directory); changes inside it are not reported")
+        }
         let formatter: any EventFormatter = format == .json ? JSONLinesFormatter() : TextFormatter(roots: [root])
         StandardOutput().write(formatter.events(events))
         if update {

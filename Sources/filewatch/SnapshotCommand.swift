@@ -46,6 +46,10 @@ struct SnapshotCommand: ParsableCommand {
         } catch {
             throw CommandFailure.badInput(error.description)
         }
+        // Recorded as empty: a later `changes` would tell what they hold as created.
+        for directory in snapshot.unreadableDirectories {
+            StandardError.line("filewatch: warning: cannot list \(directory); what it holds is not in the snapshot")
+        }
         do {
             try snapshot.save(to: FilePath(argument: output))
         } catch {

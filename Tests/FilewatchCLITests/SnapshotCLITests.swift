@@ -86,6 +86,34 @@ struct SnapshotCLITests {
         #expect(text.count == 1 && text[0].contains("created") && text[0].contains("later.txt"), "\(text)")
     }
 
+    /// Root reads every directory, so this runs as `nobody` only: scripts/test.sh reruns it so.
+    /// A directory that cannot be listed stands in a diff with what it held (so nothing in it
+    /// is told removed), and both commands say on stderr which one was left out; before, they
+    /// said nothing, and a catch-up silently missed what changed in it.
+    @Test("an unreadable directory: snapshot and changes name it on stderr, and tell nothing in it removed",
+          .enabled(if: geteuid() != 0, "root can list every directory; scripts/test.sh runs this as nobody"))
+    func unreadableDirectory() async throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectories("locked")
+        try tree.write("locked/inside.txt", "x")
+        try tree.write("open.txt", "o")
+        let file = tree.path("state.fwsnap", in: .outside).string
+        var (status, output, error) = try await FilewatchProcess.run(["snapshot", tree.root.string, "--output", file])
+        #expect(status == 0, "\(error)")
+        try tree.changeMode("locked", to: 0)
+        defer { try? tree.changeMode("locked", to: 0o755) }
+        try tree.write("open.txt", "changed")
+        (status, output, error) = try await FilewatchProcess.run(["changes", tree.root.string, "--since", file, "--format", "json"])
+        #expect(status == 0, "\(error)")
+        #expect(error.contains("cannot list") && error.contains(tree.path("locked").string), "\(error)")
+        let events = try output.map { try Self.event(Self.object($0)) }
+        #expect(!events.contains { $0.path == tree.path("locked/inside.txt") }, "\(output)")
+        #expect(events.contains { $0.kind == .modified && $0.path == tree.path("open.txt") }, "\(output)")
+        (status, output, error) = try await FilewatchProcess.run(["snapshot", tree.root.string, "--output", file])
+        #expect(status == 0, "\(error)")
+        #expect(error.contains("not in the snapshot") && error.contains(tree.path("locked").string), "\(error)")
+    }
+
     @Test("a bad snapshot file is exit status 2 with one line that names the problem")
     func badSnapshotFiles() async throws {
         let tree = try ScratchTree()

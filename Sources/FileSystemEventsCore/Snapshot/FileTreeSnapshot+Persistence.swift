@@ -101,9 +101,9 @@ extension FileTreeSnapshot {
             throw .snapshotFile(.corrupted(path, reason: "the header does not decode"))
         }
         let decoding = BackgroundDecode(bytes: bytes, file: path, root: requested)
-        let scanned: Result<RootSnapshot, FileSystemEventsError>
+        let scanned: Result<SnapshotScanner.Result, FileSystemEventsError>
         do {
-            scanned = .success(try scanner.scan(root: requested).snapshot)
+            scanned = .success(try scanner.scan(root: requested))
         } catch {
             scanned = .failure(error)
         }
@@ -113,14 +113,16 @@ extension FileTreeSnapshot {
         case .failure(let error): throw .snapshotFile(error)
         }
         switch scanned {
-        case .success(let newer):
+        case .success(let result):
             // Neither tree is held by anyone else: the diff may consume the saved one.
+            let newer = result.snapshot
             let events = Self.events(from: saved.storage.snapshot, to: newer, root: requested, copyingOld: false, copyingNew: false)
             let scanner = saved.scanner
             // The consumed tree is as large as today's (one free per entry and per name);
             // nobody waits for that, so another thread does it.
             ReleaseElsewhere.release(&saved)
-            return (events, FileTreeSnapshot(root: requested, snapshot: newer, scanner: scanner))
+            // What could not be listed goes with it (``unreadableDirectories``): a caller says so.
+            return (events, FileTreeSnapshot(root: requested, snapshot: newer, scanner: scanner, unreadable: result.unreadable))
         case .failure(let error):
             throw .scan(error)
         }

@@ -70,8 +70,10 @@ public struct FileTreeSnapshot: Sendable {
     }
 
     /// A snapshot of an already built tree (a decoded file).
-    package init(root: FilePath, snapshot: RootSnapshot, scanner: SnapshotScanner) {
+    package init(root: FilePath, snapshot: RootSnapshot, scanner: SnapshotScanner,
+                 unreadable: [(relativePath: [UInt8], errno: Errno)] = []) {
         self.init(root: root, storage: Storage(snapshot), scanner: scanner, recordsAttributes: true)
+        unreadableDirectories = Self.paths(of: unreadable, below: root)
     }
 
     /// The tree, for reading only (encoding it, copying it); the diff never runs on this reference.
