@@ -80,7 +80,11 @@ struct ListCommand: AsyncParsableCommand {
 
         guard live else {
             do {
-                let entries = try DirectoryListing(directory: path, options: options, backend: .polling).currentEntries()
+                let (entries, unreadable) = try DirectoryListing(directory: path, options: options, backend: .polling).currentEntriesNamingUnreadable()
+                // As `ls -R` does, but on: the listing is complete but for these.
+                for (directory, errno) in unreadable {
+                    StandardError.line("filewatch: warning: cannot list \(directory) (\(errno)); its entries are not listed")
+                }
                 output.write(formatter.format(.listing(entries)))
             } catch {
                 throw CommandFailure.badInput(String(describing: error))

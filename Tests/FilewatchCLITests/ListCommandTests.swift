@@ -36,6 +36,24 @@ struct ListCommandTests {
         #expect(text[2].hasPrefix("directory") && text[2].hasSuffix("  dir"))
     }
 
+    /// Root lists every directory, so this runs as `nobody` only: scripts/test.sh reruns it so.
+    /// Before, the entries of a subdirectory that could not be listed were left out in silence.
+    @Test("list --recursive names on stderr a subdirectory it cannot list, and lists the rest",
+          .enabled(if: geteuid() != 0, "root can list every directory; scripts/test.sh runs this as nobody"))
+    func unreadableSubdirectory() async throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectories("locked")
+        try tree.write("locked/inside", "x")
+        try tree.write("open", "o")
+        try tree.changeMode("locked", to: 0)
+        defer { try? tree.changeMode("locked", to: 0o755) }
+        let (status, lines, error) = try await FilewatchProcess.run(["list", "--recursive", tree.root.string, "--format", "json"])
+        #expect(status == 0, "\(error)")
+        #expect(error.contains("cannot list") && error.contains(tree.path("locked").string), "\(error)")
+        let entries = try Self.object(lines[0])["entries"] as? [[String: Any]] ?? []
+        #expect(entries.compactMap { $0["name"] as? String } == ["locked", "open"])
+    }
+
     @Test("bad input: one line on stderr, exit 2", arguments: [
         (["list", "/nonexistent/filewatch-test"], "does not exist"),
         (["list", "/nonexistent/filewatch-test", "--live"], "does not exist"),

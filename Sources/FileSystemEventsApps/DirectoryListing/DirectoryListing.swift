@@ -89,8 +89,16 @@ public struct DirectoryListing: AsyncSequence, Sendable {
 
     /// The sorted list as it is now, once, without watching (what `ls` prints).
     public func currentEntries() throws(FileSystemEventsError) -> [DirectoryEntry] {
+        try currentEntriesNamingUnreadable().entries
+    }
+
+    /// ``currentEntries()``, and the subdirectories whose entries are missing from it because
+    /// they could not be listed (permissions), for `filewatch list` to name on stderr.
+    package func currentEntriesNamingUnreadable() throws(FileSystemEventsError) -> (entries: [DirectoryEntry], unreadable: [(path: FilePath, errno: Errno)]) {
         let reader = try DirectoryReader(directory, isRecursive: options.isRecursive, includesHidden: options.includesHidden)
-        return try reader.listAll().sorted(by: options.sortOrder.areInIncreasingOrder)
+        let (entries, unreadable) = try reader.listAllNamingUnreadable()
+        return (entries.sorted(by: options.sortOrder.areInIncreasingOrder),
+                unreadable.map { (directory.appending(FilePath(bytes: $0.relativePath).components), $0.errno) })
     }
 
     /// Each iterator is a listing of its own, with its own source, started on its first `next`.

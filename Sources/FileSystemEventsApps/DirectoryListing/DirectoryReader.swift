@@ -55,6 +55,12 @@ package struct DirectoryReader: Sendable {
 
     /// Every entry of the directory, unsorted.
     package func listAll() throws(FileSystemEventsError) -> [DirectoryEntry] {
+        try listAllNamingUnreadable().entries
+    }
+
+    /// Every entry of the directory, unsorted, and the subdirectories that could not be listed
+    /// (their entries are missing), relative to the directory, for a caller that says so.
+    package func listAllNamingUnreadable() throws(FileSystemEventsError) -> (entries: [DirectoryEntry], unreadable: [(relativePath: [UInt8], errno: Errno)]) {
         let (tree, unreadable) = scanner.scanDirectory(try open(), relativePath: [])
         if let failure = unreadable.first(where: { $0.relativePath.isEmpty }) {
             throw .forRoot(directory, call: DirectoryEntryReader.callName, errno: failure.errno)
@@ -62,7 +68,7 @@ package struct DirectoryReader: Sendable {
         var entries: [DirectoryEntry] = []
         entries.reserveCapacity(tree.entries.count)
         flatten(tree, prefix: [], into: &entries)
-        return entries
+        return (entries, unreadable)
     }
 
     /// The entries at and below `relativePath` (a directory renamed into the tree), or nothing
