@@ -28,7 +28,7 @@ public struct ContentObservation: Sendable, Hashable {
     /// Reads the regular file at `path` (never following a symlink, never blocking on a FIFO);
     /// `nil` if there is none or it cannot be read.
     package static func read(_ path: [UInt8]) -> ContentObservation? {
-        let fd = atAnyDepth(path) { openat($0, $1, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY) }
+        let fd = AnyDepth.call(path) { openat($0, $1, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY) }
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var info = stat()

@@ -227,26 +227,8 @@ public final class ScratchTree: Sendable {
     }
 
     private func writeBytes(_ path: RelativePath, _ content: [UInt8], flags: CInt, in area: Area) throws {
-        let target = absolute(path, in: area)
         // At any depth: a marker below a root longer than PATH_MAX (scenario 121).
-        let opened: Result<CInt, Errno> = Syscalls.withParent(of: target) { directory, name in
-            valueOrErrno(retryOnInterrupt: true) { openat(directory, name, flags | O_CLOEXEC, 0o644) }
-        }
-        let fd: CInt
-        switch opened {
-        case .success(let opened): fd = opened
-        case .failure(let failure): throw ConformanceFailure("open \(path): \(failure)")
-        }
-        defer { close(fd) }
-        var written = 0
-        while written < content.count {
-            let result = content[written...].withUnsafeBytes { Libc.write(fd, $0.baseAddress, $0.count) }
-            if result < 0 {
-                if errno == EINTR { continue }
-                throw ConformanceFailure("write \(path): \(Errno(rawValue: errno))")
-            }
-            written += result
-        }
+        try AnyDepth.write(absolute(path, in: area), content, flags: flags)
     }
 
     private static func call(_ what: @autoclosure () -> String, _ body: () -> CInt) throws {
@@ -296,23 +278,6 @@ public final class ScratchTree: Sendable {
 
 private func rootBytesPath(_ base: FilePath, _ name: String) -> String {
     base.appending(name).string
-}
-
-/// Calls a libc function taking a directory descriptor and a name (`openat`, `fstatat`) for a
-/// path of any length: `AT_FDCWD` and the path itself where it is short, a descriptor reached in
-/// steps otherwise (``Syscalls/withParent(of:_:)``). Returns -1 with `errno` set where a step
-/// failed. The harness reads the disk this way so that what it checks holds below PATH_MAX too.
-func atAnyDepth(_ path: [UInt8], _ body: (CInt, UnsafePointer<CChar>) -> CInt) -> CInt {
-    let result: Result<CInt, Errno> = Syscalls.withParent(of: path) { directory, name in
-        let value = body(directory, name)
-        return value == -1 ? .failure(Errno(rawValue: errno)) : .success(value)
-    }
-    switch result {
-    case .success(let value): return value
-    case .failure(let failure):
-        errno = failure.rawValue
-        return -1
-    }
 }
 
 /// Calls `body` with `bytes` as a NUL-terminated C string.

@@ -34,17 +34,17 @@ extension ConformanceSuite {
             for level in 0..<17 {
                 relative = relative.isEmpty ? component : relative + [UInt8(ascii: "/")] + component
                 relative[relative.count - 1] = UInt8(ascii: "a") + UInt8(level % 26)
-                try deepMakeDirectory(context.tree.absolute(RelativePath(bytes: relative), in: .root))
+                try AnyDepth.makeDirectory(context.tree.absolute(RelativePath(bytes: relative), in: .root))
             }
             let file = RelativePath(bytes: relative + Array("/deep.txt".utf8))
-            try deepWrite(context.tree.absolute(file, in: .root), "deep")
+            try AnyDepth.write(context.tree.absolute(file, in: .root), "deep")
             try await watch.sync()
             let path = context.tree.path(file)
             try check(watch.events.contains { $0.kind == .created && $0.path == path },
                       "the file \(relative.count + 9) bytes below the root was not reported created")
             let index = watch.eventCount
-            try deepWrite(context.tree.absolute(file, in: .root), "deeper still", append: true)
-            try deepWrite(context.tree.absolute(RelativePath(bytes: relative + Array("/second.txt".utf8)), in: .root), "2")
+            try AnyDepth.write(context.tree.absolute(file, in: .root), "deeper still", append: true)
+            try AnyDepth.write(context.tree.absolute(RelativePath(bytes: relative + Array("/second.txt".utf8)), in: .root), "2")
             try await watch.sync()
             try check(watch.events[index...].contains { $0.kind == .modified && $0.path == path },
                       "a write below PATH_MAX depth was not reported")
@@ -67,25 +67,22 @@ extension ConformanceSuite {
             let file = RelativePath(bottom + "/deepest.txt")
             let path = context.tree.path(file)
             var index = watch.eventCount
-            // A few steps of the path each: `deepWrite` opens it PATH_MAX at a time.
+            // A few steps of the path each: `AnyDepth.write` opens it PATH_MAX at a time.
             let absolute = context.tree.absolute(file, in: .root)
-            try deepWrite(absolute, "made at the bottom")
+            try AnyDepth.write(absolute, "made at the bottom")
             try await watch.sync()
             try watch.expect(.created, file, since: index)
             index = watch.eventCount
-            try deepWrite(absolute, " and written", append: true)
+            try AnyDepth.write(absolute, " and written", append: true)
             try await watch.sync()
             try check(watch.events[index...].contains { $0.kind == .modified && $0.path == path }, "a write at the bottom was not reported")
             index = watch.eventCount
-            let removed: Result<CInt, Errno> = Syscalls.withParent(of: absolute) { directory, name in
-                valueOrErrno(retryOnInterrupt: true) { unlinkat(directory, name, 0) }
-            }
-            if case .failure(let errno) = removed { throw ConformanceFailure("remove at the bottom: \(errno)") }
+            try AnyDepth.remove(absolute)
             try await watch.sync()
             try watch.expect(.removed, file, since: index)
             await watch.stop()
         },
-        ConformanceScenario(121, "a root whose own path is longer than PATH_MAX is watched: what it holds at ready, and what is made, written and removed in it",
+        ConformanceScenario(121, "a root whose own path is longer than PATH_MAX is watched: what it holds at ready, and what is made, written, renamed and removed in it",
                             runsUnprivileged: true) { context in
             // The kernel refuses such a path whole (`ENAMETOOLONG`): every call the watch makes
             // on the root by its path must walk it in steps. 2,100 levels of `d/`.
@@ -96,23 +93,26 @@ extension ConformanceSuite {
             let bottom = RelativePath("chain" + String(repeating: "/d", count: depth))
             let root = context.tree.path(bottom)
             try check(root.string.utf8.count > Int(PATH_MAX), "the root is only \(root.string.utf8.count) bytes long")
-            try deepWrite(context.tree.absolute(bottom / "before.txt", in: .root), "there at ready")
+            try AnyDepth.write(context.tree.absolute(bottom / "before.txt", in: .root), "there at ready")
             let watch = try await context.watch { $0.roots = [root] }
-            let index = watch.eventCount
-            try deepMakeDirectory(context.tree.absolute(bottom / "sub", in: .root))
-            try deepWrite(context.tree.absolute(bottom / "sub/inner.txt", in: .root), "made while watched")
-            try deepWrite(context.tree.absolute(bottom / "before.txt", in: .root), " and written", append: true)
+            var index = watch.eventCount
+            try AnyDepth.makeDirectory(context.tree.absolute(bottom / "sub", in: .root))
+            try AnyDepth.write(context.tree.absolute(bottom / "sub/inner.txt", in: .root), "made while watched")
+            try AnyDepth.write(context.tree.absolute(bottom / "before.txt", in: .root), " and written", append: true)
             try await watch.sync(in: bottom)
             try watch.expect(.created, bottom / "sub/inner.txt", since: index)
             try watch.expect(.modified, bottom / "before.txt", since: index)
-            // A rename inside such a root is not checked here: on the kernel backends it is
-            // told as `removed` with no `created` at the new name (README, "Known limits").
-            let removed: Result<CInt, Errno> = Syscalls.withParent(of: context.tree.absolute(bottom / "before.txt", in: .root)) { directory, name in
-                valueOrErrno(retryOnInterrupt: true) { unlinkat(directory, name, 0) }
-            }
-            if case .failure(let errno) = removed { throw ConformanceFailure("remove (deep): \(errno)") }
+            index = watch.eventCount
+            try AnyDepth.rename(context.tree.absolute(bottom / "sub", in: .root), to: context.tree.absolute(bottom / "moved", in: .root))
+            try await watch.sync(in: bottom)
+            try watch.expectRename(from: bottom / "sub", to: bottom / "moved", since: index)
+            // What is inside the renamed directory is told at its new path.
+            index = watch.eventCount
+            try AnyDepth.write(context.tree.absolute(bottom / "moved/inner.txt", in: .root), " and written", append: true)
+            try AnyDepth.remove(context.tree.absolute(bottom / "before.txt", in: .root))
             try await watch.sync(in: bottom)
             // Checked by event: the harness reads the disk by whole paths below PATH_MAX only.
+            try watch.expect(.modified, bottom / "moved/inner.txt", since: index)
             try watch.expect(.removed, bottom / "before.txt", since: index)
             await watch.stop()
         },
@@ -510,27 +510,6 @@ extension ConformanceSuite {
             try watch.expect(.created, "Y/g", since: index)
         },
     ]
-}
-
-/// `mkdir` at any depth, relative to descriptors (the path may exceed PATH_MAX).
-private func deepMakeDirectory(_ path: [UInt8]) throws {
-    let result: Result<CInt, Errno> = Syscalls.withParent(of: path) { directory, name in
-        valueOrErrno(retryOnInterrupt: true) { mkdirat(directory, name, 0o755) }
-    }
-    if case .failure(let errno) = result { throw ConformanceFailure("mkdir (deep): \(errno)") }
-}
-
-/// Writes (or appends) a file at any depth.
-private func deepWrite(_ path: [UInt8], _ content: String, append: Bool = false) throws {
-    let flags = O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC)
-    let opened: Result<CInt, Errno> = Syscalls.withParent(of: path) { directory, name in
-        valueOrErrno(retryOnInterrupt: true) { openat(directory, name, flags | O_CLOEXEC, 0o644) }
-    }
-    guard case .success(let fd) = opened else { throw ConformanceFailure("open (deep): \(opened)") }
-    defer { close(fd) }
-    let bytes = Array(content.utf8)
-    let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-    if written != bytes.count { throw ConformanceFailure("write (deep): \(Errno(rawValue: errno))") }
 }
 
 /// A chain `d/d/…/d` made, reached and taken apart one level at a time relative to the level
