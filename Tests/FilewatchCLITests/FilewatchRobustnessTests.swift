@@ -260,8 +260,9 @@ struct FilewatchRobustnessTests {
     /// A root whose path is longer than PATH_MAX, which the kernel refuses in one piece: the
     /// backends walk such paths in steps, yet `watch` refused it (its check that the root
     /// exists was one `stat(2)`), polling could not scan it, and `follow` refused any path that
-    /// long as one no file could ever have. 2,100 levels of `d/`.
-    @Test("a root longer than PATH_MAX: watch, list and follow work there as anywhere", arguments: ["inotify", "polling"])
+    /// long as one no file could ever have; `snapshot --output` wrote its file by whole path.
+    /// 2,100 levels of `d/`.
+    @Test("a root longer than PATH_MAX: watch, list, follow, snapshot and changes work there as anywhere", arguments: ["inotify", "polling"])
     func rootLongerThanPathMax(backend: String) async throws {
         let tree = try ScratchTree()
         let top = Array((tree.root.string + "/chain").utf8)
@@ -291,6 +292,16 @@ struct FilewatchRobustnessTests {
         let (status, lines, error) = try await FilewatchProcess.run(["list", "--format", "json", root])
         #expect(status == 0, "\(error)")
         #expect(lines.first?.contains(#""name":"new""#) == true, "\(lines)")
+        // A snapshot saved beside the root (its own path as long), and a catch-up from it.
+        let state = String(root.dropLast(2)) + "/state.fws"
+        let (savedStatus, _, savedError) = try await FilewatchProcess.run(["snapshot", root, "--output", state])
+        #expect(savedStatus == 0, "\(savedError)")
+        try atBottom(create: "later", appending: "")
+        let (changesStatus, changes, changesError) = try await FilewatchProcess.run(["changes", root, "--since", state, "--update", "--format", "json"])
+        #expect(changesStatus == 0, "\(changesError)")
+        #expect(changes.count == 1 && changes.first?.contains(#"/d/later""#) == true, "\(changes)")
+        let (againStatus, again, againError) = try await FilewatchProcess.run(["changes", root, "--since", state, "--format", "json"])
+        #expect(againStatus == 0 && again.isEmpty, "\(again) \(againError)")
         watch.signal(SIGTERM)
         follow.signal(SIGTERM)
         #expect(try await watch.waitForExit() == 0, "stderr: \(watch.standardError)")

@@ -17,20 +17,32 @@ package enum WholeFile {
 
     /// Replaces the file at `path` with `bytes`. On failure the previous file is untouched and
     /// the temporary file is removed.
+    ///
+    /// Every step is relative to one descriptor of the directory, opened once (in steps where
+    /// its path is longer than PATH_MAX): the temporary file, the rename and the `fsync` all
+    /// act on the same directory even if its path is re-pointed meanwhile.
     package static func replace(_ path: FilePath, with bytes: [UInt8], permissions: UInt32 = 0o644) throws(Failure) {
-        var directory = path.removingLastComponent()
-        if directory.isEmpty { directory = "." }
+        var directoryPath = path.removingLastComponent()
+        if directoryPath.isEmpty { directoryPath = "." }
         let name = path.lastComponent?.string ?? "file"
-        var temporary = directory
-        temporary.append(".\(name).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        let temporary = ".\(name).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+
+        // `O_PATH` anchors the `*at` calls below without asking for read permission on a
+        // directory that may only be writable and searchable.
+        let directory: CInt
+        switch Syscalls.open(directoryPath, flags: Syscalls.pathOnlyFlag | O_DIRECTORY | O_CLOEXEC) {
+        case .success(let fd): directory = fd
+        case .failure(let errno): throw Failure(call: "open", errno: errno)
+        }
+        defer { Syscalls.close(directory) }
 
         let descriptor: CInt
-        switch openFile(temporary, flags: O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, permissions: mode_t(permissions)) {
+        switch valueOrErrno(retryOnInterrupt: true, { openat(directory, temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(permissions)) }) {
         case .success(let fd): descriptor = fd
         case .failure(let errno): throw Failure(call: "open", errno: errno)
         }
         var isInPlace = false
-        defer { if !isInPlace { _ = temporary.withPlatformString { unlink($0) } } }
+        defer { if !isInPlace { _ = unlinkat(directory, temporary, 0) } }
 
         var failure: Failure?
         if case .failure(let errno) = writeAll(descriptor, bytes) {
@@ -44,17 +56,17 @@ package enum WholeFile {
         }
         if let failure { throw failure }
 
-        let renamed = temporary.withPlatformString { from in
-            path.withPlatformString { to in nothingOrErrno(retryOnInterrupt: true) { rename(from, to) } }
-        }
+        let renamed = nothingOrErrno(retryOnInterrupt: true) { renameat(directory, temporary, directory, name) }
         if case .failure(let errno) = renamed { throw Failure(call: "rename", errno: errno) }
         isInPlace = true
 
         // Make the rename durable. Some file systems refuse fsync on a directory (EINVAL): the
-        // rename is then as durable as they make anything.
-        if case .success(let directoryDescriptor) = Syscalls.open(directory, flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC) {
-            let synced = nothingOrErrno(retryOnInterrupt: true) { fsync(directoryDescriptor) }
-            Syscalls.close(directoryDescriptor)
+        // rename is then as durable as they make anything. A directory this user may not read
+        // cannot be opened for it: the rename stands, as durable as the file system's own
+        // journal makes it.
+        if case .success(let readable) = valueOrErrno(retryOnInterrupt: true, { openat(directory, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) }) {
+            let synced = nothingOrErrno(retryOnInterrupt: true) { fsync(readable) }
+            Syscalls.close(readable)
             if case .failure(let errno) = synced, errno != .invalidArgument {
                 throw Failure(call: "fsync (directory)", errno: errno)
             }
@@ -101,12 +113,6 @@ package enum WholeFile {
             case .failure(let errno):
                 throw Failure(call: "read", errno: errno)
             }
-        }
-    }
-
-    private static func openFile(_ path: FilePath, flags: CInt, permissions: mode_t) -> Result<CInt, Errno> {
-        path.withPlatformString { name in
-            valueOrErrno(retryOnInterrupt: true) { open(name, flags, permissions) }
         }
     }
 
