@@ -356,6 +356,11 @@ extension InotifyWatch {
                 pendingCreations[index].examination = nil
             }
         }
+        for index in deferredCreations.indices where deferredCreations[index].examination != nil {
+            if touched.contains(deferredCreations[index].examinedName) {
+                deferredCreations[index].examination = nil
+            }
+        }
         examinedNames.subtract(touched)
     }
 
@@ -364,6 +369,8 @@ extension InotifyWatch {
         keptExaminations = 0
         guard !examinedNames.isEmpty else { return }
         for index in pendingCreations.indices { pendingCreations[index].examination = nil }
+        // Creations held behind one that waits for a rename keep what was found too.
+        for index in deferredCreations.indices { deferredCreations[index].examination = nil }
         examinedNames.removeAll()
     }
 
