@@ -2,7 +2,7 @@ import PlatformLibc
 import CFileSystemEventsShims
 public import FileSystemEventsCore
 
-/// What is on disk, read independently of any backend (plain `opendir`/`lstat` by path), so a
+/// What is on disk, read independently of any backend (plain `readdir`/`fstatat` by path), so a
 /// bug in the library's own scanner cannot hide a bug in a backend.
 ///
 /// The root itself is an item too (at ``RelativePath/root``), when it exists: a watched file
@@ -31,7 +31,7 @@ public struct DiskTree: Sendable, Equatable {
     package static func read(root: [UInt8], recursive: Bool, followsFileLinks: Bool = false, admits: (RelativePath, Bool) -> Bool) -> DiskTree {
         var items: [RelativePath: Item] = [:]
         var rootInfo = stat()
-        guard withC(root, { stat($0, &rootInfo) }) == 0 else { return DiskTree(items: [:]) }
+        guard AnyDepth.call(root, { fstatat($0, $1, &rootInfo, 0) }) == 0 else { return DiskTree(items: [:]) }
         let rootType = FileItemType(mode: UInt32(rootInfo.st_mode))
         items[.root] = Item(
             type: rootType,
@@ -39,15 +39,21 @@ public struct DiskTree: Sendable, Equatable {
             identity: FileIdentity(device: UInt64(rootInfo.st_dev), inode: UInt64(rootInfo.st_ino))
         )
         guard rootType == .directory else { return DiskTree(items: items) }
-        func walk(_ absolute: [UInt8], _ relative: RelativePath) {
+        // A list of directories to read rather than a call per level, on whatever stack the
+        // test runs. Down to PATH_MAX below the root, however long the root's own path
+        // (scenario 121): the items are keyed by whole relative paths, so a chain read to its
+        // bottom costs the square of its depth (scenario 118's 12,000 levels: 144 MB of paths,
+        // read at every watch's start). Deeper items are checked through their events.
+        var pending: [([UInt8], RelativePath)] = [(root, .root)]
+        while let (absolute, relative) = pending.popLast() {
             for name in names(in: absolute) {
                 let childAbsolute = absolute + [UInt8(ascii: "/")] + name
                 let childRelative = relative / RelativePath(bytes: name)
                 var info = stat()
-                guard withC(childAbsolute, { lstat($0, &info) }) == 0 else { continue }
+                guard AnyDepth.call(childAbsolute, { fstatat($0, $1, &info, AT_SYMLINK_NOFOLLOW) }) == 0 else { continue }
                 var type = FileItemType(mode: UInt32(info.st_mode))
                 var target = stat()
-                if followsFileLinks && type == .symlink, withC(childAbsolute, { stat($0, &target) }) == 0,
+                if followsFileLinks && type == .symlink, AnyDepth.call(childAbsolute, { fstatat($0, $1, &target, 0) }) == 0,
                    FileItemType(mode: UInt32(target.st_mode)) == .file
                 {
                     type = .file
@@ -58,17 +64,21 @@ public struct DiskTree: Sendable, Equatable {
                     type: type, contentHash: hash,
                     identity: FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
                 )
-                if type == .directory && recursive {
-                    walk(childAbsolute, childRelative)
+                if type == .directory && recursive && childRelative.bytes.count < Int(PATH_MAX) {
+                    pending.append((childAbsolute, childRelative))
                 }
             }
         }
-        walk(root, .root)
         return DiskTree(items: items)
     }
 
     static func names(in directory: [UInt8]) -> [[UInt8]] {
-        guard let stream = withC(directory, { opendir($0) }) else { return [] }
+        let descriptor = AnyDepth.call(directory) { openat($0, $1, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        guard descriptor >= 0 else { return [] }
+        guard let stream = fdopendir(descriptor) else {
+            close(descriptor)
+            return []
+        }
         return names(readingAndClosing: stream)
     }
 
