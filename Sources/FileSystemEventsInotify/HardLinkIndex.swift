@@ -90,6 +90,11 @@ struct HardLinkIndex {
 
     var isEmpty: Bool { paths.isEmpty }
 
+    /// One name in the model of each file with several, with its inode.
+    var firstNames: [(directory: WatchedDirectory, name: [UInt8], inode: UInt64)] {
+        paths.compactMap { identity, names in names.first.map { ($0.directory, $0.name, identity.inode) } }
+    }
+
     /// Files that lost a name in view since ``takeLeftBehind()`` was last called: removed (the
     /// link count fell too) or moved out of view (it did not, and the file now has a name out
     /// of view; see `InotifyWatch+HardLinkWatches.swift`).

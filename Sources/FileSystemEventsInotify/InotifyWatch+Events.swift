@@ -258,6 +258,7 @@ extension InotifyWatch {
         let replaced = !replacedNames.isEmpty && replacedNames[NameInModel(directory, name)] != nil
         guard !replaced, let entry = directory.children[name] else {
             if !pendingCreations.isEmpty || !deferredCreations.isEmpty {
+                if changesWhilePending.isEmpty { changesWhilePendingSince = drainedBeforeRead - Self.changeTimeMarginNanoseconds }
                 changesWhilePending.record(kind, for: NameInModel(directory, name))
             }
             return

@@ -208,6 +208,38 @@ extension InotifyWatch {
         watch(candidates)
     }
 
+    /// Notes a name of `events` removed or moved onto while its creation waited, after it was
+    /// written through (``writtenNameGoneSince``).
+    ///
+    /// `ln a b; echo x >> b; mv t b` (or `rm b`), all read before `b` is examined: the write
+    /// changed `a`, yet `b`'s examination finds `t` or nothing, and `a`'s directory heard
+    /// nothing (`link(2)` and the write tell the new name's directory and the file's own
+    /// watches only). Which file `b` was, no event says; the disk does, as a change time.
+    mutating func noteWrittenNamesGone(_ events: [Inotify.Event]) {
+        for event in events where !event.mask.isDisjoint(with: [.delete, .movedTo]) && !event.mask.contains(.isDirectory) {
+            guard let directory = liveDirectory(event.watch),
+                  changesWhilePending.contains(.modified, for: NameInModel(directory, event.name))
+            else { continue }
+            writtenNameGoneSince = min(writtenNameGoneSince ?? .max, changesWhilePendingSince)
+            return
+        }
+    }
+
+    /// Looks at each file with several names in the model for a change since
+    /// ``writtenNameGoneSince``, reported `modified` at all its names (synthetic, and
+    /// perhaps a repeat). A file that had one name in view before the lost one was made is
+    /// not looked at: that would take every file of the tree (see README, "Known limits").
+    mutating func checkFilesWrittenThroughLostNames() {
+        guard let since = writtenNameGoneSince else { return }
+        writtenNameGoneSince = nil
+        var candidates = hardLinks.firstNames.map {
+            HardLinkCandidate(directory: $0.directory, name: $0.name, inode: $0.inode, changedSince: since, hadNameOutOfView: true)
+        }
+        // Grouped by directory: each is opened once.
+        candidates.sort { ObjectIdentifier($0.directory) < ObjectIdentifier($1.directory) }
+        hardLinkCandidates += candidates
+    }
+
     /// Checks `candidates`, each directory opened once (they come grouped by directory).
     private mutating func watch(_ candidates: [HardLinkCandidate]) {
         var open: (directory: WatchedDirectory, descriptor: CInt)?

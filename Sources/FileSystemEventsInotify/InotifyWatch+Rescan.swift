@@ -109,6 +109,8 @@ extension InotifyWatch {
         pendingCreations.removeAll()
         replacedNames.removeAll()
         changesWhilePending.removeAll()
+        // The rebuild reports every file changed since the queue was last empty.
+        writtenNameGoneSince = nil
         arrivals.removeAll()
         examinedNames.removeAll()
         keptExaminations = 0

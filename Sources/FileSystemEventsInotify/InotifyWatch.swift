@@ -99,6 +99,15 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// applied changed the file's other names too (``reportChange(_:named:in:)``). Emptied
     /// with the creations.
     var changesWhilePending = PendingNameChanges()
+    /// Wall-clock nanoseconds (less a margin) of the read before the first change recorded in
+    /// ``changesWhilePending`` since it was last empty: no write it holds is older.
+    var changesWhilePendingSince: Int64 = 0
+    /// Set when a name written through while its creation waited was removed or replaced
+    /// before it could be examined (``noteWrittenNamesGone(_:)``): the file written may have
+    /// been another name of a file in view, now out of reach. Those with several names in the
+    /// model are looked at for a change since this wall-clock time once the creations are
+    /// applied.
+    var writtenNameGoneSince: Int64?
     /// Items a move from a place the model does not know put at a name, by the inode found
     /// there when the creation was applied (``handleMoveIn(_:)``).
     ///
@@ -383,6 +392,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                 mirrorWaitStarted = 0
                 moveTargetWaitStarted = 0
                 handle(parsed)
+                if !changesWhilePending.isEmpty && !hardLinks.isEmpty { noteWrittenNamesGone(parsed) }
                 if produced.count + pendingCreations.count + deferredCreations.count >= options.bufferLimit || !channel.hasRoom {
                     // Enough for the consumer for now; what stays in the kernel queue waits
                     // (and overflows into a rescan if the consumer stays behind).
@@ -523,6 +533,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             if awaitsQuietQueue { resolvePending(drained: drained) }
         }
         if hardLinks.hasUnresolved { hardLinks.resolve(searching: roots.compactMap(\.tree)) }
+        if writtenNameGoneSince != nil && pendingCreations.isEmpty && deferredCreations.isEmpty { checkFilesWrittenThroughLostNames() }
         watchCandidatesOutOfView()
     }
 

@@ -40,6 +40,13 @@ struct PendingNameChanges {
         if log.count > Self.logLimit { buildIndex() }
     }
 
+    /// Whether `kind` was recorded for `name`; builds the index, as a lookup does.
+    mutating func contains(_ kind: FileSystemEvent.Kind, for name: NameInModel) -> Bool {
+        if isEmpty { return false }
+        if index == nil { buildIndex() }
+        return index![name]?.contains(kind) ?? false
+    }
+
     /// The changes recorded for `name`, which are forgotten.
     mutating func take(for name: NameInModel) -> Set<FileSystemEvent.Kind> {
         if isEmpty { return [] }
