@@ -32,6 +32,10 @@ extension InotifyWatch {
         /// waited: kept, so the next attempt does not look again, unless an event read since
         /// may have changed it (see ``forgetExaminations(touchedBy:)``).
         var examination: Examination?
+        /// For a move onto the name from one whose own creation was still waiting (the item
+        /// was made there and moved on untold): where it was made, for the `created` event's
+        /// ``FileSystemEvent/madeAt``.
+        var madeAt: (directory: WatchedDirectory, name: [UInt8])?
 
         /// This creation, to be examined again: what was found is dropped, and `now`, when given,
         /// becomes the time it first had to wait, unless it had waited before.
@@ -766,6 +770,7 @@ extension InotifyWatch {
         }
         let root = directory.root
         let path = relativePath(of: directory).appendingComponent(name)
+        defer { if let madeAt = creation.madeAt { noteMadeAt(madeAt, ofCreationAt: path, root: root) } }
         if let existing = directory.children[name] {
             // Already in the model: listed by a crawl after the kernel queued its creation,
             // or put there by a rename read after it. Or a new file with the inode number of
@@ -1011,8 +1016,41 @@ extension InotifyWatch {
                                          from source: Inotify.Event, in sourceDirectory: WatchedDirectory?) {
         guard let destinationDirectory else { return }
         carrySettleSession(from: source, in: sourceDirectory, to: destination, in: destinationDirectory)
+        let waiting = pendingCreations.count
         handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: destination.mask.contains(.isDirectory),
                        replacing: true)
+        if pendingCreations.count > waiting, let madeAt = madeAt(of: source.name, in: sourceDirectory) {
+            pendingCreations[pendingCreations.count - 1].madeAt = madeAt
+        }
+    }
+
+    /// Where the item moved away from `name` was made, if it was never told there: the name's
+    /// own creation (or arrival) still waits to be examined. Only the latest creations are
+    /// looked at, newest first: a rotated log's was queued just before its rename, and a
+    /// burst of a hundred thousand waiting creations is not searched on every rename.
+    private func madeAt(of name: [UInt8], in directory: WatchedDirectory?) -> (directory: WatchedDirectory, name: [UInt8])? {
+        guard let directory, directory.children[name] == nil else { return nil }
+        for queue in [pendingCreations, deferredCreations] {
+            for creation in queue.suffix(Self.madeAtSearchLimit).reversed()
+            where creation.directory === directory && creation.name.elementsEqual(name) {
+                return creation.madeAt ?? (directory, name)
+            }
+        }
+        return nil
+    }
+
+    /// How many of the latest waiting creations ``madeAt(of:in:)`` looks through.
+    static var madeAtSearchLimit: Int { 256 }
+
+    /// Sets ``FileSystemEvent/madeAt`` on the `created` event just produced for `path`, if
+    /// there is one (a creation found already in the model produces none).
+    private mutating func noteMadeAt(_ madeAt: (directory: WatchedDirectory, name: [UInt8]), ofCreationAt path: [UInt8], root: Int) {
+        guard let last = produced.indices.last, produced[last].kind == .created,
+              madeAt.directory.isAttached, madeAt.directory.root == root
+        else { return }
+        let paths = roots[root].paths
+        guard produced[last].path == paths.path(path) else { return }
+        produced[last].madeAt = paths.path(madeAt.directory.relativePath.appendingComponent(madeAt.name))
     }
 
     /// A file renamed before it was reported under its old name (or across roots) is reported

@@ -81,9 +81,18 @@ public struct FileSystemEvent: Sendable, Hashable, CustomStringConvertible {
     /// gets a fresh ID of its own. `nil` for everything else, including an item moved back in
     /// whose original is gone.
     public var duplicateOf: FilePath?
+    /// For a `created` item that was made at another path in the watched tree and moved to
+    /// ``path`` before the backend could tell of it there (`echo x > app.log; mv app.log
+    /// app.log.1`, both read in one batch): that first path. Nothing is to be done with it to
+    /// replay the events (no event told of the item there); it says where the item came
+    /// from, which a follower of `app.log` needs to find a file that stood there only between
+    /// two reads of the kernel queue. `nil` for every other event, and always with polling,
+    /// which sees no path an item left before its scan.
+    public var madeAt: FilePath?
 
     /// The identity is dropped when its inode is 0 (no file has it: it means "not examined").
-    /// ``stableID`` and ``duplicateOf`` start as `nil`; the layer that knows them sets them.
+    /// ``stableID``, ``duplicateOf`` and ``madeAt`` start as `nil`; the layer that knows them
+    /// sets them.
     public init(
         kind: Kind,
         path: FilePath,
@@ -111,6 +120,7 @@ public struct FileSystemEvent: Sendable, Hashable, CustomStringConvertible {
         if let previousPath { text += " (from \(previousPath))" }
         if isSynthetic { text += " [synthetic]" }
         if let duplicateOf { text += " (duplicate of \(duplicateOf))" }
+        if let madeAt { text += " (made at \(madeAt))" }
         return text
     }
 

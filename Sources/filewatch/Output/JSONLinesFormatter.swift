@@ -46,6 +46,10 @@ struct JSONLinesFormatter: EventFormatter {
                 line.byte(UInt8(ascii: ","))
                 line.path(original, key: "duplicateOf", bytesKey: "duplicateOfBytes")
             }
+            if let madeAt = event.madeAt {
+                line.byte(UInt8(ascii: ","))
+                line.path(madeAt, key: "madeAt", bytesKey: "madeAtBytes")
+            }
             line.raw(",\"time\":")
             line.timestamp(event.timestamp)
             line.raw("}\n")

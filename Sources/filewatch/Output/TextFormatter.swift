@@ -35,6 +35,7 @@ final class TextFormatter: EventFormatter {
             }
             if event.isSynthetic && event.kind != .overflow { text += "  (from scan)" }
             if let original = event.duplicateOf { text += "  (duplicate of \(display(original)))" }
+            if let madeAt = event.madeAt { text += "  (made at \(display(madeAt)))" }
             if let stableID = event.stableID { text += "  id \(stableID)" }
             output += line(time: event.timestamp, kind: event.kind.rawValue, type: Self.shortType(event.itemType), text: text)
         }
