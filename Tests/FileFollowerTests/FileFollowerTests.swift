@@ -348,6 +348,35 @@ struct FileFollowerTests {
         #expect(arrivals.count == rotations)
     }
 
+    /// Polling is left out: a file made, written and renamed away within one poll interval is
+    /// never seen by a scan of the path's directory at all (docs/following-files.md).
+    @Test("rotations with no pause: files made, written and renamed away before the watch read their creation are delivered, in order",
+          arguments: FollowBackend.available.filter { $0.name != "polling" })
+    func rotationsWithNoPause(backend: FollowBackend) async throws {
+        let tree = try ScratchTree()
+        let path = tree.path("app.log")
+        try tree.write("app.log", "")
+        let rounds = 60
+        let recorder = try await follow(path, on: backend) { recorder in
+            let writer = LogWriter(path: path, recorder: recorder, seed: 23)
+            try writer.reopen()
+            // Files that come and go before the watch starts are out of any source's reach.
+            try recorder.wait("the watch to start") { _, _, starts in !starts.isEmpty }
+            // Each file goes to a name of its own (`app.log.N`), where it stays: the only
+            // trace of one that came and went between two reads of the kernel queue is the
+            // backend's `created app.log.N` made at `app.log` (``FileSystemEvent/madeAt``).
+            for round in 1...rounds {
+                try writer.appendRandom(writer.randomInt(1...3_000))
+                try Self.rename(path, to: tree.path(RelativePath("app.log.\(round)")))
+                LogWriter.closeDescriptor(try writer.reopen())
+            }
+            try writer.appendRandom(1_000)
+            return writer.written
+        }
+        let arrivals = recorder.deliveredNotices.filter { $0.kind == .replaced || $0.kind == .appeared }
+        #expect(arrivals.count == rounds)
+    }
+
     @Test("rotations while the consumer stalls: every file that stood at the path is held and delivered", arguments: FollowBackend.available)
     func rotationsBeneathAStalledConsumer(backend: FollowBackend) async throws {
         let tree = try ScratchTree()

@@ -21,15 +21,18 @@ public import SystemPackage
 /// - **A path that does not exist yet**, or whose directory does not: the follower watches the
 ///   nearest existing ancestor and follows the file when it appears.
 /// - **A symlink re-pointed** to another file: the new target is followed from its first byte.
+/// - **Rotations with no pause**: a file made at the path and renamed away before the follower
+///   could look is found where it went, from the source's events (a rename from the path, or
+///   ``FileSystemEvent/madeAt``), and delivered in its place among the others.
 ///
 /// It works on any ``FileSystemEventSource``: the source watches the path's directory
-/// (non-recursively) and its events only mean "look again". With a polling source, growth is
-/// noticed by size and identity once per poll interval.
+/// (non-recursively) and its events only mean "look again", and where a file went. With a
+/// polling source, growth is noticed by size and identity once per poll interval.
 ///
 /// Limits no follower by name can escape: a truncation followed by a rewrite to at least the
 /// delivered length before the follower looks (within one poll interval for polling) reads
-/// as an append; a file created and renamed away again before the follower looks is never
-/// seen. See docs/following-files.md.
+/// as an append; with polling, a file created and renamed away again within one poll
+/// interval is never seen. See docs/following-files.md.
 ///
 /// Ending the iteration (cancelling its task) delivers what is already readable, then closes
 /// every descriptor; breaking out of the loop closes them without delivering more.

@@ -28,6 +28,9 @@ final class FollowedFileTracker {
     private var generations: [FollowedGeneration] = []
     private var pendingNotices: [FileFollowerNotice] = []
     private var nextGenerationNumber = 1
+    /// Observations applied so far: the clock that orders files by when they left the path
+    /// (``FollowedGeneration/departure``).
+    private var observationsApplied = 0
     /// The path was seen without a followable file since the newest generation was opened.
     private var sawGap = false
     /// The last few files let go, with where their delivery stopped, so that one coming back
@@ -89,7 +92,7 @@ final class FollowedFileTracker {
         }
         generations.append(FollowedGeneration(number: nextGenerationNumber, descriptor: descriptor, identity: opened.identity, offset: offset))
         nextGenerationNumber += 1
-        observer.prime(identity: opened.identity)
+        observer.prime(identity: opened.identity, birthTime: opened.birthTime)
     }
 
     private func startOffset(_ descriptor: CInt, size: Int64) -> Int64 {
@@ -112,11 +115,24 @@ final class FollowedFileTracker {
 
     /// One observation of the path, in the order they were made; takes over the descriptor.
     private func apply(_ observation: FollowedPathObserver.Observation, now: ContinuousClock.Instant) {
+        observationsApplied += 1
         let newestIndex = generations.indices.last.flatMap { generations[$0].isSuperseded ? nil : $0 }
-        guard case .file(let descriptor, let identity) = observation else {
+        let descriptor: CInt, identity: FileIdentity
+        switch observation {
+        case .missing:
+            // Seen gone by a look, now: the source's events, which order departures, may
+            // still be behind (``FollowedGeneration/departure``).
             if let newestIndex { supersede(newestIndex, now: now, notice: .removed) }
             sawGap = true
             return
+        case .departed(let departed):
+            if let index = generations.lastIndex(where: { $0.identity == departed }) { noteDeparture(of: index) }
+            return
+        case .movedAwayUnseen(let opened, let openedIdentity):
+            insertMovedAwayUnseen(descriptor: opened, identity: openedIdentity, now: now)
+            return
+        case .file(let opened, let openedIdentity):
+            (descriptor, identity) = (opened, openedIdentity)
         }
         var startOffset: Int64 = 0
         if let held = generations.lastIndex(where: { $0.identity == identity }) {
@@ -144,13 +160,97 @@ final class FollowedFileTracker {
         } else if let resumeAt = resumptionOffset(ofReturning: identity, descriptor: descriptor) {
             startOffset = resumeAt
         }
-        let arrival: FileFollowerNotice.Kind = newestIndex != nil && !sawGap ? .replaced : .appeared
+        // A file found late that stood at the path just before this one was replaced by it.
+        let followsFileFoundLate = generations.last?.stoodAtPathUnseen == true
+        let arrival: FileFollowerNotice.Kind = (newestIndex != nil || followsFileFoundLate) && !sawGap ? .replaced : .appeared
         if let newestIndex { supersede(newestIndex, now: now, notice: nil) }
-        generations.append(FollowedGeneration(
+        var generation = FollowedGeneration(
             number: nextGenerationNumber, descriptor: descriptor, identity: identity, offset: startOffset,
-            arrival: arrival))
+            arrival: arrival)
+        if !observer.wasTold(identity) { generation.foundBeforeTold = now }
+        generations.append(generation)
         nextGenerationNumber += 1
         sawGap = false
+    }
+
+    /// Puts the file found late at `late` next, splitting the file being delivered where its
+    /// delivery stands: what it holds from there on becomes a generation of its own after the
+    /// late one (read through a second descriptor of the same open file), so generation
+    /// numbers still grow in the order chunks are delivered. `false` if the split cannot be
+    /// made (no descriptor left): the late file then waits its turn.
+    private func deliverLateFileNext(_ late: Int, now: ContinuousClock.Instant) -> Bool {
+        guard case .success(let rest) = FollowerSyscalls.duplicate(generations[0].descriptor) else { return false }
+        let current = generations[0]
+        let file = generations.remove(at: late)
+        var remainder = FollowedGeneration(number: 0, descriptor: rest, identity: current.identity,
+                                           offset: current.offset, arrival: .replaced)
+        remainder.limit = current.limit
+        remainder.departure = current.departure
+        generations[0].limit = current.offset
+        generations[0].supersededAt = generations[0].supersededAt ?? now
+        generations.insert(contentsOf: [file, remainder], at: 1)
+        renumber(from: 1)
+        return true
+    }
+
+    /// Numbers the generations from `index` on one after another, following the one before,
+    /// and the notices still to deliver with them.
+    private func renumber(from index: Int) {
+        var renumbered: [Int: Int] = [:]
+        for position in generations.indices where position >= index {
+            let number = generations[position - 1].number + 1
+            if generations[position].number != 0 { renumbered[generations[position].number] = number }
+            generations[position].number = number
+        }
+        for notice in pendingNotices.indices {
+            if let number = renumbered[pendingNotices[notice].generation] { pendingNotices[notice].generation = number }
+        }
+        nextGenerationNumber = (generations.last?.number ?? nextGenerationNumber - 1) + 1
+    }
+
+    /// Whether `generation` is known to have left the path before `other` did (a file still
+    /// there, or whose leaving was not told, has not).
+    private static func leftPath(_ generation: FollowedGeneration, before other: FollowedGeneration) -> Bool {
+        guard let left = generation.departure else { return false }
+        return other.departure.map { left < $0 } ?? true
+    }
+
+    /// Notes that the file of the generation at `index` has left the path, now (in the order
+    /// of observations), unless that was known already.
+    private func noteDeparture(of index: Int) {
+        if generations[index].departure == nil { generations[index].departure = observationsApplied }
+    }
+
+    /// A file that stood at the path only between two looks, opened where it went: delivered
+    /// whole, in the order the files left the path, among the generations not yet delivered.
+    /// It goes before the first one that left after it or has not been seen to leave (the
+    /// file at the path may have been seen by this follower's own look before the source told
+    /// where this one went); each file before it has left the path, since this one was made
+    /// there after.
+    private func insertMovedAwayUnseen(descriptor: CInt, identity: FileIdentity, now: ContinuousClock.Instant) {
+        if generations.contains(where: { $0.identity == identity }) {
+            Syscalls.close(descriptor)
+            return
+        }
+        // Before the file being delivered only if nothing of it is out yet (its notice waits).
+        let first = generations.first?.arrival != nil ? 0 : 1
+        let index = generations.indices.dropFirst(first).first { generations[$0].departure == nil } ?? generations.count
+        for earlier in generations.indices where earlier < index && generations[earlier].departure != nil {
+            supersede(earlier, now: now, notice: nil)
+        }
+        var generation = FollowedGeneration(number: 0, descriptor: descriptor, identity: identity, offset: 0,
+                                            arrival: index == 0 && sawGap ? .appeared : .replaced)
+        generation.supersededAt = now
+        generation.stoodAtPathUnseen = true
+        generation.departure = observationsApplied
+        generations.insert(generation, at: index)
+        if index == 0 {
+            // Nothing of the one it goes before was delivered: it takes that one's number.
+            generations[0].number = generations.count > 1 ? generations[1].number : nextGenerationNumber
+            renumber(from: 1)
+        } else {
+            renumber(from: index)
+        }
     }
 
     /// Ends the delivery of the held generation at `index` at its file's size now, and puts
@@ -180,6 +280,13 @@ final class FollowedFileTracker {
     func step(now: ContinuousClock.Instant) throws(FileSystemEventsError) -> FileFollowerUpdate? {
         if !pendingNotices.isEmpty { return .notice(pendingNotices.removeFirst()) }
         while !generations.isEmpty {
+            if let found = generations[0].foundBeforeTold {
+                // Seen at the path by this follower's own look, ahead of the source's events:
+                // a file that stood at the path before it, and left it unseen, may still be
+                // told of (``FollowedPathObserver/observeArrivals(in:)``), and goes first.
+                if !observer.wasTold(generations[0].identity) && now < found + Self.confirmationWait { return nil }
+                generations[0].foundBeforeTold = nil
+            }
             if let arrival = generations[0].arrival {
                 generations[0].arrival = nil
                 return .notice(FileFollowerNotice(kind: arrival, generation: generations[0].number))
@@ -192,7 +299,17 @@ final class FollowedFileTracker {
                 continue
             }
             if let truncated = detectTruncation() { return .notice(truncated) }
-            guard let supersededAt = generations[0].supersededAt else { return nil }
+            guard let supersededAt = generations[0].supersededAt else {
+                // Every byte of the file at the path is out. A file found late that left the
+                // path before it goes now, rather than after this one leaves the path, which
+                // may be never.
+                if let late = generations.indices.dropFirst().first(where: { generations[$0].stoodAtPathUnseen
+                    && Self.leftPath(generations[$0], before: generations[0]) }),
+                   deliverLateFileNext(late, now: now) {
+                    continue
+                }
+                return nil
+            }
             let writerMovedOn = laterGenerationHasData() || now >= supersededAt + options.rotationGracePeriod
             guard writerMovedOn else { return nil }
             // What the writer wrote before its first byte in the later file is visible now.
@@ -235,7 +352,11 @@ final class FollowedFileTracker {
     /// Whether a writer has written to a later file: beyond where its delivery starts, which
     /// for a file that came back over its successors is past the bytes it already held.
     private func laterGenerationHasData() -> Bool {
-        generations.dropFirst().contains { generation in
+        // A file found late (``insertMovedAwayUnseen``) that left the path before the one being
+        // delivered says nothing of where its writer is now.
+        let current = generations[0]
+        return generations.dropFirst().contains { generation in
+            if generation.stoodAtPathUnseen && Self.leftPath(generation, before: current) { return false }
             if case .success(let status) = FollowerSyscalls.status(ofDescriptor: generation.descriptor) { return status.size > generation.offset }
             return false
         }
@@ -274,10 +395,16 @@ final class FollowedFileTracker {
     /// new file at the path is seen a second later instead of never, and none of its bytes is
     /// lost.
     func nextDeadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        if let found = generations.first?.foundBeforeTold { return found + Self.confirmationWait }
         // A superseded file is read again more often than the path is looked at.
         guard let supersededAt = generations.first?.supersededAt else { return now + Self.pathRecheckInterval }
         return min(now + Self.supersededRereadInterval, supersededAt + options.rotationGracePeriod)
     }
+
+    /// How long a file found at the path waits for the source to tell of it before it is
+    /// delivered anyway (a source that reports no identities, or none at all): above the
+    /// half-second a kernel backend holds creations back while its queue stays busy.
+    static let confirmationWait: Duration = .seconds(1)
 
     /// How often a superseded file is read again while no event comes for it.
     static let supersededRereadInterval: Duration = .milliseconds(100)

@@ -11,8 +11,14 @@ import Synchronization
 /// written, renamed to `app.log.1`, and replaced there by the next rotation) would never be
 /// seen, and its bytes would be lost. Opened here, on the thread that hears the events, the
 /// file is held from the moment its creation is known, so the follower delivers it whenever
-/// it gets there. What remains out of reach is only a file created and gone again before the
-/// kernel's event for it was read.
+/// it gets there.
+///
+/// A file made at the path and renamed away again before the watch read the kernel's event
+/// for it (a writer rotating with no pause: `app.log` written and renamed to `app.log.7`
+/// between two reads) is never at the path when it is looked at. The kernel backends tell
+/// where it went, as a `created` event at its new name made at the path
+/// (``FileSystemEvent/madeAt``): it is opened there (``observeArrivals(in:)``). Polling
+/// cannot: a scan sees no path an item left before it.
 final class FollowedPathObserver: Sendable {
     /// What one look found at the path.
     enum Observation {
@@ -20,6 +26,11 @@ final class FollowedPathObserver: Sendable {
         case missing
         /// A file, opened for reading; the tracker takes over the descriptor.
         case file(descriptor: CInt, identity: FileIdentity)
+        /// A file that stood at the path only between two looks, opened where it went.
+        case movedAwayUnseen(descriptor: CInt, identity: FileIdentity)
+        /// The source told that a file opened before has left the path (renamed away or
+        /// removed): the order files leave in is the order they were written in.
+        case departed(identity: FileIdentity)
     }
 
     private struct State {
@@ -28,7 +39,33 @@ final class FollowedPathObserver: Sendable {
         var lastIdentity: FileIdentity?
         var lastWasMissing = false
         var isClosed = false
+        /// The files opened lately, by identity and birth time (an inode number is reused
+        /// once its file is deleted), so a file seen at the path is not taken again when the
+        /// source tells, later, where it went.
+        var opened: [(identity: FileIdentity, birthTime: Int64)] = []
+        /// The files the source told of at the path lately (created there, renamed to or from
+        /// it, made there), by identity.
+        var told: [FileIdentity] = []
+
+        func hasOpened(_ identity: FileIdentity, birthTime: Int64) -> Bool {
+            opened.contains { $0.identity == identity && $0.birthTime == birthTime }
+        }
+
+        /// Whether a file with this identity was opened lately, whatever its birth time (for a
+        /// file that can no longer be examined).
+        func hasOpened(_ identity: FileIdentity) -> Bool {
+            opened.contains { $0.identity == identity }
+        }
+
+        mutating func noteOpened(_ identity: FileIdentity, birthTime: Int64) {
+            if opened.count == FollowedPathObserver.openedFilesKept { opened.removeFirst() }
+            opened.append((identity, birthTime))
+        }
     }
+
+    /// How many opened files are remembered: more than rotations keep files around between
+    /// two looks of any reasonable follower.
+    static let openedFilesKept = 256
 
     private let path: [UInt8]
     private let state = Mutex(State())
@@ -65,16 +102,88 @@ final class FollowedPathObserver: Sendable {
                 return
             }
             state.lastIdentity = opened.identity
+            state.noteOpened(opened.identity, birthTime: opened.birthTime)
             state.observations.append(.file(descriptor: descriptor, identity: opened.identity))
         }
     }
 
+    /// Opens, where they went, the files of `events` that left the path before they could be
+    /// seen there: renamed from it, or made there and moved on untold
+    /// (``FileSystemEvent/madeAt``), in the order told. Called on the
+    /// watch's thread for each batch, before ``observe()``: the file at the path now came
+    /// after them.
+    func observeArrivals(in events: [FileSystemEvent]) {
+        noteTold(events)
+        for event in events where event.itemType == .file {
+            guard let identity = event.identity else { continue }
+            // Told at the path and renamed away (`renamed` from the path) or removed there, or
+            // never told there at all (`created` elsewhere, made at the path). Not a file merely
+            // made elsewhere with the identity of one told at the path: inode numbers are
+            // reused (an editor's temporary file takes the number of the version it replaces).
+            let leaves: Bool
+            switch event.kind {
+            case .renamed: leaves = event.previousPath?.bytes == path && event.path.bytes != path
+            case .removed: leaves = event.path.bytes == path
+            case .created: leaves = event.path.bytes != path && event.madeAt?.bytes == path
+            default: leaves = false
+            }
+            guard leaves else { continue }
+            let location = event.path.bytes
+            let canOpen = event.kind != .removed
+            state.withLock { state in
+                guard !state.isClosed else { return }
+                // The file there now, by identity and birth time: an inode number freed by a
+                // rotation that deletes old files is soon another file's.
+                guard canOpen, case .success(let found) = FollowerSyscalls.status(location, followSymlinks: false),
+                      found.itemType == .file, found.identity == identity
+                else {
+                    if state.hasOpened(identity) { state.observations.append(.departed(identity: identity)) }
+                    return
+                }
+                if state.hasOpened(identity, birthTime: found.birthTime) {
+                    state.observations.append(.departed(identity: identity))
+                    return
+                }
+                guard case .success(let descriptor) = FollowerSyscalls.openForReading(location) else { return }
+                guard case .success(let opened) = FollowerSyscalls.status(ofDescriptor: descriptor), opened.itemType == .file,
+                      opened.identity == identity, opened.birthTime == found.birthTime
+                else {
+                    Syscalls.close(descriptor)
+                    return
+                }
+                state.noteOpened(identity, birthTime: opened.birthTime)
+                state.observations.append(.movedAwayUnseen(descriptor: descriptor, identity: identity))
+            }
+        }
+    }
+
+    /// Remembers the files `events` tell of at the path.
+    private func noteTold(_ events: [FileSystemEvent]) {
+        var told: [FileIdentity] = []
+        for event in events where event.itemType == .file {
+            guard let identity = event.identity else { continue }
+            let atPath = event.path.bytes == path || event.previousPath?.bytes == path || event.madeAt?.bytes == path
+            if atPath { told.append(identity) }
+        }
+        guard !told.isEmpty else { return }
+        state.withLock { state in
+            state.told += told
+            if state.told.count > Self.openedFilesKept { state.told.removeFirst(state.told.count - Self.openedFilesKept) }
+        }
+    }
+
+    /// Whether the source has told of the file `identity` at the path.
+    func wasTold(_ identity: FileIdentity) -> Bool {
+        state.withLock { $0.told.contains(identity) }
+    }
+
     /// What the follower found at the path when it started: the file it opened itself, or
     /// nothing.
-    func prime(identity: FileIdentity?) {
+    func prime(identity: FileIdentity?, birthTime: Int64 = 0) {
         state.withLock { state in
             state.lastIdentity = identity
             state.lastWasMissing = identity == nil
+            if let identity { state.noteOpened(identity, birthTime: birthTime) }
         }
     }
 
@@ -93,6 +202,11 @@ final class FollowedPathObserver: Sendable {
             defer { state.observations.removeAll() }
             return state.observations
         }
-        for case .file(let descriptor, _) in left { Syscalls.close(descriptor) }
+        for observation in left {
+            switch observation {
+            case .file(let descriptor, _), .movedAwayUnseen(let descriptor, _): Syscalls.close(descriptor)
+            case .missing, .departed: break
+            }
+        }
     }
 }

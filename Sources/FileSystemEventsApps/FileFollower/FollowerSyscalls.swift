@@ -34,6 +34,12 @@ enum FollowerSyscalls {
         valueOrErrno(retryOnInterrupt: true) { lseek(descriptor, off_t(offset), SEEK_SET) }.map { _ in () }
     }
 
+    /// A second descriptor of the same open file, sharing its offset (`F_DUPFD_CLOEXEC`): the
+    /// rest of a file whose delivery is split in two generations.
+    static func duplicate(_ descriptor: CInt) -> Result<CInt, Errno> {
+        valueOrErrno(retryOnInterrupt: true) { fcntl(descriptor, F_DUPFD_CLOEXEC, CInt(0)) }
+    }
+
     /// `pread(2)`: reads at `offset` without moving the descriptor's offset (looking back for
     /// the last lines).
     static func read(

@@ -48,6 +48,7 @@ final class FollowerWatch: Sendable {
             case .events(let events):
                 // A watched directory gone means its watch is gone: start again.
                 if events.contains(where: { $0.kind == .rootRemoved }) { status.state.withLock { $0.isOver = true } }
+                observer.observeArrivals(in: events)
                 observer.observe()
                 wakeup.wake()
             case .scanStarted, .diagnostic:
