@@ -118,6 +118,9 @@ extension InotifyWatch {
             }
             let event = events[index]
             index += 1
+            if madeAtCount > 0 && !event.name.isEmpty && !event.mask.isDisjoint(with: [.create, .delete, .movedTo]) {
+                forgetMadeAt(named: event.name, watch: event.watch)
+            }
             if let pending = pendingMoveFrom {
                 pendingMoveFrom = nil
                 if event.mask.contains(.movedTo) && event.cookie == pending.cookie {
@@ -601,6 +604,7 @@ extension InotifyWatch {
             if !quiet || rounds >= 3 { break }
         }
         if pendingCreations.isEmpty && deferredCreations.isEmpty {
+            madeAtCount = 0
             if !replacedNames.isEmpty { replacedNames.removeAll() }
             if !changesWhilePending.isEmpty { changesWhilePending.removeAll() }
         }
@@ -1021,6 +1025,23 @@ extension InotifyWatch {
                        replacing: true)
         if pendingCreations.count > waiting, let madeAt = madeAt(of: source.name, in: sourceDirectory) {
             pendingCreations[pendingCreations.count - 1].madeAt = madeAt
+            madeAtCount += 1
+        }
+    }
+
+    /// An event about `name` read after a move onto it whose creation still waits: whatever
+    /// the name holds when examined may not be what moved there (`mv app.log b; rm b; echo >
+    /// b`), so it is not told as made at the move's source. A move away from the name is not
+    /// such an event: what leaves is what arrived, and its next arrival takes `madeAt` along.
+    private mutating func forgetMadeAt(named name: [UInt8], watch: CInt) {
+        for queue in [0, 1] {
+            let count = queue == 0 ? pendingCreations.count : deferredCreations.count
+            for index in stride(from: count - 1, through: max(0, count - Self.madeAtSearchLimit), by: -1) {
+                let creation = queue == 0 ? pendingCreations[index] : deferredCreations[index]
+                guard creation.madeAt != nil, creation.directory.watch == watch, creation.name.elementsEqual(name) else { continue }
+                if queue == 0 { pendingCreations[index].madeAt = nil } else { deferredCreations[index].madeAt = nil }
+                madeAtCount -= 1
+            }
         }
     }
 

@@ -111,6 +111,7 @@ extension InotifyWatch {
         changesWhilePending.removeAll()
         // The rebuild reports every file changed since the queue was last empty.
         writtenNameGoneSince = nil
+        madeAtCount = 0
         arrivals.removeAll()
         examinedNames.removeAll()
         keptExaminations = 0

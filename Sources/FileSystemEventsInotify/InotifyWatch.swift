@@ -108,6 +108,9 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// model are looked at for a change since this wall-clock time once the creations are
     /// applied.
     var writtenNameGoneSince: Int64?
+    /// How many waiting creations carry a ``PendingCreation/madeAt``: while none does, events
+    /// are not checked against them.
+    var madeAtCount = 0
     /// Items a move from a place the model does not know put at a name, by the inode found
     /// there when the creation was applied (``handleMoveIn(_:)``).
     ///

@@ -123,6 +123,7 @@ final class FollowedFileTracker {
             // Seen gone by a look, now: the source's events, which order departures, may
             // still be behind (``FollowedGeneration/departure``).
             if let newestIndex { supersede(newestIndex, now: now, notice: .removed) }
+            supersedeAllStanding(now: now)
             sawGap = true
             return
         case .departed(let departed):
@@ -164,6 +165,9 @@ final class FollowedFileTracker {
         let followsFileFoundLate = generations.last?.stoodAtPathUnseen == true
         let arrival: FileFollowerNotice.Kind = (newestIndex != nil || followsFileFoundLate) && !sawGap ? .replaced : .appeared
         if let newestIndex { supersede(newestIndex, now: now, notice: nil) }
+        // Any other still thought to stand there (one a file found late was put after, or the
+        // rest of a split) has left it too.
+        supersedeAllStanding(now: now)
         var generation = FollowedGeneration(
             number: nextGenerationNumber, descriptor: descriptor, identity: identity, offset: startOffset,
             arrival: arrival)
@@ -267,10 +271,20 @@ final class FollowedFileTracker {
         return cut
     }
 
+    /// Supersedes, without a notice, every generation not superseded yet: a look found the
+    /// path empty or holding another file, so none of them stands there any more.
+    private func supersedeAllStanding(now: ContinuousClock.Instant) {
+        for index in generations.indices where !generations[index].isSuperseded { supersede(index, now: now, notice: nil) }
+    }
+
     private func supersede(_ index: Int, now: ContinuousClock.Instant, notice: FileFollowerNotice.Kind?) {
         guard !generations[index].isSuperseded else { return }
         generations[index].supersededAt = now
-        if let notice { pendingNotices.append(FileFollowerNotice(kind: notice, generation: generations[index].number)) }
+        if let notice {
+            pendingNotices.append(FileFollowerNotice(kind: notice, generation: generations[index].number))
+            // Its number is out: no file found late goes before it from now on.
+            generations[index].departure = generations[index].departure ?? observationsApplied
+        }
     }
 
     // MARK: Delivering
@@ -284,8 +298,16 @@ final class FollowedFileTracker {
                 // Seen at the path by this follower's own look, ahead of the source's events:
                 // a file that stood at the path before it, and left it unseen, may still be
                 // told of (``FollowedPathObserver/observeArrivals(in:)``), and goes first.
-                if !observer.wasTold(generations[0].identity) && now < found + Self.confirmationWait { return nil }
+                // Not when finishing: what is readable now goes out, told or not.
+                if !isFinishing && !observer.wasTold(generations[0].identity) && now < found + Self.confirmationWait { return nil }
                 generations[0].foundBeforeTold = nil
+                // What the batch that told of it found goes in first (it is queued before the
+                // batch is marked told).
+                let pending = observer.take()
+                if !pending.isEmpty {
+                    for observation in pending { apply(observation, now: now) }
+                    continue
+                }
             }
             if let arrival = generations[0].arrival {
                 generations[0].arrival = nil

@@ -1,4 +1,5 @@
 import FileSystemEventsCore
+import SystemPackage
 import Synchronization
 
 /// Looks at the followed path, from the watch's own thread as each batch of events arrives
@@ -113,7 +114,11 @@ final class FollowedPathObserver: Sendable {
     /// watch's thread for each batch, before ``observe()``: the file at the path now came
     /// after them.
     func observeArrivals(in events: [FileSystemEvent]) {
-        noteTold(events)
+        // The path as the source spells it: under the watched directory's canonical path.
+        let path = sourceSpelling(of: events)
+        // Marked told only once what the batch found is queued: the follower's task lets a
+        // file past its wait for the source as soon as it is told (``wasTold(_:)``).
+        defer { noteTold(events, path: path) }
         for event in events where event.itemType == .file {
             guard let identity = event.identity else { continue }
             // Told at the path and renamed away (`renamed` from the path) or removed there, or
@@ -157,8 +162,24 @@ final class FollowedPathObserver: Sendable {
         }
     }
 
+    /// The followed path as `events` spell it: the path itself, or, where its directory is
+    /// reached through a symlink, the same name under the directory's canonical path (the
+    /// source watches that). Looked up only when an event names neither.
+    private func sourceSpelling(of events: [FileSystemEvent]) -> [UInt8] {
+        guard let slash = path.lastIndex(of: UInt8(ascii: "/")), slash + 1 < path.count else { return path }
+        let suffix = Array(path[slash...])  // "/name"
+        func isAlias(_ candidate: FilePath?) -> Bool {
+            guard let bytes = candidate?.bytes, bytes != path, bytes.count > suffix.count else { return false }
+            return bytes.suffix(suffix.count).elementsEqual(suffix)
+        }
+        guard events.contains(where: { isAlias($0.path) || isAlias($0.previousPath) || isAlias($0.madeAt) }) else { return path }
+        let directory = slash == 0 ? [UInt8(ascii: "/")] : Array(path[..<slash])
+        guard let canonical = Syscalls.realPath(directory) else { return path }
+        return (canonical == [UInt8(ascii: "/")] ? [] : canonical) + suffix
+    }
+
     /// Remembers the files `events` tell of at the path.
-    private func noteTold(_ events: [FileSystemEvent]) {
+    private func noteTold(_ events: [FileSystemEvent], path: [UInt8]) {
         var told: [FileIdentity] = []
         for event in events where event.itemType == .file {
             guard let identity = event.identity else { continue }
