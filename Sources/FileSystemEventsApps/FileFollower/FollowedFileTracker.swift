@@ -280,11 +280,7 @@ final class FollowedFileTracker {
     private func supersede(_ index: Int, now: ContinuousClock.Instant, notice: FileFollowerNotice.Kind?) {
         guard !generations[index].isSuperseded else { return }
         generations[index].supersededAt = now
-        if let notice {
-            pendingNotices.append(FileFollowerNotice(kind: notice, generation: generations[index].number))
-            // Its number is out: no file found late goes before it from now on.
-            generations[index].departure = generations[index].departure ?? observationsApplied
-        }
+        if let notice { pendingNotices.append(FileFollowerNotice(kind: notice, generation: generations[index].number)) }
     }
 
     // MARK: Delivering
