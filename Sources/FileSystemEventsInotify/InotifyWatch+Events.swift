@@ -1034,15 +1034,19 @@ extension InotifyWatch {
     /// b`), so it is not told as made at the move's source. A move away from the name is not
     /// such an event: what leaves is what arrived, and its next arrival takes `madeAt` along.
     private mutating func forgetMadeAt(named name: [UInt8], watch: CInt) {
-        for queue in [0, 1] {
-            let count = queue == 0 ? pendingCreations.count : deferredCreations.count
-            for index in stride(from: count - 1, through: max(0, count - Self.madeAtSearchLimit), by: -1) {
-                let creation = queue == 0 ? pendingCreations[index] : deferredCreations[index]
-                guard creation.madeAt != nil, creation.directory.watch == watch, creation.name.elementsEqual(name) else { continue }
-                if queue == 0 { pendingCreations[index].madeAt = nil } else { deferredCreations[index].madeAt = nil }
-                madeAtCount -= 1
-            }
+        madeAtCount -= Self.forgetMadeAt(named: name, watch: watch, in: &pendingCreations)
+        madeAtCount -= Self.forgetMadeAt(named: name, watch: watch, in: &deferredCreations)
+    }
+
+    /// Drops the ``PendingCreation/madeAt`` of the latest of `creations` at `name`; how many.
+    private static func forgetMadeAt(named name: [UInt8], watch: CInt, in creations: inout [PendingCreation]) -> Int {
+        var forgotten = 0
+        for index in creations.indices.suffix(madeAtSearchLimit)
+        where creations[index].madeAt != nil && creations[index].directory.watch == watch && creations[index].name.elementsEqual(name) {
+            creations[index].madeAt = nil
+            forgotten += 1
         }
+        return forgotten
     }
 
     /// Where the item moved away from `name` was made, if it was never told there: the name's

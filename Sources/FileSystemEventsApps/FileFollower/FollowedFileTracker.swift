@@ -164,9 +164,8 @@ final class FollowedFileTracker {
         // A file found late that stood at the path just before this one was replaced by it.
         let followsFileFoundLate = generations.last?.stoodAtPathUnseen == true
         let arrival: FileFollowerNotice.Kind = (newestIndex != nil || followsFileFoundLate) && !sawGap ? .replaced : .appeared
-        if let newestIndex { supersede(newestIndex, now: now, notice: nil) }
-        // Any other still thought to stand there (one a file found late was put after, or the
-        // rest of a split) has left it too.
+        // The newest, and any other still thought to stand there (one a file found late was put
+        // after, or the rest of a split), have left it.
         supersedeAllStanding(now: now)
         var generation = FollowedGeneration(
             number: nextGenerationNumber, descriptor: descriptor, identity: identity, offset: startOffset,
