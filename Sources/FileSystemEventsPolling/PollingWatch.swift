@@ -70,7 +70,8 @@ struct PollingWatch {
         channel.send(.scanStarted(roots: options.roots))
         for root in options.roots {
             do {
-                let result = try scanner.scan(root: root)
+                let result = try scanner.scan(root: root, abandoning: { [channel] in channel.isTerminated })
+                if result.isAbandoned { return }
                 var watched = WatchedRoot(paths: PathBuilder(root: root), snapshot: result.snapshot, isFile: result.snapshot.tree == nil)
                 report(unreadable: result.unreadable, for: &watched)
                 roots.append(watched)
@@ -105,7 +106,7 @@ struct PollingWatch {
             }
             if channel.isFinishRequested {
                 // One last look, so nothing that happened before the request is lost.
-                scanAll(now: now)
+                scanAll(now: now, isFinalLook: true)
                 sendHeld()
                 channel.finish()
                 return
@@ -121,7 +122,7 @@ struct PollingWatch {
             }
             let afterWait = MonotonicClock.nanoseconds()
             if afterWait >= nextScan {
-                scanAll(now: afterWait)
+                scanAll(now: afterWait, isFinalLook: false)
                 let scanned = MonotonicClock.nanoseconds()
                 if scanned &- afterWait >= Self.trimAfterScansOfNanoseconds { MemoryRelease.returnFreedPages() }
                 nextScan = MonotonicClock.nanoseconds() &+ interval
@@ -138,7 +139,17 @@ struct PollingWatch {
         }
     }
 
-    private mutating func scanAll(now: UInt64) {
+    /// Scans every root and hands on what changed.
+    ///
+    /// A scan stops at the next directory once the consumer has gone (nothing of it would be
+    /// told) or, unless it is the final look itself, once a stop was asked for: the final look
+    /// scans again anyway, and a graceful stop of a million-entry watch then takes one scan,
+    /// not the rest of the one under way and another.
+    private mutating func scanAll(now: UInt64, isFinalLook: Bool) {
+        let abandoning: () -> Bool = { [channel] in
+            let status = channel.producerStatus
+            return status.isTerminated || (status.isFinishRequested && !isFinalLook)
+        }
         var remaining: [WatchedRoot] = []
         for var root in roots {
             let timestamp = FileSystemEvent.Timestamp.now()
@@ -146,7 +157,8 @@ struct PollingWatch {
             do {
                 // This watch alone holds the previous tree, and diffs against it next: the
                 // scan shares what did not change, so the cycle's peak is one tree, not two.
-                result = try scanner.scan(root: root.paths.root, sharingWith: root.isAbsent ? nil : root.snapshot)
+                result = try scanner.scan(root: root.paths.root, sharingWith: root.isAbsent ? nil : root.snapshot,
+                                          abandoning: abandoning)
             } catch {
                 if case .rootNotFound = error {
                     if root.isFile, case .success(let parent) = Syscalls.status(atPath: root.paths.root.removingLastComponent().bytes, followSymlinks: true),
@@ -169,6 +181,13 @@ struct PollingWatch {
                 }
                 remaining.append(root)
                 continue
+            }
+            if result.isAbandoned {
+                // Nothing of this scan is told. The roots keep their trees, which are whole
+                // (what the scan shared with them is equal to what they held), but led up into
+                // the dropped scan's directories: led back before the final look diffs them.
+                for kept in roots { kept.snapshot.tree?.reattachSubtrees() }
+                return
             }
             let old = root.snapshot
             let new = result.snapshot

@@ -239,7 +239,7 @@ package final class SnapshotDirectory {
 
     /// Points every subdirectory of this tree back at the directory that holds it.
     ///
-    /// A scan that shared subtrees with this tree (``SnapshotScanner/scan(root:sharingWith:)``)
+    /// A scan that shared subtrees with this tree (``SnapshotScanner/scan(root:sharingWith:abandoning:)``)
     /// left its own copies of them here, whose parents are that scan's directories. A caller
     /// that throws that scan away and scans again must call this first: otherwise those
     /// parents are freed, and the diff finds the paths of whatever lies below them cut short

@@ -35,6 +35,9 @@ package struct SnapshotScanner: Sendable {
         /// one directory twice, listed at one place and kept unlisted at another, which no
         /// disk ever held; a caller that diffs it had better scan again.
         package var isTorn = false
+        /// The walk stopped early because `abandoning` said so: the snapshot is partial and
+        /// must not be diffed or kept.
+        package var isAbandoned = false
     }
 
     /// Scans `root` (a directory or a single file). A root that cannot be examined is an
@@ -58,24 +61,35 @@ package struct SnapshotScanner: Sendable {
     /// subtrees with it, whose copies lead up into that walk's directories, freed with it.
     /// Every caller gets this: the polling backend's cycles and its scan at `ready`, and
     /// ``FileTreeSnapshot``'s scans, which an app saves to catch up from at its next launch.
-    package func scan(root: FilePath, sharingWith previous: RootSnapshot? = nil) throws(FileSystemEventsError) -> Result {
+    ///
+    /// - Parameter abandoning: asked before each directory is listed; once it answers `true`
+    ///   the walk stops and returns a partial snapshot marked ``Result/isAbandoned``. A watch
+    ///   whose consumer has gone passes it, so that cancelling a watch of a million entries
+    ///   closes its descriptors at once rather than after the scan under way (seconds). It is
+    ///   asked once per directory, so it must be cheap (a flag behind a lock is).
+    package func scan(root: FilePath, sharingWith previous: RootSnapshot? = nil,
+                      abandoning: (() -> Bool)? = nil) throws(FileSystemEventsError) -> Result {
         // One call per level of the tree: on a stack made for any depth.
         try ProducerThread.withLargeStack {
-            Swift.Result { () throws(FileSystemEventsError) in try scanOnThisStack(root: root, sharingWith: previous) }
+            Swift.Result { () throws(FileSystemEventsError) in
+                try scanOnThisStack(root: root, sharingWith: previous, abandoning: abandoning)
+            }
         }.get()
     }
 
-    private func scanOnThisStack(root: FilePath, sharingWith previous: RootSnapshot?) throws(FileSystemEventsError) -> Result {
-        var result = try walkOnce(root: root, sharingWith: previous)
-        for _ in 0..<2 where result.isTorn {
+    private func scanOnThisStack(root: FilePath, sharingWith previous: RootSnapshot?,
+                                 abandoning: (() -> Bool)?) throws(FileSystemEventsError) -> Result {
+        var result = try walkOnce(root: root, sharingWith: previous, abandoning: abandoning)
+        for _ in 0..<2 where result.isTorn && !result.isAbandoned {
             previous?.tree?.reattachSubtrees()
-            result = try walkOnce(root: root, sharingWith: previous)
+            result = try walkOnce(root: root, sharingWith: previous, abandoning: abandoning)
         }
         return result
     }
 
-    /// One walk of ``scan(root:sharingWith:)``.
-    private func walkOnce(root: FilePath, sharingWith previous: RootSnapshot?) throws(FileSystemEventsError) -> Result {
+    /// One walk of ``scan(root:sharingWith:abandoning:)``.
+    private func walkOnce(root: FilePath, sharingWith previous: RootSnapshot?,
+                          abandoning: (() -> Bool)?) throws(FileSystemEventsError) -> Result {
         let rootStatus: FileStatus
         switch Syscalls.status(root, followSymlinks: true) {
         case .success(let status): rootStatus = status
@@ -91,6 +105,7 @@ package struct SnapshotScanner: Sendable {
         }
         let tree = SnapshotDirectory(parent: nil, name: [])
         var walk = Walk(scanner: self)
+        walk.abandoning = abandoning
         walk.ancestors.insert(rootStatus.identity)
         // Only the same directory's tree is shared from (what the diff will also decide).
         let previousTree = previous.flatMap { previous in
@@ -99,6 +114,7 @@ package struct SnapshotScanner: Sendable {
         walk.list(descriptor, into: tree, relativePath: [], identity: rootStatus.identity, previous: previousTree)
         var result = Result(snapshot: RootSnapshot(status: rootStatus, tree: tree), unreadable: walk.unreadable)
         result.isTorn = walk.isTorn
+        result.isAbandoned = walk.isAbandoned
         return result
     }
 
@@ -128,6 +144,10 @@ package struct SnapshotScanner: Sendable {
         var listed: Set<FileIdentity> = []
         /// See ``Result/isTorn``.
         var isTorn = false
+        /// See ``SnapshotScanner/scan(root:sharingWith:abandoning:)``.
+        var abandoning: (() -> Bool)?
+        /// See ``Result/isAbandoned``.
+        var isAbandoned = false
         /// The directories on the current descent, the walk's top first: a directory's
         /// descriptor is needed again after its subdirectories are walked (to open the next
         /// one), but holding one per level would take as many descriptors as the tree is deep,
@@ -212,7 +232,7 @@ package struct SnapshotScanner: Sendable {
         /// Lists the directory open at `descriptor` (consumed) into `directory`, and below it.
         ///
         /// - Parameter previous: the same directory in the previous scan, if any; its subtrees
-        ///   found unchanged are replaced by the new ones (see ``SnapshotScanner/scan(root:sharingWith:)``).
+        ///   found unchanged are replaced by the new ones (see ``SnapshotScanner/scan(root:sharingWith:abandoning:)``).
         /// - Returns: whether `directory` holds exactly what `previous` held, so that the
         ///   caller can share it too.
         @discardableResult
@@ -222,6 +242,11 @@ package struct SnapshotScanner: Sendable {
             if let identity, !scanner.followsSymlinks, !listed.insert(identity).inserted { isTorn = true }
             enter(descriptor, name: directory.name, identity: identity)
             defer { leave() }
+            if isAbandoned { return false }
+            if let abandoning, abandoning() {
+                isAbandoned = true
+                return false
+            }
             let filter = scanner.filter
             let followsSymlinks = scanner.followsSymlinks
             let onTheWayDown = ancestors
@@ -290,6 +315,7 @@ package struct SnapshotScanner: Sendable {
             if scanner.isRecursive || depth == 0 {
                 let descend = scanner.isRecursive
                 for index in entries.indices where entries[index].status.itemType == .directory && descend {
+                    if isAbandoned { break }
                     let identity = entries[index].status.identity
                     if scanner.followsSymlinks && ancestors.contains(identity) { continue }
                     let childPath = relativePath.appendingComponent(entries[index].name)
