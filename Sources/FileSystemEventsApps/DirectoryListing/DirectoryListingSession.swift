@@ -22,6 +22,9 @@ final class DirectoryListingSession {
         /// looked at again when a directory above them changes attributes (it may be searchable
         /// again): what they hold then, or that they are gone.
         var unexamined: Set<[UInt8]> = []
+        /// Names the source says stand that the disk did not show when last read (see
+        /// ``replacements(for:reader:list:unexamined:unconfirmed:listing:root:)``): read again with every batch.
+        var unconfirmed: Set<[UInt8]> = []
     }
 
     private let listing: DirectoryListing
@@ -132,10 +135,12 @@ final class DirectoryListingSession {
             // changes it in place.
             let list = running.list
             running.list = SortedEntryList(order: list.order, unsorted: [])
-            let (changed, changes, unexamined) = try await Self.apply(
-                events, to: consume list, unexamined: running.unexamined, reader: running.reader, listing: listing, root: root)
+            let (changed, changes, unexamined, unconfirmed) = try await Self.apply(
+                events, to: consume list, unexamined: running.unexamined, unconfirmed: running.unconfirmed,
+                reader: running.reader, listing: listing, root: root)
             running.list = changed
             running.unexamined = unexamined
+            running.unconfirmed = unconfirmed
             if let changes { return .changes(changes) }
         }
     }
@@ -146,20 +151,38 @@ final class DirectoryListingSession {
         _ events: [FileSystemEvent],
         to list: consuming SortedEntryList,
         unexamined: Set<[UInt8]>,
+        unconfirmed: Set<[UInt8]>,
         reader: DirectoryReader,
         listing: DirectoryListing,
         root: PathBuilder
-    ) async throws(FileSystemEventsError) -> (SortedEntryList, DirectoryListingChanges?, Set<[UInt8]>) {
+    ) async throws(FileSystemEventsError) -> (SortedEntryList, DirectoryListingChanges?, Set<[UInt8]>, Set<[UInt8]>) {
         var unexamined = unexamined
-        let replacements = try replacements(for: events, reader: reader, list: list, unexamined: &unexamined, listing: listing, root: root)
+        var unconfirmed = unconfirmed
+        let replacements = try replacements(for: events, reader: reader, list: list, unexamined: &unexamined,
+                                            unconfirmed: &unconfirmed, listing: listing, root: root)
         let changes = list.apply(replacements)
-        return (list, changes, unexamined)
+        return (list, changes, unexamined, unconfirmed)
     }
 
-    /// The names the events touch, each with what the disk holds there now.
+    /// The names the events touch, each with what the disk holds there now, or with nothing
+    /// where the source says the name is gone.
     ///
-    /// Events are used only to know where to look: the entry is read from disk (one `statx`),
-    /// which makes the result right however the events of a burst were ordered or coalesced.
+    /// Events say *which* names are in the directory, the disk says what each one holds: every
+    /// touched name is read from disk (one `statx`), which makes sizes and times right however
+    /// the events of a burst were ordered or coalesced, but whether a name is listed at all
+    /// follows the source, the last event that names it deciding. Read from disk alone, a name
+    /// could show a state the source never saw and will never tell of: a polling source that
+    /// reported `removed n` while `n` had been made again an instant later, and moved away
+    /// before the next scan, left the listing showing `n` for good (the next scans saw no `n`,
+    /// so nothing named it again). Every source's events replay to the tree on disk, so the
+    /// listing's names, kept as its events say, are the directory's once it is quiet.
+    ///
+    /// So a name the events leave gone is dropped whatever the disk shows (if it is there to
+    /// stay, an event for it is still to come), and a name they leave standing that the disk
+    /// does not show keeps its entry, or an entry made from the event, until an event says
+    /// otherwise; it goes into `unconfirmed` and is read again with every batch (it may have
+    /// been moved away and back between two scans, which no event tells).
+    ///
     /// In a recursive listing a directory that is removed, replaced or renamed away takes its
     /// listed subtree with it, and one renamed into place brings its subtree, read in one walk.
     /// A name that is there but cannot be examined now (below a directory made `r--`) keeps its
@@ -170,6 +193,7 @@ final class DirectoryListingSession {
         reader: DirectoryReader,
         list: SortedEntryList,
         unexamined: inout Set<[UInt8]>,
+        unconfirmed: inout Set<[UInt8]>,
         listing: DirectoryListing,
         root: PathBuilder
     ) throws(FileSystemEventsError) -> [(name: [UInt8], entry: DirectoryEntry?)] {
@@ -178,24 +202,58 @@ final class DirectoryListingSession {
         var vacated: [[UInt8]] = []  // paths whose listed subtree may be gone (recursive)
         var arrived: [[UInt8]] = []  // directories renamed into place (recursive)
         var attributesChanged: [[UInt8]] = []  // directories whose mode may have changed
+        /// What the source says of each name, event by event (`order` counts them): the last
+        /// event naming it says whether it stands (with that event, to make an entry from if
+        /// the disk shows nothing) or is gone; a later removal, rename away, replacement or
+        /// exchange of a directory above it says its subtree went (`subtreeGone`).
+        var said: [[UInt8]: (order: Int, stands: Bool, event: FileSystemEvent?)] = [:]
+        var subtreeGone: [[UInt8]: Int] = [:]
+        var order = 0
+        func stands(_ name: [UInt8], _ event: FileSystemEvent?) { said[name] = (order, true, event) }
+        func goes(_ name: [UInt8]) { said[name] = (order, false, nil) }
+        func takesSubtree(_ name: [UInt8]) { if isRecursive { subtreeGone[name] = order } }
+        /// `true` if the source says the name stands, `false` if gone, `nil` if it said nothing.
+        func verdict(_ name: [UInt8]) -> Bool? {
+            var latest = said[name].map { (order: $0.order, stands: $0.stands) }
+            if !subtreeGone.isEmpty {
+                for (index, byte) in name.enumerated() where byte == UInt8(ascii: "/") {
+                    if let at = subtreeGone[Array(name[..<index])], at > (latest?.order ?? -1) { latest = (at, false) }
+                }
+            }
+            return latest?.stands
+        }
 
-        func touch(_ path: FilePath) -> [UInt8]? {
+        /// Marks the names on the way to `path` as standing (something changed inside them), and
+        /// returns the name the listing keeps for `path` itself, and whether that is `path`
+        /// (not a directory it is in, as in a listing that is not recursive).
+        func touch(_ path: FilePath, event: FileSystemEvent) -> (name: [UInt8], isItself: Bool)? {
             guard var relative = root.relative(path), !relative.isEmpty else { return nil }
+            var isItself = true
             if let slash = relative.firstIndex(of: UInt8(ascii: "/")) {
                 if !isRecursive {
                     relative = Array(relative[..<slash])
+                    isItself = false
+                    stands(relative, nil)
                 } else {
                     // A change inside a directory changes the directory's own time and size.
                     for (index, byte) in relative.enumerated() where byte == UInt8(ascii: "/") {
-                        touched.insert(Array(relative[..<index]))
+                        let ancestor = Array(relative[..<index])
+                        touched.insert(ancestor)
+                        stands(ancestor, nil)
                     }
                 }
             }
             touched.insert(relative)
-            return relative
+            return (relative, isItself)
         }
 
+        // Standing, as far as the source said, since before this batch.
+        for unconfirmedName in unconfirmed {
+            touched.insert(unconfirmedName)
+            stands(unconfirmedName, nil)
+        }
         for event in events {
+            order += 1
             switch event.kind {
             case .overflow, .rootRemoved, .settled:
                 continue  // settled: no change to the listing; overflow: the synthetic events that follow name what changed
@@ -203,11 +261,23 @@ final class DirectoryListingSession {
                 if event.kind == .attributesChanged && !unexamined.isEmpty && event.itemType == .directory {
                     if let changed = root.relative(event.path) { attributesChanged.append(changed) }
                 }
-                guard let relative = touch(event.path) else { continue }
-                if let previous = event.previousPath, let previousRelative = touch(previous), isRecursive {
-                    vacated.append(previousRelative)
-                    // An exchange brings the other item's subtree to the previous path.
-                    if event.kind == .exchanged { arrived.append(previousRelative) }
+                if let previous = event.previousPath, let (previousName, isItself) = touch(previous, event: event) {
+                    if isItself {
+                        event.kind == .exchanged ? stands(previousName, nil) : goes(previousName)
+                        takesSubtree(previousName)
+                    }
+                    if isRecursive {
+                        vacated.append(previousName)
+                        // An exchange brings the other item's subtree to the previous path.
+                        if event.kind == .exchanged { arrived.append(previousName) }
+                    }
+                }
+                guard let (relative, isItself) = touch(event.path, event: event) else { continue }
+                if isItself {
+                    event.kind == .removed ? goes(relative) : stands(relative, event)
+                    if event.kind == .removed || event.kind == .created || event.kind == .renamed || event.kind == .exchanged {
+                        takesSubtree(relative)
+                    }
                 }
                 guard isRecursive else { continue }
                 // What stood at the path goes with its subtree: removed, replaced by a creation,
@@ -250,32 +320,61 @@ final class DirectoryListingSession {
 
         var replacements: [(name: [UInt8], entry: DirectoryEntry?)] = []
         replacements.reserveCapacity(touched.count)
+        func drop(_ name: [UInt8]) {
+            replacements.append((name, nil))
+            if !unexamined.isEmpty { unexamined.remove(name) }
+            if !unconfirmed.isEmpty { unconfirmed.remove(name) }
+        }
+        func keep(_ name: [UInt8], _ entry: DirectoryEntry) {
+            replacements.append((name, entry))
+            if !unexamined.isEmpty { unexamined.remove(name) }
+            if !unconfirmed.isEmpty { unconfirmed.remove(name) }
+        }
         for name in touched {
             if !listing.options.includesHidden && DirectoryEntry.isHidden(name) { continue }
             if descriptor < 0 {
-                replacements.append((name, nil))
-            } else if let entry = known[name] {
-                replacements.append((name, entry))
-                if !unexamined.isEmpty { unexamined.remove(name) }
-            } else {
-                switch reader.entry(at: name, in: descriptor) {
-                case .found(let entry):
-                    replacements.append((name, entry))
-                    if !unexamined.isEmpty { unexamined.remove(name) }
+                drop(name)
+                continue
+            }
+            if let entry = known[name] {
+                keep(name, entry)
+                continue
+            }
+            let stands = verdict(name)
+            // Gone as the source says, whatever the disk shows now.
+            if stands == false {
+                drop(name)
+                continue
+            }
+            switch reader.entry(at: name, in: descriptor) {
+            case .found(let entry):
+                keep(name, entry)
+            case .absent:
+                guard stands == true else {
+                    drop(name)  // a name kept unexamined, found gone
                     continue
-                case .absent:
-                    break
-                case .unexaminable:
-                    // Below a directory removed or replaced, what was listed went with it;
-                    // otherwise it is still there, as listed, until it can be examined.
-                    if !Self.hasAncestor(name, in: directories), let kept = list.entry(named: name) {
-                        replacements.append((name, kept))
-                        unexamined.insert(name)
-                        continue
-                    }
                 }
-                replacements.append((name, nil))
-                if !unexamined.isEmpty { unexamined.remove(name) }
+                // Standing as far as the source knows: kept until an event says otherwise.
+                if let kept = list.entry(named: name) {
+                    replacements.append((name, kept))
+                } else if let event = said[name]?.event {
+                    replacements.append((name, DirectoryEntry(
+                        nameBytes: name, type: event.itemType, size: 0, modificationTime: event.timestamp,
+                        identity: event.identity ?? FileIdentity(device: 0, inode: 0))))
+                } else {
+                    drop(name)
+                    continue
+                }
+                unconfirmed.insert(name)
+            case .unexaminable:
+                // Below a directory removed or replaced, what was listed went with it;
+                // otherwise it is still there, as listed, until it can be examined.
+                if !Self.hasAncestor(name, in: directories), let kept = list.entry(named: name) {
+                    replacements.append((name, kept))
+                    unexamined.insert(name)
+                    continue
+                }
+                drop(name)
             }
         }
         return replacements

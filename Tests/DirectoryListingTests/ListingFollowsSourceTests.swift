@@ -1,0 +1,110 @@
+import Dispatch
+import FileSystemEvents
+import FileSystemEventsConformance
+import Synchronization
+import Testing
+
+/// Which names a listing shows follows its source's events; the disk only says what each one
+/// holds. A polling source cannot see a state that came and went between two scans, so a
+/// listing that took the disk's word for which names exist could show such a state for good:
+/// `removed n` read while `n` had been made again and was then moved away before the next scan
+/// left `n` listed for ever (`filewatch list --live --backend polling`, 3 of 6 seeded bursts).
+/// These scripted sources stand for a polling one, telling exactly what it would have seen.
+@Suite struct ListingFollowsSourceTests {
+    private func listing(_ tree: ScratchTree, _ script: ScriptedListingSource.Script) -> DirectoryListing {
+        DirectoryListing(directory: tree.root, options: .init()) { options throws(FileSystemEventsError) in
+            ScriptedListingSource(options: options, script: script)
+        }
+    }
+
+    @Test("a name the source says is gone stays out of the list whatever the disk shows meanwhile")
+    func goneNameStaysOut() async throws {
+        let tree = try ScratchTree()
+        defer { tree.remove() }
+        try tree.write("n", "n")
+        let script = ScriptedListingSource.Script()
+        let observer = ListingObserver(listing(tree, script))
+        defer { Task { await observer.stop() } }
+        try await observer.started()
+        #expect(observer.list.map(\.name) == ["n"])
+
+        // The scan that saw `n` gone; by the time the listing reads, `n` is a new directory,
+        // moved away again before the next scan, which therefore sees nothing of it.
+        try tree.remove("n")
+        try tree.makeDirectory("n")
+        script.send([FileSystemEvent(kind: .removed, path: tree.path("n"), itemType: .file, isSynthetic: false)])
+        try tree.write("m1")
+        script.send([FileSystemEvent(kind: .created, path: tree.path("m1"), itemType: .file, isSynthetic: false)])
+        try await observer.wait(for: "m1", timeout: .seconds(20)) { $0.list.contains { $0.name == "m1" } }
+        #expect(!observer.list.contains { $0.name == "n" }, "\(observer.list)")
+        try tree.rename("n", to: "n-elsewhere", from: .root, to: .outside)
+        try await observer.sync(marker: "m1")
+        #expect(observer.list.map(\.name) == ["m1"])
+        await observer.stop()
+    }
+
+    @Test("a name the source says stands stays listed while the disk does not show it, and is read again with the next batch")
+    func standingNameIsKept() async throws {
+        let tree = try ScratchTree()
+        defer { tree.remove() }
+        try tree.write("a", "a")
+        let script = ScriptedListingSource.Script()
+        let observer = ListingObserver(listing(tree, script))
+        defer { Task { await observer.stop() } }
+        try await observer.started()
+        #expect(observer.list.map(\.name) == ["a"])
+
+        // The scan saw `b`; it is moved away before the listing reads it and back before the
+        // next scan, which then sees it as it was and tells nothing.
+        try tree.write("b", "bbb")
+        try tree.rename("b", to: "b", from: .root, to: .outside)
+        script.send([FileSystemEvent(kind: .created, path: tree.path("b"), itemType: .file, isSynthetic: false)])
+        try await observer.wait(for: "b listed", timeout: .seconds(20)) { $0.list.contains { $0.name == "b" } }
+        try tree.rename("b", to: "b", from: .outside, to: .root)
+        try tree.write("m1")
+        script.send([FileSystemEvent(kind: .created, path: tree.path("m1"), itemType: .file, isSynthetic: false)])
+        try await observer.sync(marker: "m1")
+        #expect(observer.list.map(\.name) == ["a", "b", "m1"])
+        #expect(observer.list.first { $0.name == "b" }?.size == 3)
+        await observer.stop()
+    }
+}
+
+/// A source that reports what a test hands it, batch by batch, after a `ready` at once.
+struct ScriptedListingSource: FileSystemEventSource {
+    final class Script: Sendable {
+        private let batches = Mutex<[[FileSystemEvent]]>([])
+        private let added = DispatchSemaphore(value: 0)
+
+        func send(_ batch: [FileSystemEvent]) {
+            batches.withLock { $0.append(batch) }
+            added.signal()
+        }
+
+        /// The next batch, or `nil` once `timeout` has passed without one.
+        func next(waiting timeout: DispatchTimeInterval) -> [FileSystemEvent]? {
+            guard added.wait(timeout: .now() + timeout) == .success else { return nil }
+            return batches.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+        }
+    }
+
+    let options: WatchOptions
+    let script: Script
+    var backendName: String { "scripted" }
+    var capabilities: FileSystemEventSourceCapabilities {
+        FileSystemEventSourceCapabilities(isEventDriven: false, pairsRenames: true, needsPollInterval: true,
+                                          canOverflow: false, usesPerDirectoryWatches: false, seesRemoteChanges: true)
+    }
+
+    func updates() -> FileSystemEventStream {
+        FileSystemEventStream(options: options) { [options, script] channel in
+            _ = channel.send(.scanStarted(roots: options.roots))
+            _ = channel.send(.ready(roots: options.roots))
+            // Woken every 20 ms to notice a stop: a producer must end when its stream does.
+            while !channel.isTerminated {
+                if let batch = script.next(waiting: .milliseconds(20)) { _ = channel.send(.events(batch)) }
+            }
+            channel.finish()
+        }
+    }
+}
