@@ -1020,6 +1020,14 @@ extension InotifyWatch {
                                          from source: Inotify.Event, in sourceDirectory: WatchedDirectory?) {
         guard let destinationDirectory else { return }
         carrySettleSession(from: source, in: sourceDirectory, to: destination, in: destinationDirectory)
+        if !changesWhilePending.isEmpty, let sourceDirectory {
+            // Written through while its creation waited, then renamed (`ln a b; echo >> b; mv b
+            // c`): the write goes with the name, so that `c`'s examination, which finds the new
+            // hard link, tells the file's other names changed (otherwise `a` never was).
+            for kind in changesWhilePending.take(for: NameInModel(sourceDirectory, source.name)) {
+                changesWhilePending.record(kind, for: NameInModel(destinationDirectory, destination.name))
+            }
+        }
         let waiting = pendingCreations.count
         handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: destination.mask.contains(.isDirectory),
                        replacing: true)
