@@ -456,17 +456,35 @@ final class InotifyToolsOwner: Sendable {
         var held: Inotify.Event? {
             didSet { isHoldingMove.store(held != nil, ordering: .releasing) }
         }
+        // What a read hands on, in order, routed in one step at the end of the read: one lock
+        // and one wakeup per source and read, not per event. Routed one by one, every
+        // `IN_MODIFY` of a writer appending at full speed cost the owner a dictionary, a lock
+        // and a pipe write, the owner fell behind the kernel, and its queue overflowed into
+        // rescans (a follower then lagged by half a second and missed truncations).
+        var outgoing: [Inotify.Event] = []
+        func flush() {
+            guard !outgoing.isEmpty else { return }
+            route(outgoing)
+            outgoing.removeAll(keepingCapacity: true)
+        }
         // A held half is routed before the flag drops, so `libraryHasUnreadEvents` never says
         // "nothing unread" while an event is on its way to a source's queue. (Routed without
         // clearing `held`, the flag once stayed set after a move out of the tree, and every
         // inotifytools source in the process then saw a queue that never went quiet: stale
-        // crawls waited for ever instead of being rescanned.)
+        // crawls waited for ever instead of being rescanned.) `isRouting` covers what waits
+        // in `outgoing`: it is lowered only after ``flush()``.
         func routeHeld(followedBy second: Inotify.Event? = nil) {
             guard let first = held else { return }
-            route(second.map { [first, $0] } ?? [first])
+            outgoing.append(first)
+            if let second { outgoing.append(second) }
             held = nil
         }
-        defer { routeHeld() }
+        defer {
+            // Routed before `held` is cleared, so the flag covers it on its way.
+            if let first = held { outgoing.append(first) }
+            flush()
+            held = nil
+        }
         /// Hands on one event; true when it was the sentinel's.
         func dispatch(_ event: Inotify.Event) -> Bool {
             if event.watch == sentinelWatch { return true }
@@ -481,14 +499,18 @@ final class InotifyToolsOwner: Sendable {
                 held = event
                 return false
             }
-            route([event])
+            outgoing.append(event)
             return false
         }
         let descriptor = state.withLock { $0.libraryDescriptor }
         guard descriptor >= 0 else {
             // A negative timeout blocks until an event (the sentinel's, at the latest).
             while let pointer = inotifytools_next_event(-1) {
-                if dispatch(Inotify.event(at: UnsafeRawPointer(pointer))) { return }
+                isRouting.store(true, ordering: .releasing)
+                let isSentinel = dispatch(Inotify.event(at: UnsafeRawPointer(pointer)))
+                flush()
+                isRouting.store(false, ordering: .releasing)
+                if isSentinel { return }
                 if held != nil {
                     wake()
                 } else if hasPendingRequests {
@@ -513,6 +535,7 @@ final class InotifyToolsOwner: Sendable {
             }
             var sawSentinel = false
             for event in events where dispatch(event) { sawSentinel = true }
+            flush()
             isRouting.store(false, ordering: .releasing)
             if sawSentinel { return }
             if held != nil {
