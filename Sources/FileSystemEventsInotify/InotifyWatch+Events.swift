@@ -974,9 +974,21 @@ extension InotifyWatch {
             handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: entry.type == .directory)
         }
         // What lies below a moved directory is filtered anew where the filter looks at paths.
-        if entry.type == .directory && options.isRecursive && options.filter.mayFilterOtherwise(movedFrom: oldPath, to: newPath) {
+        if entry.type == .directory && options.isRecursive && mustRefilter(entry, movedFrom: oldPath, to: newPath) {
             refilterMovedDirectory(named: destination.name, in: destinationDirectory, path: newPath)
         }
+    }
+
+    /// Whether a directory moved from `oldPath` to `newPath` is filtered anew: the filter may
+    /// say otherwise at the new path, or the model never listed the directory while the new
+    /// path is within the limit. The second happens when the directory was renamed again before
+    /// its parent's own re-filtering (which waits for the queue to be read, and then no longer
+    /// finds it there): `mv a/b a2` brought `a2/c` within a depth limit, `mv a2/c d/e` took it
+    /// to the same depth elsewhere, and `d/e`'s contents were never listed (scenario 113 at
+    /// offset 1029000, seed 1030501).
+    private func mustRefilter(_ entry: WatchedEntry, movedFrom oldPath: [UInt8], to newPath: [UInt8]) -> Bool {
+        options.filter.mayFilterOtherwise(movedFrom: oldPath, to: newPath)
+            || (entry.directory == nil && options.filter.descends(intoDirectoryAt: newPath))
     }
 
     /// A directory moved under a filter that leaves directories out (by depth or by path)
@@ -1206,10 +1218,10 @@ extension InotifyWatch {
         handleCreation(named: second.name, in: destinationDirectory, isDirectoryHint: a.type == .directory)
         // Each side moved: a directory among them holds what the filter admits at its new path.
         if options.isRecursive {
-            if a.type == .directory && options.filter.mayFilterOtherwise(movedFrom: aPath, to: bPath) {
+            if a.type == .directory && mustRefilter(a, movedFrom: aPath, to: bPath) {
                 refilterMovedDirectory(named: second.name, in: destinationDirectory, path: bPath)
             }
-            if b.type == .directory && options.filter.mayFilterOtherwise(movedFrom: bPath, to: aPath) {
+            if b.type == .directory && mustRefilter(b, movedFrom: bPath, to: aPath) {
                 refilterMovedDirectory(named: first.name, in: sourceDirectory, path: aPath)
             }
         }

@@ -170,6 +170,39 @@ extension ConformanceSuite {
             try watch.expect(.created, "out2/sub/later.txt")
             try watch.assertReplayMatchesDisk()
         },
+        ConformanceScenario(123, "a directory a move brought within a depth limit, moved on to the same depth before the watcher listed it, read together: its contents are reported at its new place",
+                            runsUnprivileged: true) { context in
+            // Depth 2: `p/q/r` is at the limit, so its contents are not reported. `mv p/q top`
+            // brings `top/r` within it; `mv top/r t/s` takes it to the same depth elsewhere, and
+            // `top` moves on. Read together, the re-filtering of `top` (not at its path any more)
+            // waited for the queue and then found no `r`, and `t/s`, at the depth `top/r` had,
+            // was not re-filtered: its contents were never listed (scenario 113 at offset
+            // 1029000, seed 1030501, on every kernel backend).
+            for round in 1...2 {
+                try context.tree.makeDirectories(RelativePath("p\(round)/q/r/inner"))
+                try context.tree.write(RelativePath("p\(round)/q/r/file.txt"), "f")
+                try context.tree.makeDirectories(RelativePath("t\(round)"))
+            }
+            for round in 1...2 {
+                let held = round == 2
+                let watch = try await context.watch {
+                    $0.filter = PathFilter(maximumDepth: 2)
+                    if held { $0.bufferLimit = backPressureBufferLimit }
+                }
+                if held { try await watch.hold(queuing: 200) }
+                try context.tree.rename(RelativePath("p\(round)/q"), to: RelativePath("top\(round)"))
+                try context.tree.rename(RelativePath("top\(round)/r"), to: RelativePath("t\(round)/s"))
+                try context.tree.rename(RelativePath("top\(round)"), to: RelativePath("top\(round)-moved"))
+                if held { watch.resume() }
+                try await watch.sync()
+                try watch.assertReplayMatchesDisk("\(held ? "held" : "full speed"): mv p/q top; mv top/r t/s; mv top top-moved under a depth limit of 2")
+                try context.tree.write(RelativePath("t\(round)/s/later.txt"), "l")
+                try await watch.sync()
+                try watch.expect(.created, RelativePath("t\(round)/s/later.txt"))
+                try watch.assertReplayMatchesDisk()
+                await watch.stop()
+            }
+        },
         ConformanceScenario(106, "exchanges across a depth limit: each side holds what the limit admits at its new place, a directory at the limit exchanged up is listed and watched",
                             runsUnprivileged: true) { context in
             // Depth 1: `a/lim` is at the limit, so nothing below it is reported.
