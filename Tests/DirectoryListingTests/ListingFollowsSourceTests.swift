@@ -11,10 +11,32 @@ import Testing
 /// left `n` listed for ever (`filewatch list --live --backend polling`, 3 of 6 seeded bursts).
 /// These scripted sources stand for a polling one, telling exactly what it would have seen.
 @Suite struct ListingFollowsSourceTests {
-    private func listing(_ tree: ScratchTree, _ script: ScriptedListingSource.Script) -> DirectoryListing {
+    private func listing(_ tree: ScratchTree, _ script: ScriptedListingSource.Script, firstScan: FileTreeSnapshot? = nil) -> DirectoryListing {
         DirectoryListing(directory: tree.root, options: .init()) { options throws(FileSystemEventsError) in
-            ScriptedListingSource(options: options, script: script)
+            ScriptedListingSource(options: options, script: script, firstScan: firstScan)
         }
+    }
+
+    @Test("the first list is the source's first scan: a name made after it and gone before the next is never listed")
+    func firstListIsTheFirstScan() async throws {
+        let tree = try ScratchTree()
+        defer { tree.remove() }
+        try tree.write("a", "a")
+        let firstScan = try FileTreeSnapshot.scan(tree.root, options: ListingOptionsProbe.watchOptions(for: tree))
+        // Made after the scan, before the listing started, and gone before the next scan:
+        // no event will ever name it.
+        try tree.write("ghost", "g")
+        let script = ScriptedListingSource.Script()
+        let observer = ListingObserver(listing(tree, script, firstScan: firstScan))
+        defer { Task { await observer.stop() } }
+        try await observer.started()
+        #expect(observer.list.map(\.name) == ["a"])
+        try tree.remove("ghost")
+        try tree.write("m1")
+        script.send([FileSystemEvent(kind: .created, path: tree.path("m1"), itemType: .file, isSynthetic: false)])
+        try await observer.sync(marker: "m1")
+        #expect(observer.list.map(\.name) == ["a", "m1"])
+        await observer.stop()
     }
 
     @Test("a name the source says is gone stays out of the list whatever the disk shows meanwhile")
@@ -90,6 +112,8 @@ struct ScriptedListingSource: FileSystemEventSource {
 
     let options: WatchOptions
     let script: Script
+    /// Handed over at `ready` when the options ask for the initial state, as polling does.
+    var firstScan: FileTreeSnapshot?
     var backendName: String { "scripted" }
     var capabilities: FileSystemEventSourceCapabilities {
         FileSystemEventSourceCapabilities(isEventDriven: false, pairsRenames: true, needsPollInterval: true,
@@ -97,8 +121,9 @@ struct ScriptedListingSource: FileSystemEventSource {
     }
 
     func updates() -> FileSystemEventStream {
-        FileSystemEventStream(options: options) { [options, script] channel in
+        FileSystemEventStream(options: options) { [options, script, firstScan] channel in
             _ = channel.send(.scanStarted(roots: options.roots))
+            if options.capturesInitialState, let firstScan { channel.setInitialState([firstScan]) }
             _ = channel.send(.ready(roots: options.roots))
             // Woken every 20 ms to notice a stop: a producer must end when its stream does.
             while !channel.isTerminated {
@@ -106,5 +131,14 @@ struct ScriptedListingSource: FileSystemEventSource {
             }
             channel.finish()
         }
+    }
+}
+
+/// The watch options a default listing of `tree` asks its source for.
+enum ListingOptionsProbe {
+    static func watchOptions(for tree: ScratchTree) -> WatchOptions {
+        DirectoryListing(directory: tree.root, options: .init()) { options throws(FileSystemEventsError) in
+            ScriptedListingSource(options: options, script: ScriptedListingSource.Script())
+        }.watchOptions
     }
 }

@@ -61,12 +61,23 @@ final class DirectoryListingSession {
     /// directory. Listing after `ready` means nothing is missed: whatever changes after the
     /// listing has an event still to come, and an event for something the listing already
     /// shows is harmless, because the listing re-reads the entry rather than replaying it.
+    ///
+    /// That holds for a source that hears every change. One that compares scans (polling) does
+    /// not tell of a state that came and went between two of them, so a listing read from disk
+    /// after its first scan could show a name made since and gone again before the next one,
+    /// for good. Such a source hands over the tree of its first scan, with sizes and times,
+    /// and that is the first list: what the source's events then apply to.
     private func start(isolation actor: isolated (any Actor)?) async throws(FileSystemEventsError) -> DirectoryListingUpdate? {
         let options = listing.options
         let reader = try DirectoryReader(listing.directory, isRecursive: options.isRecursive, includesHidden: options.includesHidden)
         var started: FileSystemEventStream?
         do {
-            let source = try listing.makeSource(listing.watchOptions)
+            var source = try listing.makeSource(listing.watchOptions)
+            if !source.capabilities.isEventDriven {
+                var watchOptions = listing.watchOptions
+                watchOptions.capturesInitialState = true
+                source = try listing.makeSource(watchOptions)
+            }
             let stream = source.updates()
             started = stream
             var updates = stream.makeAsyncIterator()
@@ -78,7 +89,9 @@ final class DirectoryListingSession {
                 }
                 if case .ready = update { break waitForReady }
             }
-            let (list, update) = try await Self.initialList(reader: reader, order: options.sortOrder, resumingFrom: listing.resumedEntries)
+            let scanned = stream.initialState?.first.flatMap { $0.recordsAttributes ? $0.rootSnapshot.tree : nil }
+            let (list, update) = try await Self.initialList(reader: reader, scanned: scanned.map { reader.entries(of: $0) },
+                                                             order: options.sortOrder, resumingFrom: listing.resumedEntries)
             state = .running(Running(reader: reader, stream: stream, updates: updates, list: list))
             return update
         } catch {
@@ -94,10 +107,12 @@ final class DirectoryListingSession {
     @concurrent
     private static func initialList(
         reader: DirectoryReader,
+        scanned: [DirectoryEntry]?,
         order: DirectoryListing.SortOrder,
         resumingFrom previous: [DirectoryEntry]?
     ) async throws(FileSystemEventsError) -> (SortedEntryList, DirectoryListingUpdate) {
-        let current = try reader.listAll()
+        let current: [DirectoryEntry]
+        if let scanned { current = scanned } else { current = try reader.listAll() }
         guard let previous else {
             let list = SortedEntryList(order: order, unsorted: current)
             return (list, .listing(list.entries))

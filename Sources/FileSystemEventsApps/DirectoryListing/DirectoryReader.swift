@@ -108,12 +108,22 @@ package struct DirectoryReader: Sendable {
         }
     }
 
-    private func flatten(_ directory: SnapshotDirectory, prefix: [UInt8], into entries: inout [DirectoryEntry]) {
-        for entry in directory.entries {
+    /// The entries of a tree a scan already made (a polling source's model at `ready`), as
+    /// ``listAll()`` would give them. The source of a listing that is not recursive watches a
+    /// level deeper (a change inside a subdirectory changes its time and size), which is left
+    /// out here.
+    package func entries(of tree: SnapshotDirectory) -> [DirectoryEntry] {
+        var entries: [DirectoryEntry] = []
+        flatten(tree, prefix: [], into: &entries, descends: isRecursive)
+        return entries
+    }
+
+    private func flatten(_ directory: SnapshotDirectory, prefix: [UInt8], into entries: inout [DirectoryEntry], descends: Bool = true) {
+        for entry in directory.entries where !entry.isVacant {
             let name = prefix.appendingComponent(entry.name)
             if !includesHidden && entry.name.withBytes({ $0.first }) == UInt8(ascii: ".") { continue }
             entries.append(DirectoryEntry(nameBytes: name, status: entry.status))
-            if let child = entry.directory { flatten(child, prefix: name, into: &entries) }
+            if descends, let child = entry.directory { flatten(child, prefix: name, into: &entries) }
         }
     }
 }
