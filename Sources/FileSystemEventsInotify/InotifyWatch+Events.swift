@@ -1221,6 +1221,16 @@ extension InotifyWatch {
         // After the exchange is told: a link that leads nowhere from its new place is reported
         // as the symlink it is at that place.
         exchangeFileLinks(first.name, in: sourceDirectory, with: second.name, in: destinationDirectory)
+        // A side the filter refuses at its new name leaves the view there, as a rename onto a
+        // refused name does: a directory `d` swapped with `f.txt` under `--include '*.txt'`
+        // puts a file at `d`, which is no `*.txt` (it stayed in the consumer's tree, and its
+        // writes were told; polling told it right).
+        if !options.filter.admits(relativePath: bPath, name: second.name, isDirectory: a.type == .directory) {
+            removeItemMovedAway(named: second.name, in: destinationDirectory)
+        }
+        if !options.filter.admits(relativePath: aPath, name: first.name, isDirectory: b.type == .directory) {
+            removeItemMovedAway(named: first.name, in: sourceDirectory)
+        }
         // The disk confirmed an exchange, not that the model had the right items on both
         // sides: a directory crawled while the exchange was still queued may have listed its
         // result already (`mkdir -p g/m/q; exchange g/m/q out`: the crawl found the file from

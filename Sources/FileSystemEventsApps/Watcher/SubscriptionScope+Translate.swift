@@ -46,10 +46,79 @@ extension SubscriptionScope {
         case .exchanged:
             let first = isVisible(previous, in: watcherRoot, isDirectory: true)
             let second = isVisible(relative, in: watcherRoot, isDirectory: true)
+            if first && second, let previous, let previousPath = event.previousPath,
+               appendExchangeRefusedByType(event, relative: relative, previous: previous, previousPath: previousPath,
+                                           watcherRoot: watcherRoot, tree: tree, into: &output) {
+                return
+            }
             appendMove(event, relative: relative, previous: previous, seen: (first, second), watcherRoot: watcherRoot, tree: tree, into: &output)
         case .overflow, .rootRemoved:
             break
         }
+    }
+
+    /// An exchange of two places in view where the filter refuses one of the two items at one
+    /// of its places by its type (an include glob admits files by name and every directory;
+    /// editor files are files): a directory `d` swapped with `f.txt` under `*.txt` puts a file
+    /// at `d`, refused there. Told item by item: what the subscriber had and still sees moves
+    /// (the exchange itself when both do), what it no longer sees is removed, and what it sees
+    /// now for the first time is created with its contents. `false` when the filter admits
+    /// both items at both places, for the exchange to be told as it is.
+    private func appendExchangeRefusedByType(
+        _ event: FileSystemEvent, relative: [UInt8], previous: [UInt8], previousPath: FilePath, watcherRoot: Int,
+        tree: LiveTree, into output: inout [FileSystemEvent]
+    ) -> Bool {
+        // Applied already: what came from `previous` stands at `relative`, and the other way.
+        let moved = tree.entry(at: relative), other = tree.entry(at: previous)
+        let movedIsDirectory = (moved?.itemType ?? event.itemType) == .directory
+        let otherIsDirectory = other?.itemType == .directory
+        let movedBefore = isVisible(previous, in: watcherRoot, isDirectory: movedIsDirectory)
+        let movedAfter = isVisible(relative, in: watcherRoot, isDirectory: movedIsDirectory)
+        let otherBefore = isVisible(relative, in: watcherRoot, isDirectory: otherIsDirectory)
+        let otherAfter = isVisible(previous, in: watcherRoot, isDirectory: otherIsDirectory)
+        if movedBefore && movedAfter && otherBefore && otherAfter { return false }
+        let timestamp = event.timestamp
+        func removed(_ path: FilePath, _ entry: SnapshotEntry?, isDirectory: Bool) -> FileSystemEvent {
+            FileSystemEvent(kind: .removed, path: path, itemType: entry?.itemType ?? (isDirectory ? .directory : .file), isSynthetic: true,
+                            identity: entry.flatMap { $0.status.inode == 0 ? nil : $0.status.identity }, timestamp: timestamp)
+        }
+        // A directory that stays in view holds what the filter admits at its new place.
+        let refiltersPaths = filter.mayFilterOtherwise(movedFrom: previous, to: relative)
+        func refilter(movedFrom from: [UInt8], to place: [UInt8], path: FilePath) {
+            guard refiltersPaths else { return }
+            appendVisibilityChanges(movedFrom: from, to: place, path: path, watcherRoot: watcherRoot, tree: tree, timestamp: timestamp, into: &output)
+        }
+        if movedBefore && otherBefore {
+            output.append(event)
+            if movedAfter { refilter(movedFrom: previous, to: relative, path: event.path) }
+            if otherAfter { refilter(movedFrom: relative, to: previous, path: previousPath) }
+            if !movedAfter { output.append(removed(event.path, moved, isDirectory: movedIsDirectory)) }
+            if !otherAfter { output.append(removed(previousPath, other, isDirectory: otherIsDirectory)) }
+            return true
+        }
+        // The subscriber had one of the two items at most: that one is renamed (or removed),
+        // then the other arrives where the subscriber sees it now.
+        if movedBefore {
+            output.append(movedAfter
+                ? FileSystemEvent(kind: .renamed, path: event.path, previousPath: previousPath, itemType: event.itemType,
+                                  isSynthetic: event.isSynthetic, identity: event.identity, timestamp: timestamp)
+                : removed(previousPath, moved, isDirectory: movedIsDirectory))
+            if movedAfter { refilter(movedFrom: previous, to: relative, path: event.path) }
+        } else if otherBefore {
+            output.append(otherAfter
+                ? FileSystemEvent(kind: .renamed, path: previousPath, previousPath: event.path, itemType: other?.itemType ?? .file,
+                                  isSynthetic: true, identity: other.flatMap { $0.status.inode == 0 ? nil : $0.status.identity },
+                                  timestamp: timestamp)
+                : removed(event.path, other, isDirectory: otherIsDirectory))
+            if otherAfter { refilter(movedFrom: relative, to: previous, path: previousPath) }
+        }
+        if movedAfter && !movedBefore {
+            appendArrival(at: relative, path: event.path, watcherRoot: watcherRoot, tree: tree, timestamp: timestamp, into: &output)
+        }
+        if otherAfter && !otherBefore {
+            appendArrival(at: previous, path: previousPath, watcherRoot: watcherRoot, tree: tree, timestamp: timestamp, into: &output)
+        }
+        return true
     }
 
     private func appendSeenFromContainingRoots(

@@ -203,6 +203,52 @@ extension ConformanceSuite {
                 await watch.stop()
             }
         },
+        ConformanceScenario(124, "exchanges across an include filter and editor files: a side the filter refuses at its new name leaves the view there, one it admits comes into view",
+                            runsUnprivileged: true) { context in
+            // Under `*.txt`: a directory swapped with `f.txt` puts a file at `d`, which the
+            // filter refuses (it stayed in the consumer's tree on the kernel backends, found by a
+            // race hunt); a refused `a.log` swapped with `g.txt` brings the other way round; and
+            // under `ignoresEditorFiles`, a directory swapped with a file named like a swap file.
+            try context.tree.makeDirectories("d/sub")
+            try context.tree.write("d/in.txt", "in")
+            try context.tree.write("f.txt", "f")
+            try context.tree.write("a.log", "a")
+            try context.tree.write("g.txt", "g")
+            try context.tree.makeDirectories("s/inner")
+            try context.tree.write("s/inner/deep.txt", "deep")
+            try context.tree.makeDirectories("t")
+            try context.tree.write("t/h.txt", "h")
+            for held in [false, true] {
+                let watch = try await context.watch {
+                    $0.filter = PathFilter(include: [PathGlob("*.txt"), PathGlob(WatchSession.markerPrefix + "*")])
+                    if held { $0.bufferLimit = backPressureBufferLimit }
+                }
+                if held { try await watch.hold(queuing: 200) }
+                try context.tree.exchange("d", "f.txt")
+                try context.tree.exchange("a.log", "g.txt")
+                try context.tree.exchange("s/inner", "t/h.txt")
+                if held { watch.resume() }
+                try await watch.sync()
+                try watch.assertReplayMatchesDisk("\(held ? "held" : "full speed"): exchanges across an include filter")
+                // What came into view is watched, what left it is not told.
+                try context.tree.append("f.txt/in.txt", " more")
+                try context.tree.append("d", " more")
+                try await watch.sync()
+                try watch.assertReplayMatchesDisk("\(held ? "held" : "full speed"): writes after the exchanges")
+                await watch.stop()
+                // Back as they were, for the next round.
+                try context.tree.exchange("d", "f.txt")
+                try context.tree.exchange("a.log", "g.txt")
+                try context.tree.exchange("s/inner", "t/h.txt")
+            }
+            try context.tree.makeDirectories("e.swp/sub")
+            try context.tree.write("plain", "p")
+            let watch = try await context.watch { $0.filter = PathFilter(ignoresEditorFiles: true) }
+            try context.tree.exchange("e.swp", "plain")
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("a directory named like a swap file exchanged with a file, ignoring editor files")
+            await watch.stop()
+        },
         ConformanceScenario(106, "exchanges across a depth limit: each side holds what the limit admits at its new place, a directory at the limit exchanged up is listed and watched",
                             runsUnprivileged: true) { context in
             // Depth 1: `a/lim` is at the limit, so nothing below it is reported.
