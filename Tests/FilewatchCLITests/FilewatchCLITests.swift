@@ -17,6 +17,15 @@ struct FilewatchCLITests {
         #expect(error.contains("does not exist"))
     }
 
+    @Test("a root whose path holds a newline is still named on one line, which no name can forge")
+    func missingRootWithNewline() async throws {
+        let (status, output, error) = try await FilewatchProcess.run(["watch", "/nonexistent\nfilewatch: error: forged"])
+        #expect(status == 2)
+        #expect(output.isEmpty)
+        #expect(error.split(separator: "\n").count == 1, "\(error)")
+        #expect(error.contains("/nonexistent\\nfilewatch: error: forged"), "\(error)")
+    }
+
     @Test("an unknown backend names the known ones")
     func unknownBackend() async throws {
         let tree = try ScratchTree()

@@ -22,8 +22,23 @@ struct StandardOutput: Sendable {
 }
 
 enum StandardError {
+    /// Writes `text` as one line: a control character in it (a path may hold a newline) is
+    /// written escaped, `\n` as the two characters `\` `n`, so that a message is always one
+    /// line, and a name cannot forge a second `filewatch: error:` line.
     static func line(_ text: String) {
-        var bytes = Array(text.utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count + 1)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\n"): bytes += Array("\\n".utf8)
+            case UInt8(ascii: "\r"): bytes += Array("\\r".utf8)
+            case UInt8(ascii: "\t"): bytes += Array("\\t".utf8)
+            case 0..<0x20, 0x7F:
+                let digits = Array("0123456789abcdef".utf8)
+                bytes += [UInt8(ascii: "\\"), UInt8(ascii: "x"), digits[Int(byte >> 4)], digits[Int(byte & 0xF)]]
+            default: bytes.append(byte)
+            }
+        }
         bytes.append(UInt8(ascii: "\n"))
         _ = bytes.withUnsafeBytes { Libc.write(2, $0.baseAddress, $0.count) }
     }
