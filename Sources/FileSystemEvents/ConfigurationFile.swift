@@ -53,14 +53,13 @@ public enum ConfigurationFile {
             throw .unreadableConfigurationFile(path, reason: "its top level is not a JSON object; expected an object such as \(example)")
         }
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
-        guard let scope = members.last(where: { $0.key == "filewatch" })?.value else {
-            // Settings at the top level would be ignored, and a watch run as the file did not say.
-            if let misplaced = members.first(where: { WatchConfiguration.Key(rawValue: $0.key) != nil }) {
-                throw .unreadableConfigurationFile(
-                    path, reason: "\"\(misplaced.key)\" is at the top level; settings go inside a \"filewatch\" member, as in \(example)")
-            }
-            return values
+        // Settings at the top level would be ignored, and a watch run as the file did not say
+        // (other members are left alone: the file may hold other programs' settings too).
+        if let misplaced = members.first(where: { WatchConfiguration.Key(rawValue: $0.key) != nil }) {
+            throw .unreadableConfigurationFile(
+                path, reason: "\"\(misplaced.key)\" is at the top level; settings go inside a \"filewatch\" member, as in \(example)")
         }
+        guard let scope = members.last(where: { $0.key == "filewatch" })?.value else { return values }
         guard case .object(let settings) = scope else {
             if case .null = scope { return values }
             throw .unreadableConfigurationFile(path, reason: "its \"filewatch\" member is not an object; expected an object such as \(example)")
@@ -87,13 +86,10 @@ public enum ConfigurationFile {
         case .double(let number): return .double(number)
         case .string(let text): return .string(text)
         case .array(let elements):
+            // Every list setting (include, exclude) is a list of strings; a list of anything
+            // else was read as no setting at all, and the watch ran without it.
             if let texts = elements.allAs({ if case .string(let t) = $0 { t } else { nil } }) { return .stringArray(texts) }
-            if let flags = elements.allAs({ if case .bool(let f) = $0 { f } else { nil } }) { return .boolArray(flags) }
-            if let ints = elements.allAs({ if case .int(let n) = $0 { n } else { nil } }) { return .intArray(ints) }
-            if let doubles = elements.allAs({
-                switch $0 { case .int(let n): Double(n); case .double(let d): d; default: nil }
-            }) { return .doubleArray(doubles) }
-            throw .invalidConfiguration(key: key, value: value.description, expected: "a list of values of one type (strings, numbers or true/false)")
+            throw .invalidConfiguration(key: key, value: value.description, expected: "a list of strings (globs)")
         case .object:
             throw .invalidConfiguration(key: key, value: value.description, expected: "a string, a number, true/false or a list")
         }

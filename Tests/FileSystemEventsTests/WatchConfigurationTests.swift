@@ -77,6 +77,17 @@ import Testing
         #expect(message.contains("filewatch.bakend") && message.contains("backend, latency"), "\(message)")
     }
 
+    @Test("a list that is not of strings in the configuration file names the key (it was read as no setting at all)")
+    func listOfNumbersInFile() async throws {
+        let tree = try ScratchTree()
+        try tree.write("config.json", #"{"filewatch": {"exclude": [1]}}"#, in: .outside)
+        let error = await #expect(throws: FileSystemEventsError.self) {
+            _ = try await WatchConfiguration.load(roots: roots, configFile: tree.path("config.json", in: .outside), environment: [:])
+        }
+        let message = error?.description ?? ""
+        #expect(message.contains("exclude") && message.contains("a list of strings"), "\(message)")
+    }
+
     @Test("a bad configuration file is one plain sentence naming the file and the problem", arguments: [
         ("directory", "is a directory"),
         ("missing", "does not exist"),
@@ -84,6 +95,7 @@ import Testing
         ("array", "not a JSON object"),
         ("scalarScope", "\"filewatch\" member is not an object"),
         ("topLevel", "settings go inside a \"filewatch\" member"),
+        ("topLevelBeside", "settings go inside a \"filewatch\" member"),
     ])
     func badFile(kind: String, problem: String) async throws {
         let tree = try ScratchTree()
@@ -102,6 +114,10 @@ import Testing
             file = tree.path("config.json", in: .outside)
         case "topLevel":
             try tree.write("config.json", #"{"backend": "polling"}"#, in: .outside)
+            file = tree.path("config.json", in: .outside)
+        case "topLevelBeside":
+            // Beside a "filewatch" member it was read as nothing at all.
+            try tree.write("config.json", #"{"filewatch": {}, "latency": 1}"#, in: .outside)
             file = tree.path("config.json", in: .outside)
         default:
             try tree.write("config.json", #"{"filewatch": 5}"#, in: .outside)
