@@ -37,6 +37,13 @@ import Testing
         Case(pattern: "**/node_modules", path: "node_modules", matches: true),
         Case(pattern: "**/node_modules", path: "a/b/node_modules", matches: true),
         Case(pattern: "**/node_modules", path: "a/node_modules/x", matches: false),
+        // A leading `/` anchors at the root, as in `.gitignore`; a trailing `/` is dropped.
+        Case(pattern: "/build", path: "build", matches: true),
+        Case(pattern: "/build", path: "sub/build", matches: false),
+        Case(pattern: "/build/*.o", path: "build/a.o", matches: true),
+        Case(pattern: "build", path: "sub/build", matches: true),
+        Case(pattern: "sub/", path: "sub", matches: true),
+        Case(pattern: "sub/", path: "x/sub", matches: true),
         Case(pattern: "src/**/*.swift", path: "src/a.swift", matches: true),
         Case(pattern: "src/**/*.swift", path: "src/x/y/a.swift", matches: true),
         Case(pattern: "src/**/*.swift", path: "lib/a.swift", matches: false),

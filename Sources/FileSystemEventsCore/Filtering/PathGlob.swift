@@ -9,15 +9,18 @@ public struct PathGlob: Sendable, Hashable, CustomStringConvertible {
     /// A pattern without `/` matches an item's name; with one it matches the root-relative path.
     package let matchesWholePath: Bool
 
-    /// Compiles `pattern` once. It never fails: an unterminated `[` matches itself. A leading `/`
-    /// and trailing `/`s are dropped; a pattern still containing `/` matches root-relative paths.
+    /// Compiles `pattern` once. It never fails: an unterminated `[` matches itself. Trailing
+    /// `/`s are dropped; a pattern with a `/` before its end matches root-relative paths, and a
+    /// leading `/` anchors it at the root (`/build` is the root's `build` only, as in
+    /// `.gitignore`, where `build` is any item so named).
     public init(_ pattern: String) {
         self.pattern = pattern
         var bytes = Array(pattern.utf8)
         while bytes.count > 1 && bytes.last == UInt8(ascii: "/") { bytes.removeLast() }
-        if bytes.first == UInt8(ascii: "/") { bytes.removeFirst() }
+        let isAnchored = bytes.count > 1 && bytes.first == UInt8(ascii: "/")
+        if bytes.first == UInt8(ascii: "/") && bytes.count > 1 { bytes.removeFirst() }
         self.bytes = bytes
-        self.matchesWholePath = bytes.contains(UInt8(ascii: "/"))
+        self.matchesWholePath = isAnchored || bytes.contains(UInt8(ascii: "/"))
     }
 
     /// The pattern as written.
