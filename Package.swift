@@ -153,14 +153,16 @@ let package = Package(
         // The product's own logic: configuration, option checks, stream rules, filters per backend.
         .testTarget(
             name: "FileSystemEventsTests",
-            dependencies: ["FileSystemEvents", "FileSystemEventsCore", "FileSystemEventsConformance", "FileSystemEventsFoundation", "DigestPollingBackend"],
+            dependencies: ["FileSystemEvents", "FileSystemEventsCore", "FileSystemEventsConformance", "FileSystemEventsFoundation", "DigestPollingBackend",
+                           "ConformanceTestSupport"],
             swiftSettings: strictSettings
         ),
         // Runs a conformance scenario as a Swift Testing test case (skips cancel it, failures
-        // are issues): for the test targets that run scenarios.
+        // are issues): for the test targets that run scenarios; and a scripted source, for those
+        // that test what consumes a source.
         .target(
             name: "ConformanceTestSupport",
-            dependencies: ["FileSystemEventsConformance"],
+            dependencies: ["FileSystemEventsCore", "FileSystemEventsConformance"],
             path: "Tests/ConformanceTestSupport",
             swiftSettings: strictSettings
         ),
@@ -184,7 +186,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DirectoryListingTests",
-            dependencies: ["FileSystemEvents", "FileSystemEventsApps", "FileSystemEventsConformance"],
+            dependencies: ["FileSystemEvents", "FileSystemEventsApps", "FileSystemEventsConformance", "ConformanceTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

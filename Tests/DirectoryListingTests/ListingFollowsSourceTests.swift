@@ -1,7 +1,6 @@
-import Dispatch
+import ConformanceTestSupport
 import FileSystemEvents
 import FileSystemEventsConformance
-import Synchronization
 import Testing
 
 /// Which names a listing shows follows its source's events; the disk only says what each one
@@ -11,9 +10,10 @@ import Testing
 /// left `n` listed for ever (`filewatch list --live --backend polling`, 3 of 6 seeded bursts).
 /// These scripted sources stand for a polling one, telling exactly what it would have seen.
 @Suite struct ListingFollowsSourceTests {
-    private func listing(_ tree: ScratchTree, _ script: ScriptedListingSource.Script, firstScan: FileTreeSnapshot? = nil) -> DirectoryListing {
+    /// A scripted source standing for a polling one.
+    private func listing(_ tree: ScratchTree, _ script: ScriptedSource.Script, firstScan: FileTreeSnapshot? = nil) -> DirectoryListing {
         DirectoryListing(directory: tree.root, options: .init()) { options throws(FileSystemEventsError) in
-            ScriptedListingSource(options: options, script: script, firstScan: firstScan)
+            ScriptedSource(options: options, script: script, isEventDriven: false, firstScan: firstScan)
         }
     }
 
@@ -26,7 +26,7 @@ import Testing
         // Made after the scan, before the listing started, and gone before the next scan:
         // no event will ever name it.
         try tree.write("ghost", "g")
-        let script = ScriptedListingSource.Script()
+        let script = ScriptedSource.Script()
         let observer = ListingObserver(listing(tree, script, firstScan: firstScan))
         defer { Task { await observer.stop() } }
         try await observer.started()
@@ -44,7 +44,7 @@ import Testing
         let tree = try ScratchTree()
         defer { tree.remove() }
         try tree.write("n", "n")
-        let script = ScriptedListingSource.Script()
+        let script = ScriptedSource.Script()
         let observer = ListingObserver(listing(tree, script))
         defer { Task { await observer.stop() } }
         try await observer.started()
@@ -70,7 +70,7 @@ import Testing
         let tree = try ScratchTree()
         defer { tree.remove() }
         try tree.write("a", "a")
-        let script = ScriptedListingSource.Script()
+        let script = ScriptedSource.Script()
         let observer = ListingObserver(listing(tree, script))
         defer { Task { await observer.stop() } }
         try await observer.started()
@@ -92,53 +92,11 @@ import Testing
     }
 }
 
-/// A source that reports what a test hands it, batch by batch, after a `ready` at once.
-struct ScriptedListingSource: FileSystemEventSource {
-    final class Script: Sendable {
-        private let batches = Mutex<[[FileSystemEvent]]>([])
-        private let added = DispatchSemaphore(value: 0)
-
-        func send(_ batch: [FileSystemEvent]) {
-            batches.withLock { $0.append(batch) }
-            added.signal()
-        }
-
-        /// The next batch, or `nil` once `timeout` has passed without one.
-        func next(waiting timeout: DispatchTimeInterval) -> [FileSystemEvent]? {
-            guard added.wait(timeout: .now() + timeout) == .success else { return nil }
-            return batches.withLock { $0.isEmpty ? nil : $0.removeFirst() }
-        }
-    }
-
-    let options: WatchOptions
-    let script: Script
-    /// Handed over at `ready` when the options ask for the initial state, as polling does.
-    var firstScan: FileTreeSnapshot?
-    var backendName: String { "scripted" }
-    var capabilities: FileSystemEventSourceCapabilities {
-        FileSystemEventSourceCapabilities(isEventDriven: false, pairsRenames: true, needsPollInterval: true,
-                                          canOverflow: false, usesPerDirectoryWatches: false, seesRemoteChanges: true)
-    }
-
-    func updates() -> FileSystemEventStream {
-        FileSystemEventStream(options: options) { [options, script, firstScan] channel in
-            _ = channel.send(.scanStarted(roots: options.roots))
-            if options.capturesInitialState, let firstScan { channel.setInitialState([firstScan]) }
-            _ = channel.send(.ready(roots: options.roots))
-            // Woken every 20 ms to notice a stop: a producer must end when its stream does.
-            while !channel.isTerminated {
-                if let batch = script.next(waiting: .milliseconds(20)) { _ = channel.send(.events(batch)) }
-            }
-            channel.finish()
-        }
-    }
-}
-
 /// The watch options a default listing of `tree` asks its source for.
 enum ListingOptionsProbe {
     static func watchOptions(for tree: ScratchTree) -> WatchOptions {
         DirectoryListing(directory: tree.root, options: .init()) { options throws(FileSystemEventsError) in
-            ScriptedListingSource(options: options, script: ScriptedListingSource.Script())
+            ScriptedSource(options: options, script: ScriptedSource.Script(), isEventDriven: false)
         }.watchOptions
     }
 }

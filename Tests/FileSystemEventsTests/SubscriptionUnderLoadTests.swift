@@ -1,3 +1,4 @@
+import ConformanceTestSupport
 import FileSystemEvents
 import FileSystemEventsConformance
 import Foundation
