@@ -762,7 +762,20 @@ extension InotifyWatch {
         let status: FileStatus, identity: FileIdentity
         var type: FileItemType
         switch examination {
-        case .ignored, .gone, .filteredOut(linkedFile: nil):
+        case .gone:
+            // Written through and gone when examined: if a rename still queued took it, the
+            // write goes with it when that rename is read (``writtenNamesFoundGone``).
+            if !changesWhilePending.isEmpty {
+                // Kept where they are too: a removal of the name read later looks there.
+                let written = NameInModel(directory, name)
+                let changes = Set([FileSystemEvent.Kind.modified, .attributesChanged].filter { changesWhilePending.contains($0, for: written) })
+                if !changes.isEmpty {
+                    if writtenNamesFoundGone.count >= Self.writtenNamesFoundGoneLimit { writtenNamesFoundGone.removeFirst() }
+                    writtenNamesFoundGone.append((written, changes))
+                }
+            }
+            return .done
+        case .ignored, .filteredOut(linkedFile: nil):
             return .done
         case .filteredOut(linkedFile: let identity?):
             // Another name of a file in view, perhaps, out of view here.
@@ -1046,13 +1059,20 @@ extension InotifyWatch {
                                          from source: Inotify.Event, in sourceDirectory: WatchedDirectory?) {
         guard let destinationDirectory else { return }
         carrySettleSession(from: source, in: sourceDirectory, to: destination, in: destinationDirectory)
-        if !changesWhilePending.isEmpty, let sourceDirectory {
+        if let sourceDirectory {
             // Written through while its creation waited, then renamed (`ln a b; echo >> b; mv b
             // c`): the write goes with the name, so that `c`'s examination, which finds the new
-            // hard link, tells the file's other names changed (otherwise `a` never was).
-            for kind in changesWhilePending.take(for: NameInModel(sourceDirectory, source.name)) {
-                changesWhilePending.record(kind, for: NameInModel(destinationDirectory, destination.name))
+            // hard link, tells the file's other names changed (otherwise `a` never was). Also
+            // when `b` was examined, and found gone, before this rename was read.
+            let sourceName = NameInModel(sourceDirectory, source.name)
+            var carried = changesWhilePending.isEmpty ? [] : changesWhilePending.take(for: sourceName)
+            if !writtenNamesFoundGone.isEmpty, let index = writtenNamesFoundGone.lastIndex(where: { $0.name == sourceName }) {
+                carried.formUnion(writtenNamesFoundGone.remove(at: index).changes)
             }
+            if !carried.isEmpty && changesWhilePending.isEmpty {
+                changesWhilePendingSince = drainedBeforeRead - Self.changeTimeMarginNanoseconds
+            }
+            for kind in carried { changesWhilePending.record(kind, for: NameInModel(destinationDirectory, destination.name)) }
         }
         let waiting = pendingCreations.count
         handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: destination.mask.contains(.isDirectory),

@@ -109,6 +109,7 @@ extension InotifyWatch {
         pendingCreations.removeAll()
         replacedNames.removeAll()
         changesWhilePending.removeAll()
+        writtenNamesFoundGone.removeAll()
         // The rebuild reports every file changed since the queue was last empty.
         writtenNameGoneSince = nil
         madeAtCount = 0

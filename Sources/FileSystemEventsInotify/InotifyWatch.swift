@@ -102,6 +102,12 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// Wall-clock nanoseconds (less a margin) of the read before the first change recorded in
     /// ``changesWhilePending`` since it was last empty: no write it holds is older.
     var changesWhilePendingSince: Int64 = 0
+    /// Names written through while their creations waited, examined and found gone before the
+    /// event that moved them away was read (a batch taken early, beneath a held consumer), with
+    /// what was recorded: a rename from such a name read later carries it to where the name
+    /// went (``changesWhilePending``). The latest ``writtenNamesFoundGoneLimit`` only.
+    var writtenNamesFoundGone: [(name: NameInModel, changes: Set<FileSystemEvent.Kind>)] = []
+    static var writtenNamesFoundGoneLimit: Int { 64 }
     /// Set when a name written through while its creation waited was removed or replaced
     /// before it could be examined (``noteWrittenNamesGone(_:)``): the file written may have
     /// been another name of a file in view, now out of reach. Those with several names in the

@@ -1,0 +1,63 @@
+#if os(Linux)
+import FileSystemEventsCore
+import FileSystemEventsInotify
+import Foundation
+import SystemPackage
+
+/// The real kernel, with its reads cut where a held consumer cuts them: a new hard link
+/// written through (`ln a b; echo >> b`) is handed out alone, and before the watcher can look
+/// at `b` this kernel renames it (`mv b c`), whose events come with the next read. So `b` is
+/// examined, found gone, and only then is its rename read.
+struct GoneWrittenLinkKernel: RealKernelWrapper {
+    var real: RawInotifyKernel
+    private let nudgeFile: NudgeFile
+    private let name: [UInt8]
+    private let source: String
+    private let destination: String
+    private var phase = 0
+    private var queued: [Inotify.Event] = []
+
+    init(name: String, movingFrom source: String, to destination: String) throws(FileSystemEventsError) {
+        real = try RawInotifyKernel()
+        nudgeFile = try NudgeFile(on: &real)
+        self.name = Array(name.utf8)
+        self.source = source
+        self.destination = destination
+    }
+
+    mutating func read(into events: inout [Inotify.Event], maximumBytes: Int) -> Result<Void, Errno> {
+        switch phase {
+        case 0:
+            var read: [Inotify.Event] = []
+            let result = real.read(into: &read, maximumBytes: Int.max)
+            queued += read
+            guard let written = queued.firstIndex(where: { $0.mask.contains(.modify) && $0.name == name }) else {
+                // Not written yet: nothing handed out, the link and its write come in one read.
+                if case .failure = result { return result }
+                return .failure(.resourceTemporarilyUnavailable)
+            }
+            guard rename(source, destination) == 0 else { return .failure(Errno(rawValue: errno)) }
+            events += queued[...written]
+            queued = Array(queued[(written + 1)...])
+            phase = 1
+            // Keeps the descriptor readable for the rename's events.
+            nudgeFile.nudge()
+            return .success(())
+        default:
+            var read: [Inotify.Event] = []
+            let result = real.read(into: &read, maximumBytes: maximumBytes)
+            let hadQueued = !queued.isEmpty
+            events += queued + read
+            queued = []
+            return hadQueued ? .success(()) : result
+        }
+    }
+
+    func hasPendingEvents() -> Bool { !queued.isEmpty || real.hasPendingEvents() }
+
+    mutating func close() {
+        real.close()
+        nudgeFile.remove()
+    }
+}
+#endif
