@@ -241,7 +241,7 @@ final class DirectoryListingSession {
         /// Marks the names on the way to `path` as standing (something changed inside them), and
         /// returns the name the listing keeps for `path` itself, and whether that is `path`
         /// (not a directory it is in, as in a listing that is not recursive).
-        func touch(_ path: FilePath, event: FileSystemEvent) -> (name: [UInt8], isItself: Bool)? {
+        func touch(_ path: FilePath) -> (name: [UInt8], isItself: Bool)? {
             guard var relative = root.relative(path), !relative.isEmpty else { return nil }
             var isItself = true
             if let slash = relative.firstIndex(of: UInt8(ascii: "/")) {
@@ -276,7 +276,7 @@ final class DirectoryListingSession {
                 if event.kind == .attributesChanged && !unexamined.isEmpty && event.itemType == .directory {
                     if let changed = root.relative(event.path) { attributesChanged.append(changed) }
                 }
-                if let previous = event.previousPath, let (previousName, isItself) = touch(previous, event: event) {
+                if let previous = event.previousPath, let (previousName, isItself) = touch(previous) {
                     if isItself {
                         event.kind == .exchanged ? stands(previousName, nil) : goes(previousName)
                         takesSubtree(previousName)
@@ -287,7 +287,7 @@ final class DirectoryListingSession {
                         if event.kind == .exchanged { arrived.append(previousName) }
                     }
                 }
-                guard let (relative, isItself) = touch(event.path, event: event) else { continue }
+                guard let (relative, isItself) = touch(event.path) else { continue }
                 if isItself {
                     event.kind == .removed ? goes(relative) : stands(relative, event)
                     if event.kind == .removed || event.kind == .created || event.kind == .renamed || event.kind == .exchanged {
