@@ -76,6 +76,10 @@ package enum Inotify {
     /// Size of `struct inotify_event` before its name.
     static let eventHeaderSize = 16
 
+    /// The longest event the kernel queues: the header and a name of `NAME_MAX` (255) bytes,
+    /// NUL-terminated and padded to a multiple of the header's size.
+    static let longestEventSize = eventHeaderSize + 256
+
     /// Parses every complete event in `buffer`.
     package static func parse(_ buffer: UnsafeRawBufferPointer, into events: inout [Event]) {
         guard let base = buffer.baseAddress else { return }

@@ -29,6 +29,10 @@ package protocol InotifyKernel: SendableMetatype {
     /// the kernel's own descriptor, where `EAGAIN` is that proof. The default is `false`: a
     /// library that reads on a thread of its own may hold events still on their way to it.
     var emptyReadProvesDrained: Bool { get }
+    /// Whether the last ``read(into:maximumBytes:)`` that returned events also proves the queue
+    /// was empty when it ended, as `EAGAIN` from one more read would, so that read is not made.
+    /// The default is `false`.
+    var lastReadEmptiedQueue: Bool { get }
 
     /// Releases every descriptor and watch.
     mutating func close()
@@ -59,6 +63,8 @@ extension InotifyKernel {
 
     package var emptyReadProvesDrained: Bool { false }
 
+    package var lastReadEmptiedQueue: Bool { false }
+
     package mutating func queueMarker() -> CInt? { nil }
 
     package func status(of name: UnsafePointer<CChar>, relativeTo directory: CInt, followSymlinks: Bool) -> Result<FileStatus, Errno> {
@@ -73,6 +79,8 @@ package struct RawInotifyKernel: InotifyKernel {
     private var isClosed = false
     /// The inode ``queueMarker()`` watches for a moment: a pipe of its own, made on first use.
     private var markerPipe: (read: CInt, write: CInt)?
+    /// Set by each read that returned events (see ``read(into:maximumBytes:)``).
+    package private(set) var lastReadEmptiedQueue = false
 
     package static let readBufferSize = 256 * 1024
 
@@ -100,6 +108,11 @@ package struct RawInotifyKernel: InotifyKernel {
         switch Syscalls.read(readinessDescriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<size])) {
         case .success(let count):
             guard count > 0 else { return .failure(.resourceTemporarilyUnavailable) }
+            // The kernel's read(2) takes events until the queue is empty or the next one does
+            // not fit: with room left for the longest event, it stopped on an empty queue.
+            // Known here, that saves the read that would only say `EAGAIN`: one of the nine
+            // system calls between a create and its line on a pipe.
+            lastReadEmptiedQueue = size - count >= Inotify.longestEventSize
             Inotify.parse(UnsafeRawBufferPointer(rebasing: buffer[..<count]), into: &events)
             return .success(())
         case .failure(let errno):

@@ -5,8 +5,8 @@ import SystemPackage
 
 /// One running inotify watch: the producer behind ``InotifyEventSource``.
 ///
-/// One descriptor, drained until `EAGAIN` into a 256 KiB buffer whenever `poll` says it is
-/// readable; the channel's wakeup pipe is in the same `poll`, so a stop is seen at once. No
+/// One descriptor, drained into a 256 KiB buffer (until `EAGAIN`, or a read that left room
+/// for the longest event) whenever `poll` says it is readable; the channel's wakeup pipe is in the same `poll`, so a stop is seen at once. No
 /// timers: renames pair by cookie within the kernel's ordered queue, and the latency window
 /// closes through the `poll` timeout.
 ///
@@ -408,47 +408,12 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                     resolvePendingWork(drained: false)
                     return nil
                 }
+                if kernel?.lastReadEmptiedQueue == true {
+                    queueFoundEmpty(readStartedAt: before, waitingForSecondHalves: waitingForSecondHalves)
+                    return nil
+                }
             case .failure(.resourceTemporarilyUnavailable):
-                drainedAt = before
-                // A kernel that owns no descriptor of its own (libinotifytools) may say it has
-                // nothing while events are still on their way to it. On the kernel's own
-                // descriptor `EAGAIN` says it all: asking again costs a system call on every
-                // wake-up (one of the ten between a create and its line on a pipe). A rebuild
-                // due now asks whatever the kernel: it is rare, and events queued since the
-                // read then go behind its marker (``performRequestedReconcile(queueDrained:)``)
-                // rather than being applied to a listing that may show them already.
-                let asksKernel = reconcileRequest != nil || kernel?.emptyReadProvesDrained != true
-                let isDrained = asksKernel ? kernel?.hasPendingEvents() != true : true
-                // Read by now, if it was awaited; nothing but a lost event would keep it away.
-                if isDrained { awaitedMarker = nil }
-                if reconcileRequest != nil {
-                    // Everything queued before the rebuild was asked for has been read: the
-                    // disk it lists now is later than every event still to come.
-                    performRequestedReconcile(queueDrained: isDrained)
-                    resolvePendingWork(drained: true)
-                    return nil
-                }
-                if waitingForSecondHalves, let pair = pendingMovePair, waitsForMirror(of: pair) {
-                    resolvePendingWork(drained: false)
-                    return nil
-                }
-                mirrorWaitStarted = 0
-                if let pair = pendingMovePair {
-                    // No mirror followed it: a plain rename, not half of an exchange.
-                    pendingMovePair = nil
-                    handleRename(from: pair.from, to: pair.to)
-                }
-                if let pending = pendingMoveFrom {
-                    if waitingForSecondHalves && waitsForMoveTarget() {
-                        resolvePendingWork(drained: false)
-                        return nil
-                    }
-                    // No IN_MOVED_TO came: the item left the watched tree.
-                    pendingMoveFrom = nil
-                    moveTargetWaitStarted = 0
-                    handleMoveOut(pending)
-                }
-                resolvePendingWork(drained: true)
+                queueFoundEmpty(readStartedAt: before, waitingForSecondHalves: waitingForSecondHalves)
                 return nil
             case .failure(let errno):
                 return .systemCallFailed(call: "read (inotify)", path: nil, errno: errno)
@@ -456,6 +421,53 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
         }
         resolvePendingWork(drained: false)
         return nil
+    }
+
+    /// What follows a read that found the kernel queue empty (`EAGAIN`, or a read that proved
+    /// it: ``InotifyKernel/lastReadEmptiedQueue``): settles what waited for the queue to drain.
+    ///
+    /// - Parameter readStartedAt: the wall time taken before that read: ``drainedAt``.
+    private mutating func queueFoundEmpty(readStartedAt before: Int64, waitingForSecondHalves: Bool) {
+        drainedAt = before
+        // A kernel that owns no descriptor of its own (libinotifytools) may say it has
+        // nothing while events are still on their way to it. On the kernel's own
+        // descriptor the read says it all: asking again costs a system call on every
+        // wake-up. A rebuild due now asks whatever the kernel: it is rare, and events
+        // queued since the read then go behind its marker
+        // (``performRequestedReconcile(queueDrained:)``) rather than being applied to a
+        // listing that may show them already.
+        let asksKernel = reconcileRequest != nil || kernel?.emptyReadProvesDrained != true
+        let isDrained = asksKernel ? kernel?.hasPendingEvents() != true : true
+        // Read by now, if it was awaited; nothing but a lost event would keep it away.
+        if isDrained { awaitedMarker = nil }
+        if reconcileRequest != nil {
+            // Everything queued before the rebuild was asked for has been read: the
+            // disk it lists now is later than every event still to come.
+            performRequestedReconcile(queueDrained: isDrained)
+            resolvePendingWork(drained: true)
+            return
+        }
+        if waitingForSecondHalves, let pair = pendingMovePair, waitsForMirror(of: pair) {
+            resolvePendingWork(drained: false)
+            return
+        }
+        mirrorWaitStarted = 0
+        if let pair = pendingMovePair {
+            // No mirror followed it: a plain rename, not half of an exchange.
+            pendingMovePair = nil
+            handleRename(from: pair.from, to: pair.to)
+        }
+        if let pending = pendingMoveFrom {
+            if waitingForSecondHalves && waitsForMoveTarget() {
+                resolvePendingWork(drained: false)
+                return
+            }
+            // No IN_MOVED_TO came: the item left the watched tree.
+            pendingMoveFrom = nil
+            moveTargetWaitStarted = 0
+            handleMoveOut(pending)
+        }
+        resolvePendingWork(drained: true)
     }
 
     /// Whether a move pair that the kernel queue ended on must wait for another read before
