@@ -112,6 +112,8 @@ final class CrawlPrefetcher: @unchecked Sendable {
     /// The producer hands over this many directories at a time (and whatever it has when it
     /// ends): one lock, and at most one wake-up, per batch rather than per directory.
     private static var publishBatch: Int { 32 }
+    /// At most this many descriptors are held on the walk's descent.
+    private static var descentDescriptors: Int { 16 }
     /// It stops and waits while this many directories, or entries, are handed over and not
     /// yet taken, so that a crawl slower than the kernel does not hold every listing at once.
     private static var maximumPublished: Int { 2_048 }
@@ -121,8 +123,10 @@ final class CrawlPrefetcher: @unchecked Sendable {
         self.rootPath = rootPath
         self.examinesFiles = examinesFiles
         self.adder = adder
-        self.inFlightDescriptorLimit = maximumHeldDescriptors / 2
-        self.heldDescriptorLimit = maximumHeldDescriptors - maximumHeldDescriptors / 2
+        // The descent needs few (a deep tree's deepest levels); the rest go with directories
+        // handed over (see ``ProcessDescriptors/startUpBudget()``).
+        self.heldDescriptorLimit = min(Self.descentDescriptors, maximumHeldDescriptors / 2)
+        self.inFlightDescriptorLimit = maximumHeldDescriptors - heldDescriptorLimit
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(condition, nil)
     }

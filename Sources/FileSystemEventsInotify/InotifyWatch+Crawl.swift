@@ -31,7 +31,7 @@ extension InotifyWatch {
                 mask.remove(.dontFollow)  // the magic link of `/proc/self/fd` must be followed (see `addWatch`)
                 crawlState.prefetcher = CrawlPrefetcher.start(
                     rootPath: bytes, adder: .init(inotifyDescriptor: inotifyDescriptor, mask: mask),
-                    maximumHeldDescriptors: crawlState.maximumHeldDescriptors, examinesFiles: crawlState.examinesFiles)
+                    maximumHeldDescriptors: ProcessDescriptors.startUpBudget(), examinesFiles: crawlState.examinesFiles)
             }
             crawl(tree, emitting: false, state: &crawlState)
             stopPrefetching(&crawlState)
@@ -97,10 +97,9 @@ extension InotifyWatch {
         /// Directories on the current descent (following symlinks), against loops.
         var ancestors: Set<FileIdentity> = []
         /// The descriptors of the directories on the way down, held for opening their
-        /// subdirectories by name. A ``CrawlPrefetcher`` shares the same budget, and the crawl
-        /// then holds none itself.
+        /// subdirectories by name. While a ``CrawlPrefetcher`` runs, the crawl holds none
+        /// itself: the prefetcher holds them, within ``ProcessDescriptors/startUpBudget()``.
         var descent = DescentDescriptors()
-        var maximumHeldDescriptors: Int { descent.budget }
         /// Set (empty) for the initial crawl when settling: the regular files found, with
         /// their status, to be settled at `ready` (``SettleTracker/presentAtReady``).
         var presentFiles: [(relative: [UInt8], status: FileStatus)]?
@@ -649,8 +648,28 @@ enum ProcessDescriptors {
     /// libinotifytools backend, whose owner thread needs a few of its own, stopped for want of
     /// one, and a walk holding a fixed 32 failed to open what lay below and skipped it.
     static func heldBudget() -> Int {
+        min(32, descriptorAllowance())
+    }
+
+    /// How many directory descriptors a start-up's crawl may hold with its
+    /// ``CrawlPrefetcher``: those of the prefetcher's descent, and those of the directories it
+    /// has opened and watched and handed over, not yet taken by the crawl.
+    ///
+    /// More than ``heldBudget()``: the prefetcher leaves a directory with no subdirectory for
+    /// the crawl to list (its files examined there), so that the two threads share the work, and
+    /// each such directory travels with its descriptor. At 16 in flight it could hand over only
+    /// half of each batch of 32, so it listed most of a tree's leaves itself while the crawl
+    /// waited for them: on 10,000 directories of 10 files, 2,035 samples of the prefetcher's
+    /// thread against 1,361 of the crawl's, and `ready` in 191 ms; at 80, 168 ms.
+    static func startUpBudget() -> Int {
+        min(96, descriptorAllowance())
+    }
+
+    /// An eighth of the open file limit, less 16, and none under a low limit (see
+    /// ``heldBudget()``).
+    private static func descriptorAllowance() -> Int {
         guard case .success(let limit) = Syscalls.openFileLimit() else { return 0 }
-        return Int(min(32, limit / 8 > 16 ? limit / 8 - 16 : 0))
+        return Int(min(UInt64(Int32.max), limit / 8 > 16 ? limit / 8 - 16 : 0))
     }
 
     static func path(of descriptor: CInt) -> [UInt8] {
