@@ -150,15 +150,22 @@ extension InotifyWatch {
     ///   mount (by its device, or `STATX_ATTR_MOUNT_ROOT` for a bind mount) takes the identity
     ///   found there. Any other mismatch is a directory replaced since the listing, and the
     ///   node is stale, as when the listing examined it.
+    ///
+    /// - Parameter forLookupOnly: the directory is only to look names up in (`O_PATH`), not
+    ///   to be listed: cheaper to open and close (no file operations, no `IN_OPEN` and
+    ///   `IN_CLOSE_NOWRITE` for every watch on it to filter), which is what an examination of
+    ///   a created name costs between the event and its report.
     func open(_ directory: WatchedDirectory, expectingIdentity: Bool = true,
-              parentDescriptor: CInt = -1, identityFromListing: Bool = false) -> Opening {
+              parentDescriptor: CInt = -1, identityFromListing: Bool = false, forLookupOnly: Bool = false) -> Opening {
         let follow = options.followsSymlinks || directory.isRoot
         let opened: Result<CInt, Errno>
         if parentDescriptor >= 0 {
-            opened = withCString(directory.name) { Syscalls.openDirectory($0, relativeTo: parentDescriptor, followSymlinks: follow) }
+            opened = withCString(directory.name) {
+                Syscalls.openDirectory($0, relativeTo: parentDescriptor, followSymlinks: follow, forLookupOnly: forLookupOnly)
+            }
         } else {
             let absolute = roots[directory.root].paths.bytes(directory.relativePath)
-            opened = Syscalls.openDirectory(atPath: absolute, followSymlinks: follow)
+            opened = Syscalls.openDirectory(atPath: absolute, followSymlinks: follow, forLookupOnly: forLookupOnly)
         }
         let descriptor: CInt
         switch opened {

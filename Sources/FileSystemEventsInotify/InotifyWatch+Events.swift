@@ -678,7 +678,7 @@ extension InotifyWatch {
         let name = creation.name
         guard directory.isAttached, !roots[directory.root].isRemoved else { return .ignored }
         let descriptor: CInt
-        switch directories.opening(of: directory, opening: { open($0) }) {
+        switch directories.opening(of: directory, opening: { open($0, forLookupOnly: true) }) {
         case .stale: return .stale
         case .inaccessible(let errno): return .inaccessible(errno)
         case .opened(let fd, _): descriptor = fd

@@ -12,9 +12,10 @@ package enum Syscalls {
     package static func openDirectory(
         _ name: UnsafePointer<CChar>,
         relativeTo directory: CInt,
-        followSymlinks: Bool = false
+        followSymlinks: Bool = false,
+        forLookupOnly: Bool = false
     ) -> Result<CInt, Errno> {
-        var flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC
+        var flags = (forLookupOnly ? pathOnlyFlag : O_RDONLY) | O_DIRECTORY | O_CLOEXEC
         if !followSymlinks { flags |= O_NOFOLLOW }
         return valueOrErrno(retryOnInterrupt: true) { openat(directory, name, flags) }
     }

@@ -30,10 +30,11 @@ extension Syscalls {
     }
 
     /// Opens the directory at `path` (absolute or working-directory-relative bytes), however
-    /// long it is, for listing. Symlinks in the middle of the path are followed as the kernel
-    /// would; a final symlink only when `followSymlinks` is set.
-    package static func openDirectory(atPath path: [UInt8], followSymlinks: Bool) -> Result<CInt, Errno> {
-        var flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC
+    /// long it is, for listing, or only to look names up in it (`forLookupOnly`: `O_PATH`).
+    /// Symlinks in the middle of the path are followed as the kernel would; a final symlink
+    /// only when `followSymlinks` is set.
+    package static func openDirectory(atPath path: [UInt8], followSymlinks: Bool, forLookupOnly: Bool = false) -> Result<CInt, Errno> {
+        var flags = (forLookupOnly ? pathOnlyFlag : O_RDONLY) | O_DIRECTORY | O_CLOEXEC
         if !followSymlinks { flags |= O_NOFOLLOW }
         return open(atPath: path, flags: flags)
     }
