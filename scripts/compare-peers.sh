@@ -35,7 +35,7 @@ if [ "${BENCHMARK_PACKAGE:-0}" = 1 ]; then
 fi
 
 command="scripts/compare-peers.sh"
-for name in BENCHMARK_PACKAGE BENCHMARK_FILTER LATENCY_SAMPLES READY_RUNS FIDELITY_SEEDS BURST_RUNS BURST_FILES MEMORY_1M FILEWATCH_BENCHMARK_SKIP_LARGE; do
+for name in BENCHMARK_PACKAGE BENCHMARK_FILTER LATENCY_SAMPLES LATENCY_ROUNDS READY_RUNS FIDELITY_SEEDS BURST_RUNS BURST_FILES MEMORY_1M FILEWATCH_BENCHMARK_SKIP_LARGE; do
     if [ -n "${!name:-}" ]; then command="$name=${!name} $command"; fi
 done
 # Following a file next to GNU tail -F (throughput, latency, rotation loss): its figures go into

@@ -26,6 +26,7 @@ FLOOR = os.environ["FLOOR_BIN"]
 FILEWATCH = os.environ["FILEWATCH_BIN"]
 PYTHON = os.environ.get("VENV_PYTHON", sys.executable)
 LATENCY_SAMPLES = int(os.environ.get("LATENCY_SAMPLES", "200"))
+LATENCY_ROUNDS = int(os.environ.get("LATENCY_ROUNDS", "3"))
 READY_RUNS = int(os.environ.get("READY_RUNS", "5"))
 SEEDS = int(os.environ.get("FIDELITY_SEEDS", "5"))
 # Where the benchmark package keeps its trees (Benchmarks/.../BenchmarkTree.swift), by label.
@@ -269,12 +270,12 @@ def floor(*args):
     return json.loads(subprocess.run([FLOOR, *args], capture_output=True, text=True, check=True).stdout)
 
 
-def measure_latency(watcher):
+def measure_latency(watcher, count=LATENCY_SAMPLES):
     root = tempfile.mkdtemp(dir=WORK)
     watcher.start(root)
     samples = []
     try:
-        for index in range(LATENCY_SAMPLES):
+        for index in range(count):
             name = f"lat-{index}.txt"
             start = watcher.count()
             # From just before the create: a watcher reporting IN_CREATE may print before the
@@ -506,6 +507,7 @@ def main():
     # The command and seed count are kept with the raw results, so REPORT_ONLY=1 can name them.
     results = {"floor": {}, "latency": {}, "ready": {}, "fidelity": {}, "burst": {}, "memory": {},
                "command": os.environ.get("COMPARE_COMMAND", "scripts/compare-peers.sh"), "seeds": SEEDS,
+               "latency_rounds": LATENCY_ROUNDS,
                "date": time.strftime("%Y-%m-%d")}
     results["floor"]["latency"] = floor("latency", tempfile.mkdtemp(dir=WORK), str(LATENCY_SAMPLES))
     big = os.path.join(WORK, "tree-10k-dirs")
@@ -530,13 +532,24 @@ def main():
         subprocess.run([FLOOR, "mktree", tree, str(directories), "100"], check=True)
         size_trees[SIZE_LABELS[MEMORY_TREE_DIRECTORIES.index(directories)]] = tree
 
-    for watcher in peers():
+    # Latency in rounds, each watcher in turn within a round, so that a machine whose speed drifts
+    # during the run (a shared host) weighs on every watcher alike rather than on whichever
+    # was measured in its slow minutes: in one block per watcher, two runs an hour apart put
+    # inotifywait at 45 and 39 µs and the C watcher, which does less, at 59 and 62.
+    watchers = peers()
+    per_round = max(1, LATENCY_SAMPLES // LATENCY_ROUNDS)
+    latency_samples = {watcher.name: [] for watcher in watchers}
+    for round_index in range(LATENCY_ROUNDS):
+        for watcher in watchers:
+            print(f"== latency, round {round_index + 1} of {LATENCY_ROUNDS}: {watcher.name}", file=sys.stderr)
+            latency_samples[watcher.name] += measure_latency(watcher.fresh(), per_round)
+    for watcher in watchers:
         print(f"== {watcher.name}", file=sys.stderr)
-        samples = measure_latency(watcher)
+        samples = latency_samples[watcher.name]
         results["latency"][watcher.name] = {
             "p50_us": percentile(samples, 0.5), "p90_us": percentile(samples, 0.9),
             "p99_us": percentile(samples, 0.99), "max_us": max(samples) if samples else float("nan"),
-            "received": len(samples), "sent": LATENCY_SAMPLES, "samples": samples,
+            "received": len(samples), "sent": per_round * LATENCY_ROUNDS, "samples": samples,
         }
         name = watcher.name
         if not name.startswith("fswatch") and "polling" not in name:
@@ -619,9 +632,12 @@ def write_report(results):
     for name, r in results["latency"].items():
         lines.append(f"| {name} | {r['p50_us']:.0f} µs | {r['p90_us']:.0f} µs | {r['p99_us']:.0f} µs | {r['max_us']:.0f} µs | "
                      f"{r['p50_us'] / floor_latency:.1f}× | {r['p99_us'] / floor_p99:.1f}× | {r['received']}/{r['sent']} |")
+    rounds = results.get("latency_rounds", 1)
     lines += ["", "Latency here runs from just before the create's open(2) to this script reading the watcher's line from",
               "a pipe, for every watcher alike (so it includes the create itself, which the kernel floor does not); the",
-              "library-level latency, without printing and pipes, is in the benchmark package (below).", "",
+              "library-level latency, without printing and pipes, is in the benchmark package (below)."
+              + (f" Measured in {rounds} rounds, each watcher in turn within a round, so that a drift of the machine's"
+                 " speed during the run weighs on every watcher alike." if rounds > 1 else ""), "",
               f"## Start-up: `ready` on {results['floor']['addwatch']['directories']:,} directories × 10 files", "",
               "| watcher | median | / floor (list and watch) | / floor (list, watch, stat each file) |", "|---|---|---|---|"]
     floor_ready = results["floor"]["addwatch"]["list_and_watch_seconds"]
