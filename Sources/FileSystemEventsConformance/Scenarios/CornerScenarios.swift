@@ -190,6 +190,38 @@ extension ConformanceSuite {
             for path in ["later/a.txt", "later/sub", "later/sub/c.txt"] { try watch.expectNo(.removed, RelativePath(path), since: index) }
             try watch.assertReplayMatchesDisk()
         },
+        ConformanceScenario(125, "a directory that may be searched and written but not listed (-wx) while watched: names made in it are reported with their type and identity",
+                            runsUnprivileged: true) { context in
+            guard geteuid() != 0 else {
+                throw ConformanceSkip("running as root: CAP_DAC_READ_SEARCH lists every directory; scripts/test.sh reruns this as an unprivileged user")
+            }
+            try context.tree.makeDirectories("dropbox")
+            let watch = try await context.watch()
+            guard watch.source.capabilities.isEventDriven else {
+                throw ConformanceSkip("a source that compares scans learns of a name only by listing its directory, which the kernel refuses without read permission")
+            }
+            // A drop box: others may put files in, and not see what is there. An event-driven
+            // source hears each new name, and may look at it (search permission is enough);
+            // it reported them `unknown`, with no identity, while it opened the directory for
+            // reading to look (2026-11-29).
+            try context.tree.changeMode("dropbox", to: 0o300)
+            try context.tree.write("dropbox/letter.txt", "l")
+            try context.tree.makeDirectory("dropbox/parcel")
+            try context.tree.write("dropbox/parcel/inside.txt", "i")
+            try await watch.sync()
+            try watch.expect(.created, "dropbox/letter.txt", type: .file)
+            try watch.expect(.created, "dropbox/parcel", type: .directory)
+            try watch.expectCreated(endingAt: "dropbox/parcel/inside.txt")
+            for name in ["dropbox/letter.txt", "dropbox/parcel"] {
+                let path = context.tree.path(RelativePath(name))
+                let reported = watch.scenarioEvents().last { $0.kind == .created && $0.path == path }?.identity
+                let onDisk = try Syscalls.status(path).get().identity
+                try check(reported == onDisk, "\(name) was reported created with identity \(String(describing: reported)), on disk \(onDisk)")
+            }
+            try context.tree.changeMode("dropbox", to: 0o755)
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk()
+        },
         ConformanceScenario(103, "an unreadable directory made readable and renamed (or its parent renamed) before the watcher reads either change: listed where it went",
                             runsUnprivileged: true) { context in
             guard geteuid() != 0 else {
