@@ -67,7 +67,7 @@ unprivileged_rerun() {
         echo "==> directory listing and snapshot: unreadable and unsearchable directories, as user nobody"
         TMPDIR="$scratch" HOME="$scratch" \
             setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
-            "$bundle" --testing-library swift-testing --no-parallel --filter "DirectoryListingTests/(startErrors|unsearchableDirectory)|SnapshotCLITests/unreadableDirectory|ListCommandTests/unreadableSubdirectory" || rc=$?
+            "$bundle" --testing-library swift-testing --no-parallel --filter "DirectoryListingTests/(startErrors|unsearchableDirectory)|SnapshotCLITests/unreadableDirectory|ListCommandTests/unreadableSubdirectory|SnapshotScannerDirectoryExaminationTests" || rc=$?
     fi
     rm -rf "$scratch"
     return "$rc"

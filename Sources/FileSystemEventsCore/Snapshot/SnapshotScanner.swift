@@ -229,6 +229,54 @@ package struct SnapshotScanner: Sendable {
             return .success(current)
         }
 
+        /// What examining a directory listed by `d_type` found (see ``list(_:into:relativePath:identity:previous:)``).
+        enum DirectoryExamination {
+            /// Opened, and examined through its descriptor (the walk's to list and close).
+            case opened(CInt, FileStatus)
+            /// Examined by name, but not opened: `status` may say it is no longer a directory,
+            /// or opening it failed with `errno` (permissions).
+            case unopened(FileStatus, Errno)
+            /// Not examinable now (its directory could not be opened again): the previous
+            /// scan's status of the name.
+            case kept(FileStatus)
+            /// Gone since it was listed, or not examinable and new.
+            case leftOut
+            /// The directory listing it may be read but not searched.
+            case notSearchable(Errno)
+        }
+
+        /// Opens the directory `name` in the directory at `depth` and examines it through the
+        /// descriptor; where it cannot be opened, examines the name as a listing does, with the
+        /// same outcomes (``ListedNameFailure``).
+        private mutating func examineDirectory(named name: SnapshotName, atDepth depth: Int,
+                                               previous: SnapshotDirectory?) -> DirectoryExamination {
+            let parent: CInt
+            switch reopenedDescriptor(atDepth: depth) {
+            case .success(let found): parent = found
+            case .failure:
+                if let kept = previous?.entry(named: name), kept.itemType == .directory { return .kept(kept.status) }
+                return .leftOut
+            }
+            let opened = withCString(name) { Syscalls.openDirectory($0, relativeTo: parent, followSymlinks: false) }
+            if case .success(let descriptor) = opened {
+                if case .success(let status) = Syscalls.status(ofDescriptor: descriptor) { return .opened(descriptor, status) }
+                Syscalls.close(descriptor)
+            }
+            switch withCString(name, { Syscalls.status($0, relativeTo: parent) }) {
+            case .success(let status):
+                if case .failure(let errno) = opened { return .unopened(status, errno) }
+                return .unopened(status, .noSuchFileOrDirectory)
+            case .failure(let errno):
+                switch ListedNameFailure(errno) {
+                case .gone: return .leftOut
+                case .directoryNotSearchable: return .notSearchable(errno)
+                case .nameNotExaminable:
+                    if let kept = previous?.entry(named: name), kept.itemType == .directory { return .kept(kept.status) }
+                    return .leftOut
+                }
+            }
+        }
+
         /// Lists the directory open at `descriptor` (consumed) into `directory`, and below it.
         ///
         /// - Parameter previous: the same directory in the previous scan, if any; its subtrees
@@ -250,6 +298,14 @@ package struct SnapshotScanner: Sendable {
             let filter = scanner.filter
             let followsSymlinks = scanner.followsSymlinks
             let onTheWayDown = ancestors
+            // A directory the walk will enter is examined through the descriptor it is opened
+            // with (below), not by name here as well: a `statx` by name is a path lookup, the
+            // dearest part of a scan, and a descriptor's is not. The C walk that `fstatat`s
+            // each name and opens each directory does one lookup per directory, as this now
+            // does (a tenth of the lookups of a tree of ten files per directory). Its `d_type`
+            // says which names are directories; where it does not (`DT_UNKNOWN`), or where
+            // symlinks are followed, each name is examined here.
+            let defersDirectories = scanner.isRecursive && !followsSymlinks
             // Empty, with the capacity earlier directories gave it; taken out so that this
             // copy is its buffer's only owner and appends to it in place.
             var listing = self.listing
@@ -258,6 +314,20 @@ package struct SnapshotScanner: Sendable {
             var unsearchable: Errno?
             var listed = reader.forEachEntry(in: descriptor) { entry in
                 let namePointer = entry.name
+                if defersDirectories && entry.itemType == .directory {
+                    let nameBytes = UnsafeRawBufferPointer(start: namePointer, count: strlen(namePointer))
+                    var entered = true
+                    if !filter.isEmpty {
+                        let name = [UInt8](nameBytes)
+                        let path = relativePath.appendingComponent(name)
+                        if !filter.admits(relativePath: path, name: name, isDirectory: true) { return }
+                        entered = filter.descends(intoDirectoryAt: path)
+                    }
+                    if entered {
+                        listing.append(SnapshotEntry(directoryToExamineNamed: SnapshotName(nameBytes), inode: entry.inode))
+                        return
+                    }
+                }
                 var status: FileStatus
                 switch Syscalls.status(namePointer, relativeTo: descriptor) {
                 case .success(let found): status = found
@@ -312,15 +382,52 @@ package struct SnapshotScanner: Sendable {
             let sharing = previous.flatMap { $0.isUnreadable ? nil : $0 }
             var cursor = 0
 
+            // Whether a directory listed to be examined when opened was found gone (or could
+            // not be examined, and is new) by then: it is left out once the walk below is done.
+            var leavesOut = false
             if scanner.isRecursive || depth == 0 {
                 let descend = scanner.isRecursive
                 for index in entries.indices where entries[index].status.itemType == .directory && descend {
                     if isAbandoned { break }
+                    // The descriptor a directory was examined through, opened or not.
+                    var examinedOpening: Swift.Result<CInt, Errno>?
+                    if entries[index].isDirectoryToExamine {
+                        switch examineDirectory(named: entries[index].name, atDepth: depth, previous: previous) {
+                        case .opened(let childDescriptor, let status):
+                            entries[index].status = status
+                            examinedOpening = .success(childDescriptor)
+                        case .unopened(let status, let errno):
+                            entries[index].status = status
+                            // Replaced by a file or a symlink since it was listed: that is what
+                            // the snapshot holds, and the scan is torn (the next one looks again).
+                            if status.itemType != .directory {
+                                isTorn = true
+                                continue
+                            }
+                            examinedOpening = .failure(errno)
+                        case .kept(let status):
+                            // Not examinable now: what the previous scan found stands, not
+                            // listed (see the failure below), as for a name not examinable.
+                            entries[index].status = status
+                            examinedOpening = .failure(.noSuchFileOrDirectory)
+                        case .leftOut:
+                            leavesOut = true
+                            isTorn = true
+                            continue
+                        case .notSearchable(let errno):
+                            // As when a name could not be examined while listing: the directory
+                            // may be read but not searched, so nothing in it is known.
+                            directory.isUnreadable = true
+                            unreadable.append((relativePath, errno))
+                            return false
+                        }
+                    }
                     let identity = entries[index].status.identity
                     if scanner.followsSymlinks && ancestors.contains(identity) { continue }
                     let childPath = relativePath.appendingComponent(entries[index].name)
                     // At the depth limit a directory is an entry, as in a non-recursive scan.
-                    if !filter.descends(intoDirectoryAt: childPath) { continue }
+                    // (One examined when opened passed this when it was listed.)
+                    if examinedOpening == nil && !filter.descends(intoDirectoryAt: childPath) { continue }
                     let child = SnapshotDirectory(parent: directory, name: entries[index].name.bytes)
                     entries[index].directory = child
                     var previousChild: SnapshotDirectory?
@@ -334,7 +441,7 @@ package struct SnapshotScanner: Sendable {
                             previousChild = candidate
                         }
                     }
-                    let opened = reopenedDescriptor(atDepth: depth).flatMap { parent in
+                    let opened = examinedOpening ?? reopenedDescriptor(atDepth: depth).flatMap { parent in
                         withCString(entries[index].name) {
                             Syscalls.openDirectory($0, relativeTo: parent, followSymlinks: scanner.followsSymlinks)
                         }
@@ -346,7 +453,7 @@ package struct SnapshotScanner: Sendable {
                     // it (scenario 110's bursts of exchanges broke polling's replay about once
                     // in 450 bursts). One `fstat` per directory; such a directory is left
                     // unlisted, as one that could not be opened, for the next scan.
-                    let verified = opened.flatMap { descriptor -> Swift.Result<CInt, Errno> in
+                    let verified = examinedOpening != nil ? opened : opened.flatMap { descriptor -> Swift.Result<CInt, Errno> in
                         if case .success(let found) = Syscalls.status(ofDescriptor: descriptor), found.identity == identity {
                             return .success(descriptor)
                         }
@@ -376,6 +483,9 @@ package struct SnapshotScanner: Sendable {
                     }
                 }
             }
+            // Left out with them: those an abandoned walk never examined (its snapshot is
+            // dropped). Each is still the placeholder it was listed as.
+            if leavesOut || isAbandoned { entries.removeAll { $0.isDirectoryToExamine } }
             directory.entries = entries
             guard let sharing, sharing.entries.count == entries.count else { return false }
             for index in entries.indices {
@@ -414,4 +524,17 @@ private func withCString<R>(raw source: UnsafeRawBufferPointer, _ body: (UnsafeP
         buffer[source.count] = 0
         return body(UnsafePointer(buffer.baseAddress!))
     }
+}
+
+extension SnapshotEntry {
+    /// A directory listed by its `d_type`, to be examined through the descriptor the walk
+    /// opens it with (``SnapshotScanner``): a place held in the sorted listing, never left in
+    /// a snapshot. No `statx` gives a change time of `Int64.min` on device 0.
+    fileprivate init(directoryToExamineNamed name: SnapshotName, inode: UInt64) {
+        var status = FileStatus(device: 0, inode: inode, mode: UInt32(S_IFDIR))
+        status.changeTime = .min
+        self.init(name: name, status: status)
+    }
+
+    fileprivate var isDirectoryToExamine: Bool { status.changeTime == .min && status.device == 0 }
 }
