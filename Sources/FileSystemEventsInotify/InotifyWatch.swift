@@ -6,9 +6,9 @@ import SystemPackage
 /// One running inotify watch: the producer behind ``InotifyEventSource``.
 ///
 /// One descriptor, drained into a 256 KiB buffer (until `EAGAIN`, or a read that left room
-/// for the longest event) whenever `poll` says it is readable; the channel's wakeup pipe is in the same `poll`, so a stop is seen at once. No
-/// timers: renames pair by cookie within the kernel's ordered queue, and the latency window
-/// closes through the `poll` timeout.
+/// for the longest event) whenever `poll` says it is readable; the channel's wakeup pipe is in
+/// the same `poll`, so a stop is seen at once. No timers: renames pair by cookie within the
+/// kernel's ordered queue, and the latency window closes through the `poll` timeout.
 ///
 /// ## Who owns the state
 ///
@@ -307,8 +307,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             // Creations and crawls still waiting for the model to catch up are looked at again
             // soon even if the kernel says nothing more: the queue they waited for may be
             // empty already (a read stopped early for the consumer, or a move still settling).
-            let hasPendingWork = awaitsQuietQueue || pendingMovePair != nil || pendingMoveFrom != nil || reconcileRequest != nil
-                || linkAuditSince != nil
+            let hasPendingWork = waitsForTheQueue || linkAuditSince != nil
             if hasPendingWork { timeout = timeout < 0 ? 2 : min(timeout, 2) }
             if let deadline = settle?.nextDeadlineNanoseconds {
                 let wait = MonotonicClock.pollTimeout(from: MonotonicClock.nanoseconds(), until: deadline)
@@ -403,22 +402,25 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
         guard settle == nil, let readiness = kernel?.readinessDescriptor else { return }
         let deadline = MonotonicClock.nanoseconds() &+ Self.maximumResolutionDelayNanoseconds
         var parsed: [Inotify.Event] = []
-        while kernel?.hasPendingEvents() == true || awaitsQuietQueue || pendingMovePair != nil || pendingMoveFrom != nil
-            || reconcileRequest != nil
-        {
-            if MonotonicClock.nanoseconds() >= deadline || channel.producerStatus.isTerminated { break }
-            if let error = readAvailable(&parsed) {
-                pendingFailure = error
-                break
-            }
+        // What reading would tell goes, after every read (so that the buffer limit does not
+        // stop the next) and at the end.
+        func discardTold() {
             produced.removeAll(keepingCapacity: true)
             if !batcher.isEmpty { _ = batcher.takeAll() }
+        }
+        defer { discardTold() }
+        while kernel?.hasPendingEvents() == true || waitsForTheQueue {
+            if MonotonicClock.nanoseconds() >= deadline || channel.producerStatus.isTerminated { break }
+            let failure = readAvailable(&parsed)
+            discardTold()
+            if let failure {
+                pendingFailure = failure
+                break
+            }
             // A pair waiting for its mirror, or creations for a quiet queue: wait a moment
             // for the kernel rather than spin.
             if kernel?.hasPendingEvents() != true { _ = Syscalls.pollReadable([readiness], timeoutMilliseconds: 2) }
         }
-        produced.removeAll(keepingCapacity: true)
-        if !batcher.isEmpty { _ = batcher.takeAll() }
     }
 
     /// Reads until the queue is empty (or a generous number of reads, so a flood cannot
@@ -597,6 +599,12 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
         if hardLinks.hasUnresolved { hardLinks.resolve(searching: roots.compactMap(\.tree)) }
         if writtenNameGoneSince != nil && pendingCreations.isEmpty && deferredCreations.isEmpty { checkFilesWrittenThroughLostNames() }
         watchCandidatesOutOfView()
+    }
+
+    /// Work that waits for what the kernel queue holds next, or for finding it empty: a
+    /// rename's other half, a rebuild, creations and crawls (``awaitsQuietQueue``).
+    private var waitsForTheQueue: Bool {
+        awaitsQuietQueue || pendingMovePair != nil || pendingMoveFrom != nil || reconcileRequest != nil
     }
 
     /// Creations (pending or deferred) or crawls wait for the kernel queue to drain.

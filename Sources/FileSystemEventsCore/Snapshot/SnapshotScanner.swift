@@ -250,12 +250,16 @@ package struct SnapshotScanner: Sendable {
         /// same outcomes (``ListedNameFailure``).
         private mutating func examineDirectory(named name: SnapshotName, atDepth depth: Int,
                                                previous: SnapshotDirectory?) -> DirectoryExamination {
+            // What the previous scan found at the name stands; a new name waits for a scan
+            // that can examine it (as where a listed name cannot be examined).
+            func keptOrLeftOut() -> DirectoryExamination {
+                if let kept = previous?.entry(named: name), kept.itemType == .directory { return .kept(kept.status) }
+                return .leftOut
+            }
             let parent: CInt
             switch reopenedDescriptor(atDepth: depth) {
             case .success(let found): parent = found
-            case .failure:
-                if let kept = previous?.entry(named: name), kept.itemType == .directory { return .kept(kept.status) }
-                return .leftOut
+            case .failure: return keptOrLeftOut()
             }
             let opened = withCString(name) { Syscalls.openDirectory($0, relativeTo: parent, followSymlinks: false) }
             if case .success(let descriptor) = opened {
@@ -270,9 +274,7 @@ package struct SnapshotScanner: Sendable {
                 switch ListedNameFailure(errno) {
                 case .gone: return .leftOut
                 case .directoryNotSearchable: return .notSearchable(errno)
-                case .nameNotExaminable:
-                    if let kept = previous?.entry(named: name), kept.itemType == .directory { return .kept(kept.status) }
-                    return .leftOut
+                case .nameNotExaminable: return keptOrLeftOut()
                 }
             }
         }
@@ -441,19 +443,20 @@ package struct SnapshotScanner: Sendable {
                             previousChild = candidate
                         }
                     }
-                    let opened = examinedOpening ?? reopenedDescriptor(atDepth: depth).flatMap { parent in
+                    // A directory examined by name may hold another directory by the time it is
+                    // opened (an exchange or a rename onto it between the `statx` and the
+                    // `open`): listed, its contents went into the entry of the directory
+                    // examined, and the snapshot had one item with another's subtree. The diff
+                    // then told the wrong subtree moved with it (scenario 110's bursts of
+                    // exchanges broke polling's replay about once in 450 bursts). One `fstat`
+                    // per directory; such a directory is left unlisted, as one that could not be
+                    // opened, for the next scan. One examined through its descriptor is what it
+                    // was opened as.
+                    let verified = examinedOpening ?? reopenedDescriptor(atDepth: depth).flatMap { parent in
                         withCString(entries[index].name) {
                             Syscalls.openDirectory($0, relativeTo: parent, followSymlinks: scanner.followsSymlinks)
                         }
-                    }
-                    // The name may hold another directory by now (an exchange or a rename
-                    // onto it between the `statx` and the `open`): listed, its contents went
-                    // into the entry of the directory examined, and the snapshot had one item
-                    // with another's subtree. The diff then told the wrong subtree moved with
-                    // it (scenario 110's bursts of exchanges broke polling's replay about once
-                    // in 450 bursts). One `fstat` per directory; such a directory is left
-                    // unlisted, as one that could not be opened, for the next scan.
-                    let verified = examinedOpening != nil ? opened : opened.flatMap { descriptor -> Swift.Result<CInt, Errno> in
+                    }.flatMap { descriptor -> Swift.Result<CInt, Errno> in
                         if case .success(let found) = Syscalls.status(ofDescriptor: descriptor), found.identity == identity {
                             return .success(descriptor)
                         }

@@ -15,9 +15,14 @@ package enum Syscalls {
         followSymlinks: Bool = false,
         forLookupOnly: Bool = false
     ) -> Result<CInt, Errno> {
-        var flags = (forLookupOnly ? pathOnlyFlag : O_RDONLY) | O_DIRECTORY | O_CLOEXEC
-        if !followSymlinks { flags |= O_NOFOLLOW }
+        let flags = directoryFlags(followSymlinks: followSymlinks, forLookupOnly: forLookupOnly)
         return valueOrErrno(retryOnInterrupt: true) { openat(directory, name, flags) }
+    }
+
+    /// The `open` flags of a directory opened for listing, or only to look names up in
+    /// (`O_PATH`), following a final symlink or not.
+    static func directoryFlags(followSymlinks: Bool, forLookupOnly: Bool) -> CInt {
+        (forLookupOnly ? pathOnlyFlag : O_RDONLY) | O_DIRECTORY | O_CLOEXEC | (followSymlinks ? 0 : O_NOFOLLOW)
     }
 
     /// Opens a path for reading attributes only (used to pin a root while it is scanned).

@@ -34,9 +34,7 @@ extension Syscalls {
     /// Symlinks in the middle of the path are followed as the kernel would; a final symlink
     /// only when `followSymlinks` is set.
     package static func openDirectory(atPath path: [UInt8], followSymlinks: Bool, forLookupOnly: Bool = false) -> Result<CInt, Errno> {
-        var flags = (forLookupOnly ? pathOnlyFlag : O_RDONLY) | O_DIRECTORY | O_CLOEXEC
-        if !followSymlinks { flags |= O_NOFOLLOW }
-        return open(atPath: path, flags: flags)
+        open(atPath: path, flags: directoryFlags(followSymlinks: followSymlinks, forLookupOnly: forLookupOnly))
     }
 
     /// `statx` of the item at `path`, however long it is.
