@@ -36,6 +36,9 @@ extension InotifyWatch {
         /// was made there and moved on untold): where it was made, for the `created` event's
         /// ``FileSystemEvent/madeAt``.
         var madeAt: (directory: WatchedDirectory, name: [UInt8])?
+        /// Its place among the creations queued (``InotifyWatch/creationsQueued``), to tell
+        /// whether the name left after it (``InotifyWatch/namesLeftWhilePending``).
+        var sequence: UInt64 = 0
 
         /// This creation, to be examined again: what was found is dropped, and `now`, when given,
         /// becomes the time it first had to wait, unless it had waited before.
@@ -255,7 +258,10 @@ extension InotifyWatch {
         if mask.contains(.create) {
             handleCreation(named: event.name, in: directory, isDirectoryHint: mask.contains(.isDirectory))
         } else if mask.contains(.delete) {
-            guard let entry = directory.children.removeValue(forKey: event.name) else { return }
+            guard let entry = directory.children.removeValue(forKey: event.name) else {
+                noteNameLeftWhilePending(event.name, in: directory)
+                return
+            }
             let path = directory.relativePath.appendingComponent(event.name)
             // Deleted: the kernel has dropped its watch already (IN_IGNORED follows).
             if let child = entry.directory { unwatch(child, droppedByKernel: true) }
@@ -409,6 +415,8 @@ extension InotifyWatch {
         }
         var creation = PendingCreation(directory: directory, name: name, isDirectory: isDirectoryHint)
         creation.isMoveIn = replacing
+        creationsQueued += 1
+        creation.sequence = creationsQueued
         if replacing, let replaced = directory.children[name]?.inode {
             creation.replacedInode = replaced
             replacedNames[NameInModel(directory, name)] = replaced
@@ -620,6 +628,7 @@ extension InotifyWatch {
         if pendingCreations.isEmpty && deferredCreations.isEmpty {
             madeAtCount = 0
             if !replacedNames.isEmpty { replacedNames.removeAll() }
+            if !namesLeftWhilePending.isEmpty { namesLeftWhilePending.removeAll() }
             if !changesWhilePending.isEmpty { changesWhilePending.removeAll() }
         }
     }
@@ -894,9 +903,14 @@ extension InotifyWatch {
     /// while watched). The kernel's word is all there is: reported with the type it gave
     /// (`unknown` for anything but a directory), and the directory is marked incomplete, to
     /// be rescanned when a `chmod` makes it readable.
+    ///
+    /// A name removed or moved away after its creation was queued is not recorded: the refusal
+    /// cannot say it is gone, and the event that took it away has been applied already (a move
+    /// out was told as an arrival where it went, examined there).
     private mutating func recordUnexamined(_ creation: PendingCreation, errno: Errno) {
         let directory = creation.directory
         guard directory.children[creation.name] == nil else { return }
+        if let left = namesLeftWhilePending[NameInModel(directory, creation.name)], left >= creation.sequence { return }
         let type: FileItemType = creation.isDirectory ? .directory : .unknown
         var entry = WatchedEntry(type: type, inode: 0)
         if creation.isDirectory && options.isRecursive {
@@ -925,6 +939,7 @@ extension InotifyWatch {
         for index in targets[destination.watch]?.fileRoots ?? [] { handleFileRoot(index, destination) }
         guard let sourceDirectory, let entry = sourceDirectory.children[source.name] else {
             // Moved from somewhere we do not know (outside, excluded, or never seen): a move in.
+            if let sourceDirectory { noteNameLeftWhilePending(source.name, in: sourceDirectory) }
             examineArrival(destination, in: destinationDirectory, from: source, in: sourceDirectory)
             return
         }
@@ -989,6 +1004,14 @@ extension InotifyWatch {
         // A relative link may lead elsewhere from its new directory: looked at after the
         // rename is told, so what it says applies to the new path.
         if sourceDirectory !== destinationDirectory { relookMovedFileLink(destination.name, in: destinationDirectory) }
+        // An item the watcher could not look at where it was made (a directory it may not
+        // search, ``recordUnexamined(_:errno:)``): its type, identity and contents were never
+        // known, and may be where it arrived. Examined there: `created` with what it is, and a
+        // directory's contents (a file moved out of such a directory kept the type `unknown`,
+        // and a directory arrived empty).
+        if entry.inode == 0 && sourceDirectory !== destinationDirectory {
+            handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: entry.type == .directory)
+        }
         // A rename onto an item the model has replaced it, or it was the first half of an
         // exchange that was not told as one (its two pairs read apart, past the wait for the
         // mirror): the second half then moves the item back, and the one it replaced is gone
@@ -1394,6 +1417,7 @@ extension InotifyWatch {
     /// `removed`, with its subtree unwatched.
     private mutating func removeItemMovedAway(named name: [UInt8], in directory: WatchedDirectory) {
         guard let entry = directory.children.removeValue(forKey: name) else {
+            noteNameLeftWhilePending(name, in: directory)
             // An item in view that left before it could be examined (its creation still
             // waits, or its directory was never listed) may be another name of a file in view.
             let path = directory.relativePath.appendingComponent(name)
@@ -1413,6 +1437,14 @@ extension InotifyWatch {
         dropFileLink(name, in: directory)
         let path = directory.relativePath.appendingComponent(name)
         produced.append(makeEvent(.removed, root: directory.root, relative: path, type: entry.type, identity: id, synthetic: false))
+    }
+
+    /// `name`, which the model does not have, was removed from `directory` or moved away:
+    /// the creations of it queued so far are of an item no longer there
+    /// (``namesLeftWhilePending``). Nothing to note while none waits.
+    private mutating func noteNameLeftWhilePending(_ name: [UInt8], in directory: WatchedDirectory) {
+        guard !pendingCreations.isEmpty || !deferredCreations.isEmpty else { return }
+        namesLeftWhilePending[NameInModel(directory, name)] = creationsQueued
     }
 
     /// Whether `directory`'s subtree holds items the model never had: a directory not listed

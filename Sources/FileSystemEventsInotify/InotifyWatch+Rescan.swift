@@ -108,6 +108,7 @@ extension InotifyWatch {
         // Whatever waited to be examined is examined by the rescan itself.
         pendingCreations.removeAll()
         replacedNames.removeAll()
+        namesLeftWhilePending.removeAll()
         changesWhilePending.removeAll()
         writtenNamesFoundGone.removeAll()
         // The rebuild reports every file changed since the queue was last empty.

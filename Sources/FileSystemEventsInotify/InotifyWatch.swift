@@ -94,6 +94,16 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// model's item there is no longer on disk at that name: a rename of the name moves the
     /// new item, not the model's (see ``handleRename(from:to:)``). Emptied with the creations.
     var replacedNames: [NameInModel: UInt64] = [:]
+    /// How many creations have been queued for examination since the watch began: the order
+    /// of ``PendingCreation/sequence`` and ``namesLeftWhilePending``.
+    var creationsQueued: UInt64 = 0
+    /// Names the model does not have that were removed or moved away while creations waited,
+    /// with ``creationsQueued`` at the time: every creation of the name queued before that
+    /// has left. An examination the kernel refuses (a directory the watcher may not search)
+    /// cannot find such a name gone, and would put it in the model for good: `touch sub/n; mv
+    /// sub/n out` read together left `sub/n` in a consumer's replay, with `sub` mode 0600
+    /// (``recordUnexamined(_:errno:)``). Emptied with the creations.
+    var namesLeftWhilePending: [NameInModel: UInt64] = [:]
     /// Changes the kernel reported for names the model does not have yet, while creations
     /// wait to be examined: a new hard link written or changed through before its creation was
     /// applied changed the file's other names too (``reportChange(_:named:in:)``). Emptied

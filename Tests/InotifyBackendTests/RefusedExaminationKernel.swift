@@ -1,0 +1,59 @@
+#if os(Linux)
+import FileSystemEventsCore
+import FileSystemEventsInotify
+import Glibc
+import Synchronization
+import SystemPackage
+
+/// The real kernel, except that looking at a name in one directory fails with `EACCES`: the
+/// directory a watcher may list but not search (mode `0600`, or `0` after it was watched),
+/// as an unprivileged watcher sees it while root writes there. A test running as root cannot
+/// make the kernel refuse it, so this kernel does.
+///
+/// Changes may also be put off to the next read (``Changes/makeBeforeNextRead(_:)``), so the
+/// watch reads their events together, as it does when they come faster than it reads.
+struct RefusedExaminationKernel: RealKernelWrapper {
+    /// Changes to make just before the watch's next read.
+    final class Changes: Sendable {
+        private let waiting = Mutex<(@Sendable () -> Void)?>(nil)
+
+        func makeBeforeNextRead(_ change: @escaping @Sendable () -> Void) {
+            waiting.withLock { $0 = change }
+        }
+
+        fileprivate func take() -> (@Sendable () -> Void)? {
+            waiting.withLock { waiting in
+                defer { waiting = nil }
+                return waiting
+            }
+        }
+    }
+
+    var real: RawInotifyKernel
+    private let refused: (device: UInt64, inode: UInt64)
+    private let changes: Changes
+
+    init(refusingLookupsIn directory: FilePath, changes: Changes) throws(FileSystemEventsError) {
+        var status = stat()
+        guard stat(directory.string, &status) == 0 else {
+            throw .systemCallFailed(call: "stat", path: directory, errno: Errno(rawValue: errno))
+        }
+        real = try RawInotifyKernel()
+        refused = (UInt64(status.st_dev), UInt64(status.st_ino))
+        self.changes = changes
+    }
+
+    mutating func read(into events: inout [Inotify.Event], maximumBytes: Int) -> Result<Void, Errno> {
+        changes.take()?()
+        return real.read(into: &events, maximumBytes: maximumBytes)
+    }
+
+    func status(of name: UnsafePointer<CChar>, relativeTo directory: CInt, followSymlinks: Bool) -> Result<FileStatus, Errno> {
+        var status = stat()
+        if fstat(directory, &status) == 0 && UInt64(status.st_dev) == refused.device && UInt64(status.st_ino) == refused.inode {
+            return .failure(.permissionDenied)
+        }
+        return real.status(of: name, relativeTo: directory, followSymlinks: followSymlinks)
+    }
+}
+#endif
