@@ -15,7 +15,7 @@ struct GoneWrittenLinkKernel: RealKernelWrapper {
     private let source: String
     private let destination: String
     private var phase = 0
-    private var queued: [Inotify.Event] = []
+    private var held = EventsHeldUntilMatch()
 
     init(name: String, movingFrom source: String, to destination: String) throws(FileSystemEventsError) {
         real = try RawInotifyKernel()
@@ -28,17 +28,13 @@ struct GoneWrittenLinkKernel: RealKernelWrapper {
     mutating func read(into events: inout [Inotify.Event], maximumBytes: Int) -> Result<Void, Errno> {
         switch phase {
         case 0:
-            var read: [Inotify.Event] = []
-            let result = real.read(into: &read, maximumBytes: Int.max)
-            queued += read
-            guard let written = queued.firstIndex(where: { $0.mask.contains(.modify) && $0.name == name }) else {
-                // Not written yet: nothing handed out, the link and its write come in one read.
-                if case .failure = result { return result }
-                return .failure(.resourceTemporarilyUnavailable)
+            let written: Int
+            switch held.readUntil(from: &real, { [name] in $0.mask.contains(.modify) && $0.name == name }) {
+            case .success(let index): written = index
+            case .failure(let errno): return .failure(errno)
             }
             guard rename(source, destination) == 0 else { return .failure(Errno(rawValue: errno)) }
-            events += queued[...written]
-            queued = Array(queued[(written + 1)...])
+            events += held.take(through: written)
             phase = 1
             // Keeps the descriptor readable for the rename's events.
             nudgeFile.nudge()
@@ -46,14 +42,13 @@ struct GoneWrittenLinkKernel: RealKernelWrapper {
         default:
             var read: [Inotify.Event] = []
             let result = real.read(into: &read, maximumBytes: maximumBytes)
-            let hadQueued = !queued.isEmpty
-            events += queued + read
-            queued = []
-            return hadQueued ? .success(()) : result
+            let hadHeld = !held.isEmpty
+            events += held.takeAll() + read
+            return hadHeld ? .success(()) : result
         }
     }
 
-    func hasPendingEvents() -> Bool { !queued.isEmpty || real.hasPendingEvents() }
+    func hasPendingEvents() -> Bool { !held.isEmpty || real.hasPendingEvents() }
 
     mutating func close() {
         real.close()

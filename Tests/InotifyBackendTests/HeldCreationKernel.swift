@@ -23,7 +23,7 @@ struct HeldCreationKernel: RealKernelWrapper {
     private let source: String
     private let destination: String
     private var phase = 0
-    private var queued: [Inotify.Event] = []
+    private var gathered = EventsHeldUntilMatch()
     private var held: [Inotify.Event] = []
 
     init(movingOut source: String, to destination: String) throws(FileSystemEventsError) {
@@ -36,20 +36,16 @@ struct HeldCreationKernel: RealKernelWrapper {
     mutating func read(into events: inout [Inotify.Event], maximumBytes: Int) -> Result<Void, Errno> {
         switch phase {
         case 0:
-            var read: [Inotify.Event] = []
-            let result = real.read(into: &read, maximumBytes: Int.max)
-            queued += read
-            guard let arrival = queued.firstIndex(where: { $0.mask.contains(.movedTo) && $0.name == Array("L".utf8) }) else {
-                // Not all made yet: nothing handed out, the creations must come in one read.
-                if case .failure = result { return result }
-                return .failure(.resourceTemporarilyUnavailable)
+            let arrival: Int
+            switch gathered.readUntil(from: &real, { $0.mask.contains(.movedTo) && $0.name == Array("L".utf8) }) {
+            case .success(let index): arrival = index
+            case .failure(let errno): return .failure(errno)
             }
-            guard let created = queued.firstIndex(where: { $0.mask.contains(.create) && $0.name == Array("D".utf8) }),
+            guard let created = gathered.queued.firstIndex(where: { $0.mask.contains(.create) && $0.name == Array("D".utf8) }),
                   created < arrival
             else { return .failure(.ioError) }
-            events += queued[...created]
-            held = Array(queued[(created + 1)...])
-            queued = []
+            events += gathered.take(through: created)
+            held = gathered.takeAll()
             phase = 1
             // Keeps the descriptor readable for the second part.
             nudgeFile.nudge()
@@ -67,7 +63,7 @@ struct HeldCreationKernel: RealKernelWrapper {
         }
     }
 
-    func hasPendingEvents() -> Bool { !queued.isEmpty || !held.isEmpty || real.hasPendingEvents() }
+    func hasPendingEvents() -> Bool { !gathered.isEmpty || !held.isEmpty || real.hasPendingEvents() }
 
     mutating func close() {
         real.close()
