@@ -107,7 +107,13 @@ struct HardLinkIndex {
         guard !leftBehind.isEmpty else { return [] }
         var names: [(directory: WatchedDirectory, name: [UInt8], movedOutOfView: Bool)] = []
         for (identity, lost) in leftBehind {
-            let live = lost.names.filter { $0.directory.isAttached && $0.directory.children[$0.name]?.inode == identity.inode }
+            // The names noted then, and those the index has now: a name of the file added since
+            // is one, and the index's own list may not be replaced by one without it.
+            var noted = lost.names
+            for path in paths[identity] ?? [] where !noted.contains(where: { $0.directory === path.directory && $0.name == path.name }) {
+                noted.append(path)
+            }
+            let live = noted.filter { $0.directory.isAttached && $0.directory.children[$0.name]?.inode == identity.inode }
             if paths[identity] != nil { paths[identity] = live.count > 1 ? live : nil }
             names.append(contentsOf: live.map { ($0.directory, $0.name, lost.movedOutOfView) })
         }
@@ -115,11 +121,21 @@ struct HardLinkIndex {
         return names
     }
 
+    /// A name of the file renamed within view. Also among the names noted for
+    /// ``takeLeftBehind()``: noted before the rename, the old name no longer holds the file
+    /// when they are taken, and the new one must be there instead (`rm c; mv a d`, read
+    /// together, of a file with names `a`, `b`, `c`: the index was left with `b` alone, and a
+    /// write through `b` was not told at `d`; scenario 28 at seed 2118020 on inotifytools).
     mutating func move(_ identity: FileIdentity?, from source: WatchedDirectory, _ sourceName: [UInt8], to destination: WatchedDirectory, _ destinationName: [UInt8]) {
-        guard let identity, var known = paths[identity] else { return }
-        if let index = known.firstIndex(where: { $0.directory === source && $0.name == sourceName }) {
+        guard let identity else { return }
+        if var known = paths[identity], let index = known.firstIndex(where: { $0.directory === source && $0.name == sourceName }) {
             known[index] = (destination, destinationName)
             paths[identity] = known
+        }
+        if !leftBehind.isEmpty, var lost = leftBehind[identity],
+           let index = lost.names.firstIndex(where: { $0.directory === source && $0.name == sourceName }) {
+            lost.names[index] = (destination, destinationName)
+            leftBehind[identity] = lost
         }
     }
 

@@ -2,7 +2,6 @@
 import FileSystemEventsCore
 import FileSystemEventsInotify
 import Glibc
-import Synchronization
 import SystemPackage
 
 /// The real kernel, except that looking at a name in one directory fails with `EACCES`: the
@@ -10,30 +9,13 @@ import SystemPackage
 /// as an unprivileged watcher sees it while root writes there. A test running as root cannot
 /// make the kernel refuse it, so this kernel does.
 ///
-/// Changes may also be put off to the next read (``Changes/makeBeforeNextRead(_:)``), so the
-/// watch reads their events together, as it does when they come faster than it reads.
+/// Changes may also be put off to the next read (``ChangesBeforeNextRead``).
 struct RefusedExaminationKernel: RealKernelWrapper {
-    /// Changes to make just before the watch's next read.
-    final class Changes: Sendable {
-        private let waiting = Mutex<(@Sendable () -> Void)?>(nil)
-
-        func makeBeforeNextRead(_ change: @escaping @Sendable () -> Void) {
-            waiting.withLock { $0 = change }
-        }
-
-        fileprivate func take() -> (@Sendable () -> Void)? {
-            waiting.withLock { waiting in
-                defer { waiting = nil }
-                return waiting
-            }
-        }
-    }
-
     var real: RawInotifyKernel
     private let refused: (device: UInt64, inode: UInt64)
-    private let changes: Changes
+    private let changes: ChangesBeforeNextRead
 
-    init(refusingLookupsIn directory: FilePath, changes: Changes) throws(FileSystemEventsError) {
+    init(refusingLookupsIn directory: FilePath, changes: ChangesBeforeNextRead) throws(FileSystemEventsError) {
         var status = stat()
         guard stat(directory.string, &status) == 0 else {
             throw .systemCallFailed(call: "stat", path: directory, errno: Errno(rawValue: errno))
@@ -44,7 +26,7 @@ struct RefusedExaminationKernel: RealKernelWrapper {
     }
 
     mutating func read(into events: inout [Inotify.Event], maximumBytes: Int) -> Result<Void, Errno> {
-        changes.take()?()
+        changes.makeWaiting()
         return real.read(into: &events, maximumBytes: maximumBytes)
     }
 

@@ -20,7 +20,7 @@ struct RefusedExaminationTests {
         let tree = try ScratchTree()
         defer { tree.remove() }
         try tree.makeDirectory("sub")
-        var reader = try await collector(for: tree, changes: RefusedExaminationKernel.Changes())
+        var reader = try await collector(for: tree, changes: ChangesBeforeNextRead())
         let before = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
 
         try tree.write("sub/file", "f")
@@ -43,11 +43,11 @@ struct RefusedExaminationTests {
         let tree = try ScratchTree()
         defer { tree.remove() }
         try tree.makeDirectory("sub")
-        let changes = RefusedExaminationKernel.Changes()
+        let changes = ChangesBeforeNextRead()
         var reader = try await collector(for: tree, changes: changes)
         let before = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
 
-        changes.makeBeforeNextRead { [tree] in
+        changes.make { [tree] in
             try? tree.write("sub/file", "f")
             try? tree.rename("sub/file", to: "out")
             try? tree.makeDirectory("sub/dir")
@@ -72,7 +72,7 @@ struct RefusedExaminationTests {
         try expectReplayMatches(tree, before, reader.events)
     }
 
-    private func collector(for tree: ScratchTree, changes: RefusedExaminationKernel.Changes) async throws -> MarkerCollector {
+    private func collector(for tree: ScratchTree, changes: ChangesBeforeNextRead) async throws -> MarkerCollector {
         let refused = tree.path("sub")
         let stream = InotifyEventSource.updates(options: WatchOptions(roots: [tree.root])) { () throws(FileSystemEventsError) in
             try RefusedExaminationKernel(refusingLookupsIn: refused, changes: changes)
