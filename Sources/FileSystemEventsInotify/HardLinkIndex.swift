@@ -33,6 +33,9 @@ struct HardLinkIndex {
 
     var hasUnresolved: Bool { !unresolved.isEmpty }
 
+    /// Whether a file lost a name in view since ``takeLeftBehind()`` was last called.
+    var hasLeftBehind: Bool { !leftBehind.isEmpty }
+
     /// Finds the other paths of every link added since the last call, in one walk of `trees`.
     mutating func resolve(searching trees: [WatchedDirectory]) {
         guard !unresolved.isEmpty else { return }

@@ -630,6 +630,7 @@ extension InotifyWatch {
             if !replacedNames.isEmpty { replacedNames.removeAll() }
             if !namesLeftWhilePending.isEmpty { namesLeftWhilePending.removeAll() }
             if !changesWhilePending.isEmpty { changesWhilePending.removeAll() }
+            if writtenNameGoneSince == nil && !survivingLinksOfWrittenFiles.isEmpty { survivingLinksOfWrittenFiles.removeAll() }
         }
     }
 

@@ -181,11 +181,16 @@ extension InotifyWatch {
             // empty), and may have been written through since; beneath a held consumer, that
             // can be long ago.
             let since = drainedBeforeRead - Self.leftBehindLookbackNanoseconds
-            watch(leftBehind.compactMap { directory, name, movedOutOfView in
+            let candidates = leftBehind.compactMap { directory, name, movedOutOfView -> HardLinkCandidate? in
                 guard let entry = directory.children[name], entry.type == .file else { return nil }
                 return HardLinkCandidate(directory: directory, name: name, inode: entry.inode, changedSince: since,
                                          hadNameOutOfView: movedOutOfView)
-            })
+            }
+            if (!changesWhilePending.isEmpty || writtenNameGoneSince != nil)
+                && survivingLinksOfWrittenFiles.count + candidates.count <= Self.linkSurvivorLimit {
+                survivingLinksOfWrittenFiles += candidates
+            }
+            watch(candidates)
         }
     }
 
@@ -225,16 +230,24 @@ extension InotifyWatch {
         }
     }
 
-    /// Looks at each file with several names in the model for a change since
-    /// ``writtenNameGoneSince``, reported `modified` at all its names (synthetic, and
-    /// perhaps a repeat). A file that had one name in view before the lost one was made is
-    /// not looked at: that would take every file of the tree (see README, "Known limits").
+    /// Looks at each file with several names in the model, or that had several since the
+    /// write (``survivingLinksOfWrittenFiles``), for a change since ``writtenNameGoneSince``,
+    /// reported `modified` at all its names (synthetic, and perhaps a repeat). A file that had
+    /// one name in view before the lost one was made is not looked at: that would take every
+    /// file of the tree (see README, "Known limits").
     mutating func checkFilesWrittenThroughLostNames() {
         guard let since = writtenNameGoneSince else { return }
         writtenNameGoneSince = nil
         var candidates = hardLinks.firstNames.map {
             HardLinkCandidate(directory: $0.directory, name: $0.name, inode: $0.inode, changedSince: since, hadNameOutOfView: true)
         }
+        for survivor in survivingLinksOfWrittenFiles where survivor.directory.isAttached {
+            var candidate = survivor
+            candidate.changedSince = since
+            candidate.hadNameOutOfView = true
+            candidates.append(candidate)
+        }
+        survivingLinksOfWrittenFiles.removeAll()
         // Grouped by directory: each is opened once.
         candidates.sort { ObjectIdentifier($0.directory) < ObjectIdentifier($1.directory) }
         hardLinkCandidates += candidates

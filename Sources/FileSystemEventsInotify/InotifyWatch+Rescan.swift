@@ -113,6 +113,7 @@ extension InotifyWatch {
         writtenNamesFoundGone.removeAll()
         // The rebuild reports every file changed since the queue was last empty.
         writtenNameGoneSince = nil
+        survivingLinksOfWrittenFiles.removeAll()
         madeAtCount = 0
         arrivals.removeAll()
         examinedNames.removeAll()
