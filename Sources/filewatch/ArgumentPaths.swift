@@ -75,6 +75,19 @@ extension FilePath {
     }
 }
 
+extension PathGlob {
+    /// The glob a command-line argument gives, byte for byte (see ``RawArguments``): a pattern
+    /// for names that are not UTF-8 (`--include $'caf\xe9*'`) matched nothing, its bytes
+    /// having become U+FFFD.
+    init(argument: String) {
+        guard RawArguments.hasEscapes, argument.unicodeScalars.contains(where: RawArguments.isEscape) else {
+            self.init(argument)
+            return
+        }
+        self.init(bytes: RawArguments.bytes(of: argument))
+    }
+}
+
 /// `--backend NAME`, checked by its flag's name: the configuration layer that chooses the
 /// backend names the key it read (`filewatch.backend (FILEWATCH_BACKEND)`), which is the wrong
 /// thing to fix for a user who typed the flag.

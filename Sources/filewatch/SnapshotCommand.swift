@@ -41,7 +41,7 @@ struct SnapshotCommand: ParsableCommand {
                 root,
                 isRecursive: !noRecursive,
                 followsSymlinks: followSymlinks,
-                filter: PathFilter(include: include.map(PathGlob.init), exclude: exclude.map(PathGlob.init))
+                filter: PathFilter(include: include.map(PathGlob.init(argument:)), exclude: exclude.map(PathGlob.init(argument:)))
             )
         } catch {
             throw CommandFailure.badInput(error.description)

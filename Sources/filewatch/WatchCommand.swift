@@ -124,7 +124,7 @@ struct WatchCommand: AsyncParsableCommand {
         if waitForRoots { overrides.waitForRoots = true }
         if stableIds { overrides.stableIds = true }
 
-        let configuration: WatchConfiguration
+        var configuration: WatchConfiguration
         let source: any FileSystemEventSource
         do {
             configuration = try await WatchConfiguration.load(
@@ -132,6 +132,10 @@ struct WatchCommand: AsyncParsableCommand {
                 overrides: overrides,
                 configFile: config.map { WatchOptions.absolute(FilePath(argument: $0)) }
             )
+            // The flags' globs byte for byte: the configuration's strings cannot hold a
+            // pattern for names that are not UTF-8.
+            if !include.isEmpty { configuration.options.filter.include = include.map(PathGlob.init(argument:)) }
+            if !exclude.isEmpty { configuration.options.filter.exclude = exclude.map(PathGlob.init(argument:)) }
             if !configuration.options.waitsForMissingRoots {
                 for root in roots {
                     if case .failure(let errno) = statusOf(root) {

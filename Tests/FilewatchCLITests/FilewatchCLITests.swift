@@ -76,6 +76,31 @@ struct FilewatchCLITests {
         #expect(try await watcher.waitForExit() == 0)
     }
 
+    @Test("an --include glob that is not valid UTF-8 matches names by their exact bytes")
+    func nonUTF8IncludeGlob() async throws {
+        let tree = try ScratchTree()
+        let watcher = try FilewatchProcess(
+            ["watch", "--include", "\"$(printf 'caf\\351*')\"", "--format", "json", tree.root.string], shellWords: true)
+        _ = try await watcher.waitForLine("ready") { $0.contains("\"kind\":\"ready\"") }
+        func make(_ name: [UInt8]) throws {
+            var path = Array(tree.root.string.utf8) + Array("/".utf8) + name
+            path.append(0)
+            let fd = path.withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_CREAT | O_WRONLY, 0o644) } }
+            try #require(fd >= 0)
+            close(fd)
+        }
+        // The same name with U+FFFD where the byte was, which a pattern decoded the standard
+        // library's way would match: made first, so that it would be reported first. (Before,
+        // the pattern kept the CLI's private-use stand-in for the byte and matched neither.)
+        try make(Array("caf\u{FFFD}-decoded.txt".utf8))
+        try make(Array("caf".utf8) + [0xE9] + Array("-latin1.txt".utf8))
+        let created = try await watcher.waitForLine("the Latin-1 name created") { $0.contains("\"kind\":\"created\"") }
+        #expect(created.contains(Data(Array(tree.root.string.utf8) + Array("/caf".utf8) + [0xE9] + Array("-latin1.txt".utf8)).base64EncodedString()),
+                "\(created)")
+        watcher.signal(SIGINT)
+        #expect(try await watcher.waitForExit() == 0)
+    }
+
     @Test("a bad environment value names its key")
     func badEnvironmentValue() async throws {
         let tree = try ScratchTree()

@@ -3,8 +3,12 @@
 /// `*` and `?` stay within one path component, `**` crosses components, `[abc]`, `[a-z]` and
 /// `[!x]` match one byte, and `\` escapes. Patterns are compiled once, matched per entry.
 public struct PathGlob: Sendable, Hashable, CustomStringConvertible {
-    /// The pattern as written, before a leading or trailing `/` is dropped for matching.
+    /// The pattern as written, before a leading or trailing `/` is dropped for matching. A
+    /// pattern made of bytes that are not UTF-8 (``init(bytes:)``) shows them as U+FFFD here;
+    /// ``patternBytes`` has them.
     public let pattern: String
+    /// The pattern's bytes as written.
+    public let patternBytes: [UInt8]
     private let bytes: [UInt8]
     /// A pattern without `/` matches an item's name; with one it matches the root-relative path.
     package let matchesWholePath: Bool
@@ -14,8 +18,20 @@ public struct PathGlob: Sendable, Hashable, CustomStringConvertible {
     /// leading `/` anchors it at the root (`/build` is the root's `build` only, as in
     /// `.gitignore`, where `build` is any item so named).
     public init(_ pattern: String) {
+        self.init(pattern: pattern, bytes: Array(pattern.utf8))
+    }
+
+    /// Compiles a pattern given as bytes, which need not be UTF-8: a name is bytes, and a
+    /// pattern for names that are not UTF-8 must be too (`--include $'caf\xe9*'`). Otherwise
+    /// as ``init(_:)``.
+    public init(bytes: [UInt8]) {
+        self.init(pattern: String(decoding: bytes, as: UTF8.self), bytes: bytes)
+    }
+
+    private init(pattern: String, bytes patternBytes: [UInt8]) {
         self.pattern = pattern
-        var bytes = Array(pattern.utf8)
+        self.patternBytes = patternBytes
+        var bytes = patternBytes
         while bytes.count > 1 && bytes.last == UInt8(ascii: "/") { bytes.removeLast() }
         let isAnchored = bytes.count > 1 && bytes.first == UInt8(ascii: "/")
         if bytes.first == UInt8(ascii: "/") && bytes.count > 1 { bytes.removeFirst() }

@@ -79,9 +79,9 @@ package enum SnapshotArchive {
 
         writer.data(root)
         writer.varint(scanner.filter.include.count)
-        for glob in scanner.filter.include { writer.data(Array(glob.pattern.utf8)) }
+        for glob in scanner.filter.include { writer.data(glob.patternBytes) }
         writer.varint(scanner.filter.exclude.count)
-        for glob in scanner.filter.exclude { writer.data(Array(glob.pattern.utf8)) }
+        for glob in scanner.filter.exclude { writer.data(glob.patternBytes) }
         let rootStatus = snapshot.status
         writer.varint(rootStatus.device)
         writer.varint(rootStatus.inode)
@@ -233,11 +233,11 @@ package enum SnapshotArchive {
         guard root.first == UInt8(ascii: "/"), !root.contains(0) else { throw SnapshotFormatFault("the root is not an absolute path") }
         var include: [PathGlob] = []
         for _ in 0..<(try reader.count(atMost: reader.remaining, "a pattern count")) {
-            include.append(PathGlob(try pattern(&reader)))
+            include.append(PathGlob(bytes: try reader.data()))
         }
         var exclude: [PathGlob] = []
         for _ in 0..<(try reader.count(atMost: reader.remaining, "a pattern count")) {
-            exclude.append(PathGlob(try pattern(&reader)))
+            exclude.append(PathGlob(bytes: try reader.data()))
         }
         let scanner = SnapshotScanner(
             isRecursive: flags.contains(.recursive),
@@ -272,12 +272,6 @@ package enum SnapshotArchive {
         }
         guard reader.isAtEnd else { throw SnapshotFormatFault("\(reader.remaining) bytes after the last entry") }
         return Contents(root: root, scanner: scanner, snapshot: RootSnapshot(status: rootStatus, tree: tree), entryCount: entryCount)
-    }
-
-    private static func pattern(_ reader: inout SnapshotByteReader) throws(SnapshotFormatFault) -> String {
-        let bytes = try reader.data()
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw SnapshotFormatFault("a filter pattern is not UTF-8") }
-        return text
     }
 
     private struct Frame {
