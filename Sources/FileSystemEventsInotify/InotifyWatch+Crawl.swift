@@ -545,7 +545,7 @@ extension InotifyWatch {
     /// directories the crawl did not take.
     private mutating func releaseUnheld(_ watches: [CInt]) {
         for watch in watches where targets[watch] == nil {
-            kernel?.removeWatch(watch)
+            releasedWatches.append(watch)
         }
     }
 

@@ -1533,7 +1533,16 @@ extension InotifyWatch {
     mutating func releaseIfUnused(_ watch: CInt, droppedByKernel: Bool = false) {
         guard let target = targets[watch], target.isEmpty else { return }
         targets[watch] = nil
-        if !droppedByKernel { kernel?.removeWatch(watch) }
+        if !droppedByKernel { releasedWatches.append(watch) }
+    }
+
+    /// Removes the next batch of ``releasedWatches`` from the kernel, just before a read. A
+    /// watch the model took again meanwhile is kept: `inotify_add_watch` on the same inode
+    /// (the directory moved back in) answers with the watch that still stands.
+    mutating func removeReleasedWatches() {
+        for watch in releasedWatches.take(atMost: ReleasedWatches.batchSize) where targets[watch] == nil {
+            kernel?.removeWatch(watch)
+        }
     }
 
     /// `IN_IGNORED`: the kernel dropped the watch (its directory is gone, or it was removed).

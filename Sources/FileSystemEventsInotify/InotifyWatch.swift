@@ -50,6 +50,8 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     var roots: [WatchedRoot] = []
     /// What each watch descriptor stands for.
     var targets: [CInt: WatchTargets] = [:]
+    /// Watches no longer in ``targets``, removed from the kernel before the coming reads.
+    var releasedWatches = ReleasedWatches()
     var batcher: EventBatcher
     /// Events produced while handling the current kernel read, delivered through `batcher`.
     var produced: [FileSystemEvent] = []
@@ -327,7 +329,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             // Creations and crawls still waiting for the model to catch up are looked at again
             // soon even if the kernel says nothing more: the queue they waited for may be
             // empty already (a read stopped early for the consumer, or a move still settling).
-            let hasPendingWork = waitsForTheQueue || linkAuditSince != nil
+            let hasPendingWork = waitsForTheQueue || linkAuditSince != nil || !releasedWatches.isEmpty
             if hasPendingWork { timeout = timeout < 0 ? 2 : min(timeout, 2) }
             if let deadline = settle?.nextDeadlineNanoseconds {
                 let wait = MonotonicClock.pollTimeout(from: MonotonicClock.nanoseconds(), until: deadline)
@@ -453,6 +455,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                 // late creations are examined anyway.
                 performRequestedReconcile(queueDrained: false)
             }
+            if !releasedWatches.isEmpty { removeReleasedWatches() }
             let before = WallClock.wallNanoseconds()
             drainedBeforeRead = drainedAt
             parsed.removeAll(keepingCapacity: true)

@@ -59,6 +59,34 @@ extension ConformanceSuite {
             try watch.expect(.created, "flood2-renamed/after.txt")
             try watch.assertReplayMatchesDisk("after recovery")
         },
+        ConformanceScenario(126, "a subtree of more directories than the kernel queue holds, moved out of the tree and back: no overflow, nothing lost") { context in
+            // Unwatching the subtree removes a watch per directory, and the kernel queues an
+            // `IN_IGNORED` for each: all at once, they overflowed the queue, and a plain `mv`
+            // cost a rescan of the whole tree (and an overflow told to the consumer).
+            let count = Self.kernelQueueLimit() + 2_000
+            guard count <= 70_000 else {
+                throw ConformanceSkip("fs.inotify.max_queued_events is \(Self.kernelQueueLimit()): a subtree beyond it takes too long to make here")
+            }
+            try context.tree.makeDirectory("big")
+            for index in 0..<count { try context.tree.makeDirectory(RelativePath("big/d\(index)")) }
+            try context.tree.write("big/d0/file.txt", "f")
+            try context.tree.makeDirectory("away", in: .outside)
+            let watch = try await context.watch()
+            try context.tree.rename("big", to: "away/big", to: .outside)
+            try await watch.sync()
+            try watch.expect(.removed, "big")
+            // Moved back in: watched again, the watches just released taken back or added anew.
+            try context.tree.rename("away/big", to: "back", from: .outside)
+            try context.tree.write("back/d1/inside.txt", "i")
+            try await watch.sync()
+            try watch.expectCreated(endingAt: "back/d1/inside.txt")
+            let capabilities = watch.source.capabilities
+            if capabilities.canOverflow && capabilities.isEventDriven {
+                try check(!watch.events.contains { $0.kind == .overflow },
+                          "moving \(count) watched directories out of the tree overflowed the kernel queue: the watches' own removal queued an event each")
+            }
+            try watch.assertReplayMatchesDisk()
+        },
     ]
 
     /// `fs.inotify.max_queued_events`, or its default where there is no such file.
