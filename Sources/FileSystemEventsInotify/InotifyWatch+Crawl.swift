@@ -212,6 +212,18 @@ extension InotifyWatch {
         } else {
             path = absolute()
         }
+        return addKernelWatch(path: path, mask: mask)
+    }
+
+    /// `inotify_add_watch`. Where the watch limit is reached while released watches still wait
+    /// for their removal (``releasedWatches``), those go at once and the watch is tried again:
+    /// a subtree moved out and one as large moved in would otherwise count twice against
+    /// `fs.inotify.max_user_watches` for a moment (at the price of the overflow that removing
+    /// them all at once may cause).
+    mutating func addKernelWatch(path: [UInt8], mask: Inotify.Mask) -> Result<CInt, Errno> {
+        let result = kernel?.addWatch(path: path, mask: mask) ?? .failure(.badFileDescriptor)
+        guard case .failure(.noSpace) = result, !releasedWatches.isEmpty else { return result }
+        while !releasedWatches.isEmpty { removeReleasedWatches() }
         return kernel?.addWatch(path: path, mask: mask) ?? .failure(.badFileDescriptor)
     }
 

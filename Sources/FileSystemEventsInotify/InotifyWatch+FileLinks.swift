@@ -288,7 +288,8 @@ extension InotifyWatch {
     /// watched, or at `path` (the file's path) where `/proc` is not mounted. `nil` without a
     /// kernel.
     mutating func addFileWatch(pinned: CInt, path: [UInt8]) -> Result<CInt, Errno>? {
-        kernel?.addWatch(path: ProcessDescriptors.areVisible ? ProcessDescriptors.path(of: pinned) : path, mask: Self.fileLinkMask)
+        guard kernel != nil else { return nil }
+        return addKernelWatch(path: ProcessDescriptors.areVisible ? ProcessDescriptors.path(of: pinned) : path, mask: Self.fileLinkMask)
     }
 }
 #endif
