@@ -472,9 +472,10 @@ final class InotifyToolsOwner: Sendable {
     /// of them is with its sources.
     private let isRouting = Atomic<Bool>(false)
 
+    /// Reads the library's queue and routes what it reads, until the sentinel's event.
     ///
-    /// - Parameter yieldingToRequests: return after a read when requests wait, so they are
-    ///   served (otherwise only the sentinel's event ends it).
+    /// - Parameter yieldingToRequests: also return after a read when requests wait, so they
+    ///   are served soon.
     private func dispatchEvents(until sentinelWatch: CInt, buffer: UnsafeMutableRawBufferPointer, yieldingToRequests: Bool = true) {
         var held: Inotify.Event? {
             didSet { isHoldingMove.store(held != nil, ordering: .releasing) }
