@@ -566,6 +566,7 @@ extension InotifyWatch {
     /// `chmod` that makes it readable again has it rescanned.
     mutating func reportInaccessible(_ directory: WatchedDirectory, errno: Errno) {
         directory.isListed = false
+        mayHoldUnexamined = true
         let absolute = roots[directory.root].paths.bytes(directory.relativePath)
         diagnose(.unreadableDirectory, absolute, errno: errno,
                  "cannot read \(FilePath(bytes: absolute)) (\(errno)); its contents are not reported until it becomes readable")

@@ -39,6 +39,10 @@ extension InotifyWatch {
         /// Its place among the creations queued (``InotifyWatch/creationsQueued``), to tell
         /// whether the name left after it (``InotifyWatch/namesLeftWhilePending``).
         var sequence: UInt64 = 0
+        /// Not a name the kernel reported made or moved in, but one looked at again to confirm
+        /// what the model says it holds (both names of a rename onto an item): where the
+        /// watcher may not look, nothing is recorded for it.
+        var isCheck = false
 
         /// This creation, to be examined again: what was found is dropped, and `now`, when given,
         /// becomes the time it first had to wait, unless it had waited before.
@@ -302,9 +306,22 @@ extension InotifyWatch {
             }
             if entry.type == .file, let id { lastReportedChange = ReportedChange(identity: id, kind: kind) }
         }
-        // A directory the model could not read may have become readable (a chmod).
-        if kind == .attributesChanged, let child = entry.directory, !child.isListed {
-            rescanBecomingReadable(child)
+        // A directory the model could not read may have become readable (a chmod), and so may
+        // those below it that it kept from being searched (`chmod 0 S; touch S/d/g; chmod 755
+        // S` left `S/d/g` unknown, and a directory made in `S/d` unwatched, for good).
+        if kind == .attributesChanged, let child = entry.directory {
+            if !child.isListed {
+                rescanBecomingReadable(child)
+            } else if mayHoldUnexamined {
+                for node in unlistedDirectories(within: child) { rescanBecomingReadable(node) }
+            }
+        }
+        // Written through a name the watcher could not look at: it may be another name of a
+        // file in view (`ln top S/h; echo >> S/h` with `S` mode 0), which the files with
+        // several names are looked at for once the creations are applied, as for a written
+        // name found gone (``checkFilesWrittenThroughLostNames()``).
+        if kind == .modified && entry.inode == 0 && entry.type != .directory {
+            writtenNameGoneSince = min(writtenNameGoneSince ?? .max, drainedBeforeRead - Self.changeTimeMarginNanoseconds)
         }
     }
 
@@ -407,7 +424,8 @@ extension InotifyWatch {
     /// - Parameter replacing: the kernel reported a move onto the name (`IN_MOVED_TO`), which
     ///   replaces whatever stood there without an event of its own; see
     ///   ``PendingCreation/replacedInode``.
-    mutating func handleCreation(named name: [UInt8], in directory: WatchedDirectory, isDirectoryHint: Bool, replacing: Bool = false) {
+    mutating func handleCreation(named name: [UInt8], in directory: WatchedDirectory, isDirectoryHint: Bool, replacing: Bool = false,
+                                 isCheck: Bool = false) {
         // The path is joined only for a filter: a burst of creations is mostly this call.
         if !options.filter.isEmpty {
             let path = directory.relativePath.appendingComponent(name)
@@ -417,6 +435,7 @@ extension InotifyWatch {
         creation.isMoveIn = replacing
         creationsQueued += 1
         creation.sequence = creationsQueued
+        creation.isCheck = isCheck
         if replacing, let replaced = directory.children[name]?.inode {
             creation.replacedInode = replaced
             replacedNames[NameInModel(directory, name)] = replaced
@@ -804,7 +823,10 @@ extension InotifyWatch {
             pendingFailure = pendingFailure ?? .systemCallFailed(call: "open", path: FilePath(bytes: path), errno: errno)
             return .done
         case .inaccessible(let errno):
-            recordUnexamined(creation, errno: errno)
+            // A check of a name the model accounts for: nothing new to record (after `mv e
+            // keep` onto a known `keep`, where the watcher may not look, the check of `e`
+            // put a phantom `e` in the model).
+            if !creation.isCheck { recordUnexamined(creation, errno: errno) }
             return .done
         case .found(let found, let foundType, let foundIdentity):
             (status, type, identity) = (found, foundType, foundIdentity)
@@ -912,6 +934,10 @@ extension InotifyWatch {
         let directory = creation.directory
         guard directory.children[creation.name] == nil else { return }
         if let left = namesLeftWhilePending[NameInModel(directory, creation.name)], left >= creation.sequence { return }
+        // Written through before it was looked at: see ``reportChange(_:named:in:)``.
+        if !changesWhilePending.isEmpty && changesWhilePending.contains(.modified, for: NameInModel(directory, creation.name)) {
+            writtenNameGoneSince = min(writtenNameGoneSince ?? .max, changesWhilePendingSince)
+        }
         let type: FileItemType = creation.isDirectory ? .directory : .unknown
         var entry = WatchedEntry(type: type, inode: 0)
         if creation.isDirectory && options.isRecursive {
@@ -1021,13 +1047,39 @@ extension InotifyWatch {
         // Both names are examined once the queue is read, as an exchange's are: after a plain
         // replacement each holds what the model says, and nothing is reported.
         if let replaced {
-            handleCreation(named: source.name, in: sourceDirectory, isDirectoryHint: replaced.type == .directory)
-            handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: entry.type == .directory)
+            handleCreation(named: source.name, in: sourceDirectory, isDirectoryHint: replaced.type == .directory, isCheck: true)
+            handleCreation(named: destination.name, in: destinationDirectory, isDirectoryHint: entry.type == .directory, isCheck: true)
         }
         // What lies below a moved directory is filtered anew where the filter looks at paths.
         if entry.type == .directory && options.isRecursive && mustRefilter(entry, movedFrom: oldPath, to: newPath) {
             refilterMovedDirectory(named: destination.name, in: destinationDirectory, path: newPath)
         }
+        // Directories below it that the watcher could not read or look into where they were
+        // (a parent it may not search) are looked at where they are now: `mv S/d o` with `S`
+        // mode 0 left `o/a` unknown and `o/sub` empty.
+        if mayHoldUnexamined, let moved = destinationDirectory.children[destination.name]?.directory {
+            for node in unlistedDirectories(within: moved) { rescanBecomingReadable(node) }
+        }
+    }
+
+    /// The directories of `directory`'s subtree (itself included) that are not listed, the
+    /// highest of each branch only (a rescan of one covers what is below it); none unless
+    /// ``mayHoldUnexamined``.
+    func unlistedDirectories(within directory: WatchedDirectory) -> [WatchedDirectory] {
+        guard mayHoldUnexamined else { return [] }
+        var found: [WatchedDirectory] = []
+        var inside: Set<ObjectIdentifier> = []
+        directory.forEachDirectory { node in
+            guard !node.isListed else { return }
+            var ancestor = node.parent
+            while let current = ancestor, current !== directory.parent {
+                if inside.contains(ObjectIdentifier(current)) { return }
+                ancestor = current.parent
+            }
+            inside.insert(ObjectIdentifier(node))
+            found.append(node)
+        }
+        return found
     }
 
     /// Whether a directory moved from `oldPath` to `newPath` is filtered anew: the filter may

@@ -106,6 +106,11 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// sub/n out` read together left `sub/n` in a consumer's replay, with `sub` mode 0600
     /// (``recordUnexamined(_:errno:)``). Emptied with the creations.
     var namesLeftWhilePending: [NameInModel: UInt64] = [:]
+    /// Set once a name could not be examined or a directory could not be read (permissions):
+    /// the model may hold directories not listed, and names of unknown type and identity, to
+    /// look at again when a `chmod` or a move may have made them visible
+    /// (``unlistedDirectories(within:)``). Until then, none of that costs a walk.
+    var mayHoldUnexamined = false
     /// Changes the kernel reported for names the model does not have yet, while creations
     /// wait to be examined: a new hard link written or changed through before its creation was
     /// applied changed the file's other names too (``reportChange(_:named:in:)``). Emptied

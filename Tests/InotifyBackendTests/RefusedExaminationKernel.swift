@@ -2,6 +2,7 @@
 import FileSystemEventsCore
 import FileSystemEventsInotify
 import Glibc
+import Synchronization
 import SystemPackage
 
 /// The real kernel, except that looking at a name in one directory fails with `EACCES`: the
@@ -11,11 +12,20 @@ import SystemPackage
 ///
 /// Changes may also be put off to the next read (``ChangesBeforeNextRead``).
 struct RefusedExaminationKernel: RealKernelWrapper {
+    /// Whether lookups are refused; shared with the test, which lifts the refusal where the
+    /// real kernel would (a `chmod` that makes the directory searchable, a move out of it).
+    final class Refusal: Sendable {
+        private let refusing = Mutex(true)
+        var isOn: Bool { refusing.withLock { $0 } }
+        func lift() { refusing.withLock { $0 = false } }
+    }
+
     var real: RawInotifyKernel
     private let refused: (device: UInt64, inode: UInt64)
     private let changes: ChangesBeforeNextRead
+    private let refusal: Refusal
 
-    init(refusingLookupsIn directory: FilePath, changes: ChangesBeforeNextRead) throws(FileSystemEventsError) {
+    init(refusingLookupsIn directory: FilePath, changes: ChangesBeforeNextRead, refusal: Refusal = Refusal()) throws(FileSystemEventsError) {
         var status = stat()
         guard stat(directory.string, &status) == 0 else {
             throw .systemCallFailed(call: "stat", path: directory, errno: Errno(rawValue: errno))
@@ -23,6 +33,7 @@ struct RefusedExaminationKernel: RealKernelWrapper {
         real = try RawInotifyKernel()
         refused = (UInt64(status.st_dev), UInt64(status.st_ino))
         self.changes = changes
+        self.refusal = refusal
     }
 
     mutating func read(into events: inout [Inotify.Event], maximumBytes: Int) -> Result<Void, Errno> {
@@ -32,7 +43,7 @@ struct RefusedExaminationKernel: RealKernelWrapper {
 
     func status(of name: UnsafePointer<CChar>, relativeTo directory: CInt, followSymlinks: Bool) -> Result<FileStatus, Errno> {
         var status = stat()
-        if fstat(directory, &status) == 0 && UInt64(status.st_dev) == refused.device && UInt64(status.st_ino) == refused.inode {
+        if refusal.isOn, fstat(directory, &status) == 0, UInt64(status.st_dev) == refused.device, UInt64(status.st_ino) == refused.inode {
             return .failure(.permissionDenied)
         }
         return real.status(of: name, relativeTo: directory, followSymlinks: followSymlinks)

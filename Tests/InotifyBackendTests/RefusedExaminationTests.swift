@@ -72,22 +72,136 @@ struct RefusedExaminationTests {
         try expectReplayMatches(tree, before, reader.events)
     }
 
+    // A parent the watcher may not search (`S` mode 0 while it watches `S/d`): the names of
+    // `S/d` cannot be looked at, though `S/d`'s watch hears them. Refused in `sub/d` here.
+
+    @Test("a directory below one the watcher may not search, moved where it can, arrives with what it holds")
+    func directoryBelowMovedOut() async throws {
+        let tree = try ScratchTree()
+        defer { tree.remove() }
+        try tree.makeDirectories("sub/d")
+        let refusal = RefusedExaminationKernel.Refusal()
+        var reader = try await collector(for: tree, refusing: "sub/d", refusal: refusal)
+        let before = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
+
+        try tree.write("sub/d/a", "a")
+        try tree.makeDirectory("sub/d/inner")
+        try tree.write("sub/d/inner/b", "b")
+        try await reader.collect(until: "inner")
+        // Out of `sub`, which the watcher could not search: it may look now.
+        refusal.lift()
+        try tree.rename("sub/d", to: "moved")
+        try tree.write("marker", "after every change above")
+        try await reader.collect(until: "marker")
+
+        try expectReplayMatches(tree, before, reader.events, unknownAllowedIn: nil)
+    }
+
+    @Test("a chmod that makes a parent searchable again has the names below it looked at, and a directory made there watched")
+    func parentMadeSearchableAgain() async throws {
+        let tree = try ScratchTree()
+        defer { tree.remove() }
+        try tree.makeDirectories("sub/d")
+        let refusal = RefusedExaminationKernel.Refusal()
+        var reader = try await collector(for: tree, refusing: "sub/d", refusal: refusal)
+        let before = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
+
+        try tree.write("sub/d/g", "g")
+        try tree.makeDirectory("sub/d/inner")
+        try tree.write("sub/d/inner/b", "b")
+        try await reader.collect(until: "inner")
+        refusal.lift()
+        try tree.changeMode("sub", to: 0o755)
+        try tree.write("sub/d/inner/later", "heard only if inner is watched")
+        try await reader.collect(until: "later")
+
+        try expectReplayMatches(tree, before, reader.events, unknownAllowedIn: nil)
+    }
+
+    @Test("a name the watcher may not look at, renamed onto a known one, leaves no phantom behind")
+    func renamedOntoKnownName() async throws {
+        let tree = try ScratchTree()
+        defer { tree.remove() }
+        try tree.makeDirectory("sub")
+        try tree.write("sub/keep", "known since ready")
+        var reader = try await collector(for: tree, changes: ChangesBeforeNextRead())
+        let before = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
+
+        try tree.write("sub/e", "e")
+        try await reader.collect(until: "e")
+        try tree.rename("sub/e", to: "sub/keep")
+        try tree.write("marker", "after every change above")
+        try await reader.collect(until: "marker")
+
+        try expectReplayMatches(tree, before, reader.events)
+    }
+
+    @Test("a write through a link the watcher may not look at is told at the file's names in view")
+    func writtenThroughUnexaminedLink() async throws {
+        let tree = try ScratchTree()
+        defer { tree.remove() }
+        try tree.makeDirectory("sub")
+        try tree.write("top", "one file, two names in view")
+        try tree.hardLink("visible", to: "top")
+        var reader = try await collector(for: tree, changes: ChangesBeforeNextRead())
+        let before = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
+
+        try tree.hardLink("sub/h", to: "top")
+        try await reader.collect(until: "h")
+        try tree.append("sub/h", " written through sub/h")
+        try tree.write("marker", "after every change above")
+        try await reader.collect(until: "marker")
+
+        try expectReplayMatches(tree, before, reader.events)
+    }
+
+    @Test("a write through a link the watcher may not look at, read with the link's creation, is told at the file's names in view")
+    func writtenThroughUnexaminedLinkReadTogether() async throws {
+        let tree = try ScratchTree()
+        defer { tree.remove() }
+        try tree.makeDirectory("sub")
+        try tree.write("top", "one file, two names in view")
+        try tree.hardLink("visible", to: "top")
+        let changes = ChangesBeforeNextRead()
+        var reader = try await collector(for: tree, changes: changes)
+        let before = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
+
+        changes.make { [tree] in
+            try? tree.hardLink("sub/h", to: "top")
+            try? tree.append("sub/h", " written through sub/h")
+        }
+        try tree.write("wake", "w")
+        try await reader.collect(until: "wake")
+        try tree.write("marker", "after every change above")
+        try await reader.collect(until: "marker")
+
+        try expectReplayMatches(tree, before, reader.events)
+    }
+
     private func collector(for tree: ScratchTree, changes: ChangesBeforeNextRead) async throws -> MarkerCollector {
-        let refused = tree.path("sub")
+        try await collector(for: tree, refusing: "sub", changes: changes)
+    }
+
+    private func collector(for tree: ScratchTree, refusing directory: RelativePath, changes: ChangesBeforeNextRead = ChangesBeforeNextRead(),
+                           refusal: RefusedExaminationKernel.Refusal = .init()) async throws -> MarkerCollector {
+        let refused = tree.path(directory)
         let stream = InotifyEventSource.updates(options: WatchOptions(roots: [tree.root])) { () throws(FileSystemEventsError) in
-            try RefusedExaminationKernel(refusingLookupsIn: refused, changes: changes)
+            try RefusedExaminationKernel(refusingLookupsIn: refused, changes: changes, refusal: refusal)
         }
         return try await MarkerCollector(stream)
     }
 
-    /// The replay equals the disk, except for the type of a name directly in `sub`, which the
-    /// watcher may not know.
-    private func expectReplayMatches(_ tree: ScratchTree, _ before: DiskTree, _ events: [FileSystemEvent]) throws {
+    /// The replay equals the disk, except for the type of a name directly in `unknownAllowedIn`,
+    /// which the watcher may not know.
+    private func expectReplayMatches(_ tree: ScratchTree, _ before: DiskTree, _ events: [FileSystemEvent],
+                                     unknownAllowedIn directory: String? = "sub") throws {
         var model = ReplayModel(initial: before, root: tree.root)
         for event in events { model.apply(event) }
         let after = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
-        let problems = (model.anomalies + model.differences(from: after)).filter {
-            !($0.hasPrefix("type differs at sub/") && $0.contains(": replay unknown,") && !$0.dropFirst("type differs at sub/".count).contains("/"))
+        let problems = (model.anomalies + model.differences(from: after)).filter { problem in
+            guard let directory else { return true }
+            let prefix = "type differs at \(directory)/"
+            return !(problem.hasPrefix(prefix) && problem.contains(": replay unknown,") && !problem.dropFirst(prefix.count).contains("/"))
         }
         #expect(problems.isEmpty, "\(problems)\n\(describe(events))")
     }
