@@ -96,12 +96,6 @@ final class InotifyToolsOwner: Sendable {
         var shutdownWaiters: [DispatchSemaphore] = []
         /// The library's inotify descriptor, found through `/proc/self/fdinfo` (-1 if not).
         var libraryDescriptor: CInt = -1
-        /// Watches no source holds any more, for the owner to remove a batch at a time with the
-        /// queue read in between (``removeUnheldWatches()``).
-        var unheldWatches = ReleasedWatches()
-        /// Kernel watches removed since the owner last read the library's queue: each queued an
-        /// `IN_IGNORED` there.
-        var removalsSinceRead = 0
     }
 
     private let state = Mutex(State())
@@ -159,11 +153,7 @@ final class InotifyToolsOwner: Sendable {
                     shutdown = waiter
                     return
                 }
-                // Removed by the owner a batch at a time, the queue read between batches: a
-                // source that held 20,000 watches queued as many `IN_IGNORED` events at once,
-                // past `fs.inotify.max_queued_events`, and every other source in the process
-                // was told of an overflow and rescanned its whole tree.
-                for watch in unused { state.unheldWatches.append(watch) }
+                for watch in unused { Self.removeKernelWatch(watch, state: &state) }
             }
             // Closed here, on the owner thread that routes events, so no delivery can be
             // writing to these descriptors (or to whatever reuses their numbers) meanwhile.
@@ -266,7 +256,6 @@ final class InotifyToolsOwner: Sendable {
     /// nothing more of that directory (a waited-for file root's directory, retired by its
     /// ancestor watch as the root's own watch took it over, went deaf that way).
     private static func removeKernelWatch(_ watch: CInt, state: inout State) {
-        state.removalsSinceRead += 1
         if state.libraryDescriptor >= 0 {
             Inotify.removeWatch(state.libraryDescriptor, watch: watch)
         } else {
@@ -387,18 +376,17 @@ final class InotifyToolsOwner: Sendable {
                     state.sentinel = nil
                     state.libraryDescriptor = -1
                     state.deferredRemovals = []
-                    // Closing the library's descriptor drops them all.
-                    state.unheldWatches = ReleasedWatches()
                     return ([], true)
                 }
                 return (requests, false)
             }
             if done { break }
             // A new source arrived before the library shut down: the previous one's watches
-            // go now (a batch at a time), unless the new source holds them too.
+            // go now, unless the new source holds them too.
             state.withLock { state in
-                for watch in state.deferredRemovals { state.unheldWatches.append(watch) }
+                let deferred = state.deferredRemovals.filter { state.holders[$0] == nil }
                 state.deferredRemovals = []
+                for watch in deferred { Self.removeKernelWatch(watch, state: &state) }
             }
             // The library stays up for the new source: whoever waited for it to close stops
             // waiting.
@@ -409,14 +397,6 @@ final class InotifyToolsOwner: Sendable {
             }
             for waiter in handedOver { waiter.signal() }
             for request in requests { request() }
-            let (unheld, removals) = state.withLock { (!$0.unheldWatches.isEmpty, $0.removalsSinceRead) }
-            if unheld {
-                removeUnheldWatches(readingWith: sentinelWatch, buffer: readBuffer)
-            } else if removals >= ReleasedWatches.batchSize {
-                // Sources removing watches one request at a time (a subtree moved out of their
-                // view): their `IN_IGNORED` events are read before more are queued.
-                readQueued(until: sentinelWatch, buffer: readBuffer)
-            }
             if !requests.isEmpty { continue }
             guard initialized else {
                 // Only failing subscribers to serve: wait for their requests.
@@ -472,11 +452,7 @@ final class InotifyToolsOwner: Sendable {
     /// of them is with its sources.
     private let isRouting = Atomic<Bool>(false)
 
-    /// Reads the library's queue and routes what it reads, until the sentinel's event.
-    ///
-    /// - Parameter yieldingToRequests: also return after a read when requests wait, so they
-    ///   are served soon.
-    private func dispatchEvents(until sentinelWatch: CInt, buffer: UnsafeMutableRawBufferPointer, yieldingToRequests: Bool = true) {
+    private func dispatchEvents(until sentinelWatch: CInt, buffer: UnsafeMutableRawBufferPointer) {
         var held: Inotify.Event? {
             didSet { isHoldingMove.store(held != nil, ordering: .releasing) }
         }
@@ -537,7 +513,7 @@ final class InotifyToolsOwner: Sendable {
                 if isSentinel { return }
                 if held != nil {
                     wake()
-                } else if yieldingToRequests && hasPendingRequests {
+                } else if hasPendingRequests {
                     return
                 }
             }
@@ -564,38 +540,10 @@ final class InotifyToolsOwner: Sendable {
             if sawSentinel { return }
             if held != nil {
                 wake()
-            } else if yieldingToRequests && hasPendingRequests {
+            } else if hasPendingRequests {
                 return
             }
         }
-    }
-
-    /// Removes the watches no source holds (``State/unheldWatches``), a batch at a time, reading
-    /// the queue after each batch so that their `IN_IGNORED` events never fill it. A watch a
-    /// source took again meanwhile is kept (the kernel answers a watch of the same inode with
-    /// the watch that still stands).
-    private func removeUnheldWatches(readingWith sentinelWatch: CInt, buffer: UnsafeMutableRawBufferPointer) {
-        while true {
-            let removed = state.withLock { state -> Int in
-                var removed = 0
-                for watch in state.unheldWatches.take(atMost: ReleasedWatches.batchSize) where state.holders[watch] == nil {
-                    Self.removeKernelWatch(watch, state: &state)
-                    removed += 1
-                }
-                return removed
-            }
-            if removed > 0 { readQueued(until: sentinelWatch, buffer: buffer) }
-            if state.withLock({ $0.unheldWatches.isEmpty }) { return }
-        }
-    }
-
-    /// Reads and routes everything queued now: the sentinel is touched, and its event, queued
-    /// behind all the others, ends the reading. Requests wait meanwhile.
-    private func readQueued(until sentinelWatch: CInt, buffer: UnsafeMutableRawBufferPointer) {
-        state.withLock { $0.removalsSinceRead = 0 }
-        guard sentinelWatch >= 0 else { return }
-        wake()
-        dispatchEvents(until: sentinelWatch, buffer: buffer, yieldingToRequests: false)
     }
 
     private var hasPendingRequests: Bool {
