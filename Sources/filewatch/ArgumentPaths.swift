@@ -50,6 +50,13 @@ enum RawArguments {
         return String(scalars)
     }
 
+    /// The bytes of an argument from ``decoded`` that held a byte that is not UTF-8; `nil`
+    /// for one that did not, which is its `String` as it is.
+    static func escapedBytes(of argument: String) -> [UInt8]? {
+        guard hasEscapes, argument.unicodeScalars.contains(where: isEscape) else { return nil }
+        return bytes(of: argument)
+    }
+
     /// The bytes of an argument from ``decoded``.
     static func bytes(of argument: String) -> [UInt8] {
         var bytes: [UInt8] = []
@@ -67,11 +74,11 @@ enum RawArguments {
 extension FilePath {
     /// The path a command-line argument names, byte for byte (see ``RawArguments``).
     init(argument: String) {
-        guard RawArguments.hasEscapes, argument.unicodeScalars.contains(where: RawArguments.isEscape) else {
+        if let bytes = RawArguments.escapedBytes(of: argument) {
+            self.init(bytes: bytes)
+        } else {
             self.init(argument)
-            return
         }
-        self.init(bytes: RawArguments.bytes(of: argument))
     }
 }
 
@@ -80,11 +87,11 @@ extension PathGlob {
     /// for names that are not UTF-8 (`--include $'caf\xe9*'`) matched nothing, its bytes
     /// having become U+FFFD.
     init(argument: String) {
-        guard RawArguments.hasEscapes, argument.unicodeScalars.contains(where: RawArguments.isEscape) else {
+        if let bytes = RawArguments.escapedBytes(of: argument) {
+            self.init(bytes: bytes)
+        } else {
             self.init(argument)
-            return
         }
-        self.init(bytes: RawArguments.bytes(of: argument))
     }
 }
 

@@ -19,20 +19,11 @@ struct LinkLeftBehindTests {
         try tree.write("a", "one file, three names")
         try tree.hardLink("b", to: "a")
         try tree.hardLink("c", to: "a")
-        let changes = ChangesBeforeNextRead()
-        let stream = InotifyEventSource.updates(options: WatchOptions(roots: [tree.root])) { () throws(FileSystemEventsError) in
-            try ChangingBeforeReadKernel(changes: changes)
-        }
-        var reader = try await MarkerCollector(stream)
-        let before = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
-
-        changes.make { [tree] in
+        let (collector, before) = try await watch(tree, readingTogether: { [tree] in
             try? tree.remove("c")
             try? tree.rename("a", to: "d")
-        }
-        // Wakes the watch, whose next read finds the removal and the rename queued behind it.
-        try tree.write("wake", "w")
-        try await reader.collect(until: "wake")
+        })
+        var reader = collector
         try tree.append("b", " and more")
         try tree.write("marker", "after every change above")
         try await reader.collect(until: "marker")
@@ -52,26 +43,35 @@ struct LinkLeftBehindTests {
         try tree.write("a", "one file, two names")
         try tree.hardLink("b", to: "a")
         try tree.write("t", "another file")
-        let changes = ChangesBeforeNextRead()
-        let stream = InotifyEventSource.updates(options: WatchOptions(roots: [tree.root])) { () throws(FileSystemEventsError) in
-            try ChangingBeforeReadKernel(changes: changes)
-        }
-        var reader = try await MarkerCollector(stream)
-        let before = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
-
-        changes.make { [tree] in
+        let (collector, before) = try await watch(tree, readingTogether: { [tree] in
             try? tree.hardLink("c", to: "a")
             try? tree.append("c", " written through c")
             try? tree.remove("b")
             try? tree.rename("t", to: "c")
-        }
-        try tree.write("wake", "w")
-        try await reader.collect(until: "wake")
+        })
+        var reader = collector
         try tree.write("marker", "after every change above")
         try await reader.collect(until: "marker")
 
         #expect(tree.exists("c") && !tree.exists("b") && !tree.exists("t"), "the changes were not made")
         expectReplayMatches(tree, before, reader.events)
+    }
+
+    /// A watch of `tree` that reads the events of `changes` together: made just before its
+    /// next read, which a write to `wake` in the tree causes. The tree as it was before them.
+    private func watch(_ tree: ScratchTree, readingTogether changes: @escaping @Sendable () -> Void) async throws
+        -> (reader: MarkerCollector, before: DiskTree)
+    {
+        let handed = ChangesBeforeNextRead()
+        let stream = InotifyEventSource.updates(options: WatchOptions(roots: [tree.root])) { () throws(FileSystemEventsError) in
+            try ChangingBeforeReadKernel(changes: handed)
+        }
+        var reader = try await MarkerCollector(stream)
+        let before = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
+        handed.make(changes)
+        try tree.write("wake", "w")
+        try await reader.collect(until: "wake")
+        return (reader, before)
     }
 
     private func expectReplayMatches(_ tree: ScratchTree, _ before: DiskTree, _ events: [FileSystemEvent]) {

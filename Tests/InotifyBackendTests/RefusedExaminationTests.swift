@@ -75,30 +75,17 @@ struct RefusedExaminationTests {
     // A parent the watcher may not search (`S` mode 0 while it watches `S/d`): the names of
     // `S/d` cannot be looked at, though `S/d`'s watch hears them. Refused in `sub/d` here.
 
-    @Test("a directory below one the watcher may not search, moved where it can, arrives with what it holds")
-    func directoryBelowMovedOut() async throws {
-        let tree = try ScratchTree()
-        defer { tree.remove() }
-        try tree.makeDirectories("sub/d")
-        let refusal = RefusedExaminationKernel.Refusal()
-        var reader = try await collector(for: tree, refusing: "sub/d", refusal: refusal)
-        let before = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
-
-        try tree.write("sub/d/a", "a")
-        try tree.makeDirectory("sub/d/inner")
-        try tree.write("sub/d/inner/b", "b")
-        try await reader.collect(until: "inner")
-        // Out of `sub`, which the watcher could not search: it may look now.
-        refusal.lift()
-        try tree.rename("sub/d", to: "moved")
-        try tree.write("marker", "after every change above")
-        try await reader.collect(until: "marker")
-
-        try expectReplayMatches(tree, before, reader.events, unknownAllowedIn: nil)
+    /// How a directory below one the watcher may not search comes into its view.
+    enum Reveal: String, CaseIterable, Sendable {
+        /// Moved out, where the watcher may look (`mv S/d o`).
+        case movedOut
+        /// Its parent made searchable again (`chmod 755 S`).
+        case parentMadeSearchable
     }
 
-    @Test("a chmod that makes a parent searchable again has the names below it looked at, and a directory made there watched")
-    func parentMadeSearchableAgain() async throws {
+    @Test("names below a directory the watcher may not search are looked at once it may, and a directory made there is watched",
+          arguments: Reveal.allCases)
+    func belowUnsearchableRevealed(_ reveal: Reveal) async throws {
         let tree = try ScratchTree()
         defer { tree.remove() }
         try tree.makeDirectories("sub/d")
@@ -110,9 +97,16 @@ struct RefusedExaminationTests {
         try tree.makeDirectory("sub/d/inner")
         try tree.write("sub/d/inner/b", "b")
         try await reader.collect(until: "inner")
+        // Out of `sub`'s way, either way: the watcher may look now.
         refusal.lift()
-        try tree.changeMode("sub", to: 0o755)
-        try tree.write("sub/d/inner/later", "heard only if inner is watched")
+        switch reveal {
+        case .movedOut:
+            try tree.rename("sub/d", to: "moved")
+            try tree.write("moved/inner/later", "heard only if inner is watched")
+        case .parentMadeSearchable:
+            try tree.changeMode("sub", to: 0o755)
+            try tree.write("sub/d/inner/later", "heard only if inner is watched")
+        }
         try await reader.collect(until: "later")
 
         try expectReplayMatches(tree, before, reader.events, unknownAllowedIn: nil)
@@ -136,27 +130,9 @@ struct RefusedExaminationTests {
         try expectReplayMatches(tree, before, reader.events)
     }
 
-    @Test("a write through a link the watcher may not look at is told at the file's names in view")
-    func writtenThroughUnexaminedLink() async throws {
-        let tree = try ScratchTree()
-        defer { tree.remove() }
-        try tree.makeDirectory("sub")
-        try tree.write("top", "one file, two names in view")
-        try tree.hardLink("visible", to: "top")
-        var reader = try await collector(for: tree, changes: ChangesBeforeNextRead())
-        let before = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
-
-        try tree.hardLink("sub/h", to: "top")
-        try await reader.collect(until: "h")
-        try tree.append("sub/h", " written through sub/h")
-        try tree.write("marker", "after every change above")
-        try await reader.collect(until: "marker")
-
-        try expectReplayMatches(tree, before, reader.events)
-    }
-
-    @Test("a write through a link the watcher may not look at, read with the link's creation, is told at the file's names in view")
-    func writtenThroughUnexaminedLinkReadTogether() async throws {
+    @Test("a write through a link the watcher may not look at is told at the file's names in view (read apart, and with the link's creation)",
+          arguments: [false, true])
+    func writtenThroughUnexaminedLink(readTogether: Bool) async throws {
         let tree = try ScratchTree()
         defer { tree.remove() }
         try tree.makeDirectory("sub")
@@ -166,12 +142,18 @@ struct RefusedExaminationTests {
         var reader = try await collector(for: tree, changes: changes)
         let before = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
 
-        changes.make { [tree] in
-            try? tree.hardLink("sub/h", to: "top")
-            try? tree.append("sub/h", " written through sub/h")
+        if readTogether {
+            changes.make { [tree] in
+                try? tree.hardLink("sub/h", to: "top")
+                try? tree.append("sub/h", " written through sub/h")
+            }
+            try tree.write("wake", "w")
+            try await reader.collect(until: "wake")
+        } else {
+            try tree.hardLink("sub/h", to: "top")
+            try await reader.collect(until: "h")
+            try tree.append("sub/h", " written through sub/h")
         }
-        try tree.write("wake", "w")
-        try await reader.collect(until: "wake")
         try tree.write("marker", "after every change above")
         try await reader.collect(until: "marker")
 
