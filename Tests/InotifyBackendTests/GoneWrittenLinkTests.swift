@@ -34,6 +34,7 @@ struct GoneWrittenLinkTests {
         try await reader.collect(until: "c")
         try tree.write("marker", "after every change above")
         try await reader.collect(until: "marker")
+        await reader.stop()
 
         #expect(tree.exists("c") && !tree.exists("b"), "b was not renamed: nothing was tested")
         let told = reader.events.map { "\($0.kind) \($0.path) \($0.isSynthetic ? "[synthetic]" : "")" }.joined(separator: "\n")

@@ -37,6 +37,7 @@ struct HeldCreationExaminationTests {
         try await reader.collect(until: "L")
         try tree.write("marker", "after every change above")
         try await reader.collect(until: "marker")
+        await reader.stop()
 
         #expect(!tree.exists("D"), "D was not moved out: nothing was tested")
         let after = DiskTree.read(root: root, recursive: true) { _, _ in true }

@@ -27,6 +27,7 @@ struct LinkLeftBehindTests {
         try tree.append("b", " and more")
         try tree.write("marker", "after every change above")
         try await reader.collect(until: "marker")
+        await reader.stop()
 
         #expect(tree.exists("d") && !tree.exists("c"), "the changes were not made")
         expectReplayMatches(tree, before, reader.events)
@@ -52,6 +53,7 @@ struct LinkLeftBehindTests {
         var reader = collector
         try tree.write("marker", "after every change above")
         try await reader.collect(until: "marker")
+        await reader.stop()
 
         #expect(tree.exists("c") && !tree.exists("b") && !tree.exists("t"), "the changes were not made")
         expectReplayMatches(tree, before, reader.events)

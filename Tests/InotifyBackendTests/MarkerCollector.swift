@@ -7,17 +7,26 @@ import Testing
 /// such markers, never on time; the suites that use it carry a time limit, so a marker that is
 /// never reported fails the test instead of hanging the run.
 struct MarkerCollector {
+    private let stream: FileSystemEventStream
     private var iterator: FileSystemEventStream.AsyncIterator
     /// Every event delivered so far.
     private(set) var events: [FileSystemEvent] = []
 
     /// Reads `updates` until its `ready`.
     init(_ updates: FileSystemEventStream) async throws {
+        stream = updates
         iterator = updates.makeAsyncIterator()
         while let update = try await iterator.next() {
             if case .ready = update { return }
         }
         Issue.record("the stream ended before ready")
+    }
+
+    /// Ends the watch and returns once its producer has closed every descriptor, so that what
+    /// it holds is not closed during a later test that counts the process's descriptors (the
+    /// watch's thread tears down on its own after the stream is dropped).
+    func stop() async {
+        await stream.stop()
     }
 
     /// Gathers events until a batch names `marker` (as its path's last component).

@@ -33,6 +33,7 @@ struct RefusedExaminationTests {
         try tree.rename("sub/dir", to: "outdir")
         try tree.write("marker", "after every change above")
         try await reader.collect(until: "marker")
+        await reader.stop()
 
         try expectReplayMatches(tree, before, reader.events)
         #expect(reader.events.last { $0.path == tree.path("out") }?.itemType == .file, "out is a file: \(describe(reader.events))")
@@ -67,6 +68,7 @@ struct RefusedExaminationTests {
         try await reader.collect(until: "wake")
         try tree.write("marker", "after every change above")
         try await reader.collect(until: "marker")
+        await reader.stop()
 
         #expect(tree.exists("outdir/inside") && tree.exists("sub/again") && !tree.exists("sub/gone"), "the changes were not made")
         try expectReplayMatches(tree, before, reader.events)
@@ -108,6 +110,7 @@ struct RefusedExaminationTests {
             try tree.write("sub/d/inner/later", "heard only if inner is watched")
         }
         try await reader.collect(until: "later")
+        await reader.stop()
 
         try expectReplayMatches(tree, before, reader.events, unknownAllowedIn: nil)
     }
@@ -126,6 +129,7 @@ struct RefusedExaminationTests {
         try tree.rename("sub/e", to: "sub/keep")
         try tree.write("marker", "after every change above")
         try await reader.collect(until: "marker")
+        await reader.stop()
 
         try expectReplayMatches(tree, before, reader.events)
     }
@@ -156,6 +160,7 @@ struct RefusedExaminationTests {
         }
         try tree.write("marker", "after every change above")
         try await reader.collect(until: "marker")
+        await reader.stop()
 
         try expectReplayMatches(tree, before, reader.events)
     }

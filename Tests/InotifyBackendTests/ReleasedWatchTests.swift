@@ -41,6 +41,7 @@ struct ReleasedWatchTests {
         try await reader.collect(until: "wake")
         try tree.write("arrived/d1/marker", "after every change above")
         try await reader.collect(until: "marker")
+        await reader.stop()
 
         let after = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
         var model = ReplayModel(initial: before, root: tree.root)
