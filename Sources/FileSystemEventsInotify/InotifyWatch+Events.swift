@@ -1056,8 +1056,9 @@ extension InotifyWatch {
         }
         // Directories below it that the watcher could not read or look into where they were
         // (a parent it may not search) are looked at where they are now: `mv S/d o` with `S`
-        // mode 0 left `o/a` unknown and `o/sub` empty.
-        if mayHoldUnexamined, let moved = destinationDirectory.children[destination.name]?.directory {
+        // mode 0 left `o/a` unknown and `o/sub` empty. (An item never examined is examined
+        // where it arrived, above, and a directory crawled anew there.)
+        if mayHoldUnexamined, entry.inode != 0, let moved = destinationDirectory.children[destination.name]?.directory {
             for node in unlistedDirectories(within: moved) { rescanBecomingReadable(node) }
         }
     }
@@ -1068,17 +1069,14 @@ extension InotifyWatch {
     func unlistedDirectories(within directory: WatchedDirectory) -> [WatchedDirectory] {
         guard mayHoldUnexamined else { return [] }
         var found: [WatchedDirectory] = []
-        var inside: Set<ObjectIdentifier> = []
-        directory.forEachDirectory { node in
-            guard !node.isListed else { return }
-            var ancestor = node.parent
-            while let current = ancestor, current !== directory.parent {
-                if inside.contains(ObjectIdentifier(current)) { return }
-                ancestor = current.parent
+        func collect(_ node: WatchedDirectory) {
+            guard node.isListed else {
+                found.append(node)
+                return
             }
-            inside.insert(ObjectIdentifier(node))
-            found.append(node)
+            for entry in node.children.values { if let child = entry.directory { collect(child) } }
         }
+        collect(directory)
         return found
     }
 

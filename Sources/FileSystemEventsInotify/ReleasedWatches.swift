@@ -15,16 +15,14 @@ package struct ReleasedWatches {
     private var watches: [CInt] = []
     private var next = 0
 
-    package init() {}
+    var isEmpty: Bool { next == watches.count }
 
-    package var isEmpty: Bool { next == watches.count }
-
-    package mutating func append(_ watch: CInt) {
+    mutating func append(_ watch: CInt) {
         watches.append(watch)
     }
 
     /// Takes the next `count` watches at most, oldest first.
-    package mutating func take(atMost count: Int) -> ArraySlice<CInt> {
+    mutating func take(atMost count: Int) -> ArraySlice<CInt> {
         let end = min(watches.count, next + count)
         let batch = watches[next..<end]
         next = end

@@ -37,6 +37,10 @@ struct RefusedExaminationTests {
 
         try expectReplayMatches(tree, before, reader.events)
         #expect(reader.events.last { $0.path == tree.path("out") }?.itemType == .file, "out is a file: \(describe(reader.events))")
+        // Told with what it is where it arrived (docs/cli-json.md, `type`): the directory too.
+        let arrived = reader.events.last { $0.path == tree.path("outdir") }
+        let onDisk = try Syscalls.status(tree.path("outdir")).get().identity
+        #expect(arrived?.kind == .created && arrived?.identity == onDisk, "outdir told created with its identity: \(describe(reader.events))")
     }
 
     @Test("items made where the watcher may not look, then moved out or removed before it reads, are not left behind")
