@@ -11,7 +11,7 @@ import Testing
 /// and listed, skip what the crawl does not enter, and leave no descriptor open however the
 /// crawl ends.
 @Suite(.serialized) struct CrawlPrefetcherTests {
-    private static func openDescriptors() -> Int { OpenedDirectoriesTests.openDescriptors() }
+    private static func openDescriptors(_ tree: ScratchTree) -> Int { OpenedDirectoriesTests.openDescriptors(under: tree.root.string) }
 
     /// A prefetcher walking `tree` for the inotify instance `inotify`.
     private static func prefetcher(_ tree: ScratchTree, _ inotify: CInt, budget: Int) throws -> CrawlPrefetcher {
@@ -109,7 +109,7 @@ import Testing
             Issue.record("no inotify instance")
             return
         }
-        let before = Self.openDescriptors()
+        let before = Self.openDescriptors(tree)
         let prefetcher = try Self.prefetcher(tree, inotify, budget: heldDescriptors)
         var taken: [String] = []
         var watches: Set<CInt> = []
@@ -120,7 +120,7 @@ import Testing
         #expect(Set(taken) == Set(directories))
         #expect(taken.count == directories.count)
         #expect(watches.count == directories.count + 1)
-        #expect(Self.openDescriptors() == before)
+        #expect(Self.openDescriptors(tree) == before)
         Syscalls.close(inotify)
     }
 
@@ -134,14 +134,14 @@ import Testing
             return
         }
         defer { Syscalls.close(inotify) }
-        let before = Self.openDescriptors()
+        let before = Self.openDescriptors(tree)
         let budget = 8
         let prefetcher = try Self.prefetcher(tree, inotify, budget: budget)
         // Nothing is taken until the walk is over: everything it found is waiting.
         let deadline = ContinuousClock.now + .seconds(60)
         while !prefetcher.hasEnded && ContinuousClock.now < deadline { sched_yield() }
         #expect(prefetcher.hasEnded)
-        #expect(Self.openDescriptors() - before <= budget, "\(Self.openDescriptors() - before) descriptors held for 400 directories")
+        #expect(Self.openDescriptors(tree) - before <= budget, "\(Self.openDescriptors(tree) - before) descriptors held for 400 directories")
         var taken: [String] = []
         var watches: Set<CInt> = []
         var leftToList = 0
@@ -149,7 +149,7 @@ import Testing
                    watches: &watches, leftToList: &leftToList)
         #expect(prefetcher.finish().isEmpty)
         #expect(taken.count == 400)
-        #expect(Self.openDescriptors() == before)
+        #expect(Self.openDescriptors(tree) == before)
     }
 
     @Test("skips what the crawl does not enter, and a crawl that ends early leaves no descriptor open")
@@ -162,7 +162,7 @@ import Testing
             return
         }
         defer { Syscalls.close(inotify) }
-        let before = Self.openDescriptors()
+        let before = Self.openDescriptors(tree)
 
         // d1 and d2/d0 are not entered: none of their descendants is handed over.
         let prefetcher = try Self.prefetcher(tree, inotify, budget: 4)
@@ -174,7 +174,7 @@ import Testing
         #expect(prefetcher.finish().isEmpty)
         let expected = directories.filter { !$0.hasPrefix("d1/") && !$0.hasPrefix("d2/d0/") }
         #expect(Set(taken) == Set(expected))
-        #expect(Self.openDescriptors() == before)
+        #expect(Self.openDescriptors(tree) == before)
 
         // The crawl stops after the root (a failure): the rest is released.
         let abandoned = try Self.prefetcher(tree, inotify, budget: 4)
@@ -183,7 +183,7 @@ import Testing
         #expect(abandoned.take(name: Array("no such".utf8), depth: 1) == nil)  // out of step: nothing taken
         let released = abandoned.finish()
         #expect(released.count <= directories.count)
-        #expect(Self.openDescriptors() == before)
+        #expect(Self.openDescriptors(tree) == before)
     }
 }
 #endif
