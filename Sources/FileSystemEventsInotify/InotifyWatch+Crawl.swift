@@ -759,6 +759,8 @@ struct DirectoryListing {
                      examinesDirectories: Bool, examinesFiles: Bool = false, followSymlinks: Bool) -> Result<DirectoryListing, Errno> {
         var listing = DirectoryListing()
         var unsearchable: Errno?
+        // Whether some name could be examined, which proves the directory searchable.
+        var examinedOne = false
         let listed = reader.forEachEntry(in: descriptor) { found in
             let namePointer = found.name
             let nameCount = strlen(namePointer)
@@ -768,6 +770,7 @@ struct DirectoryListing {
                 || (examinesFiles && entry.type == .file) || (followSymlinks && entry.type == .symlink) {
                 switch Syscalls.status(namePointer, relativeTo: descriptor) {
                 case .success(let status):
+                    examinedOne = true
                     entry.status = status
                     entry.type = status.itemType
                     entry.inode = status.inode
@@ -799,10 +802,29 @@ struct DirectoryListing {
             listing.names.append(contentsOf: UnsafeRawBufferPointer(start: namePointer, count: nameCount))
             listing.entries.append(entry)
         }
+        if !examinedOne, unsearchable == nil { unsearchable = listing.refusedExamination(in: descriptor) }
         if let unsearchable { return .failure(unsearchable) }
         // A listing cut short keeps what it read (the queue reports the rest), as `readdir` did.
         if case .failure(let errno) = listed, listing.entries.isEmpty { return .failure(errno) }
         return .success(listing)
+    }
+
+    /// Where no name was examined (a start-up looks only at regular files; these were
+    /// directories, symlinks and the like, typed by the listing), one is examined now, for
+    /// whether the directory may be searched: one that may only be read counts as unreadable
+    /// (``ListedNameFailure``), whatever it holds, and its names must not enter the model.
+    /// Kept there, they were names a consumer cannot see, and the `chmod` that made the
+    /// directory searchable told what came in below them, never the names themselves.
+    /// Returns the refusal, if any. A name gone or not examinable says nothing; the next does.
+    private func refusedExamination(in descriptor: CInt) -> Errno? {
+        for entry in entries {
+            switch withCString(name(of: entry), { Syscalls.status($0, relativeTo: descriptor) }) {
+            case .success: return nil
+            case .failure(let errno):
+                if case .directoryNotSearchable = ListedNameFailure(errno) { return errno }
+            }
+        }
+        return nil
     }
 }
 #endif

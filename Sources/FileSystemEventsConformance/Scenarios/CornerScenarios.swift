@@ -174,12 +174,23 @@ extension ConformanceSuite {
                 try context.tree.write(RelativePath("\(top)/a.txt"), "a")
                 try context.tree.write(RelativePath("\(top)/sub/c.txt"), "c")
             }
-            try context.tree.changeMode("listed", to: 0o444)
+            // Names a start-up would not otherwise examine: its listing gives their types, and
+            // only regular files are looked at (for their link counts). The kernel backends
+            // kept these names, which a consumer cannot see, and told what came in below them
+            // once searchable, never the names themselves (a race hunt, 2026-11-29).
+            try context.tree.makeDirectories("directoriesOnly/sub/deeper")
+            try context.tree.write("directoriesOnly/sub/c.txt", "c")
+            try context.tree.makeDirectory("linksOnly")
+            try context.tree.symlink("linksOnly/link", pointingTo: "../listed")
+            for top in ["listed", "directoriesOnly", "linksOnly"] { try context.tree.changeMode(RelativePath(top), to: 0o444) }
             let watch = try await context.watch()
-            try context.tree.changeMode("listed", to: 0o755)
+            for top in ["listed", "directoriesOnly", "linksOnly"] { try context.tree.changeMode(RelativePath(top), to: 0o755) }
             try context.tree.write("listed/sub/after.txt", "x")
+            try context.tree.write("directoriesOnly/sub/after.txt", "x")
             try await watch.sync()
             try watch.expect(.created, "listed/sub/after.txt")
+            try watch.expect(.created, "directoriesOnly/sub/after.txt")
+            try watch.assertReplayMatchesDisk("three directories searchable again after the start")
             let index = watch.eventCount
             try context.tree.changeMode("later", to: 0o444)
             try await watch.sync()
