@@ -96,6 +96,9 @@ final class InotifyToolsOwner: Sendable {
         var shutdownWaiters: [DispatchSemaphore] = []
         /// The library's inotify descriptor, found through `/proc/self/fdinfo` (-1 if not).
         var libraryDescriptor: CInt = -1
+        /// Watches that sources which left held and no source holds now, for the owner to
+        /// remove a batch at a time with the queue read in between (see ``removeUnheldWatches()``).
+        var unheldWatches: [CInt] = []
     }
 
     private let state = Mutex(State())
@@ -153,7 +156,11 @@ final class InotifyToolsOwner: Sendable {
                     shutdown = waiter
                     return
                 }
-                for watch in unused { Self.removeKernelWatch(watch, state: &state) }
+                // Removed by the owner a batch at a time, the queue read in between: each
+                // removal queues an `IN_IGNORED` on the instance the other sources share, and a
+                // source leaving with more watches than `fs.inotify.max_queued_events` overflowed
+                // it, so that every other source was told of an overflow and rescanned its tree.
+                state.unheldWatches += unused
             }
             // Closed here, on the owner thread that routes events, so no delivery can be
             // writing to these descriptors (or to whatever reuses their numbers) meanwhile.
@@ -332,37 +339,7 @@ final class InotifyToolsOwner: Sendable {
     private func run(ready: DispatchSemaphore) {
         let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: RawInotifyKernel.readBufferSize, alignment: 8)
         defer { readBuffer.deallocate() }
-        var sentinelWatch: CInt = -1
-        var sentinel: CInt?
-        if inotifytools_initialize() == 0 {
-            let errno = Errno(rawValue: inotifytools_error())
-            let error = InotifyLimits.initializationError(errno, call: "inotifytools_initialize")
-            state.withLock { $0.initializationError = error }
-        } else {
-            switch Self.makeSentinelFile() {
-            case .success(let (descriptor, path)):
-                let sentinelMask: Inotify.Mask = [.attrib, .modify]
-                let watched = withCString(path) { inotifytools_watch_file($0, Int32(bitPattern: sentinelMask.rawValue)) }
-                let watchError = Errno(rawValue: inotifytools_error())
-                sentinelWatch = withCString(path) { inotifytools_wd_from_filename($0) }
-                // The name goes at once: the watch follows the inode, which the descriptor
-                // keeps alive, so there is nothing to clean up later (and no later to rely on).
-                _ = withCString(path) { unlink($0) }
-                if watched == 1 && sentinelWatch >= 0 {
-                    sentinel = descriptor
-                    let library = Self.libraryDescriptor(watching: descriptor, as: sentinelWatch)
-                    state.withLock { $0.libraryDescriptor = library }
-                } else {
-                    state.withLock { $0.initializationError = .systemCallFailed(call: "inotifytools_watch_file", path: nil, errno: watchError) }
-                    Syscalls.close(descriptor)
-                }
-            case .failure(let errno):
-                state.withLock { $0.initializationError = .systemCallFailed(call: "mkstemp", path: nil, errno: errno) }
-            }
-        }
-        if let sentinel { Self.discardPreviousInstancesEvents(sentinel: sentinel, watch: sentinelWatch) }
-        let initialized = sentinel != nil
-        state.withLock { $0.sentinel = sentinel }
+        var library = openLibrary()
         ready.signal()
 
         while true {
@@ -376,6 +353,7 @@ final class InotifyToolsOwner: Sendable {
                     state.sentinel = nil
                     state.libraryDescriptor = -1
                     state.deferredRemovals = []
+                    state.unheldWatches = []  // closing the library's descriptor drops them
                     return ([], true)
                 }
                 return (requests, false)
@@ -383,10 +361,29 @@ final class InotifyToolsOwner: Sendable {
             if done { break }
             // A new source arrived before the library shut down: the previous one's watches
             // go now, unless the new source holds them too.
-            state.withLock { state in
+            let restarts = state.withLock { state -> Bool in
                 let deferred = state.deferredRemovals.filter { state.holders[$0] == nil }
                 state.deferredRemovals = []
+                // The sources that arrived wait for this loop to serve their subscription, so
+                // none holds a watch yet: a fresh instance drops the old watches at once. Each
+                // removal queues an `IN_IGNORED` on the instance the newcomers share; the
+                // ~10,000 watches of a large tree, removed one by one, overflowed the next
+                // source's queue during its start-up crawl, which then rescanned the whole tree
+                // (the benchmark package's inotifytools start-up on 1M entries, whose iterations
+                // run back to back: 6.5 s against 1.7 for raw inotify).
+                if deferred.count > 1, state.holders.isEmpty, library != nil {
+                    state.sentinel = nil
+                    state.libraryDescriptor = -1
+                    state.unheldWatches = []
+                    return true
+                }
                 for watch in deferred { Self.removeKernelWatch(watch, state: &state) }
+                return false
+            }
+            if restarts, let sentinel = library?.sentinel {
+                inotifytools_cleanup()
+                Syscalls.close(sentinel)
+                library = openLibrary()
             }
             // The library stays up for the new source: whoever waited for it to close stops
             // waiting.
@@ -397,21 +394,72 @@ final class InotifyToolsOwner: Sendable {
             }
             for waiter in handedOver { waiter.signal() }
             for request in requests { request() }
-            if !requests.isEmpty { continue }
-            guard initialized else {
+            if let library, removeUnheldWatches() {
+                // What they queued is read before the next batch, without waiting: a wait for
+                // the sentinel could miss a touch whose event this reading took.
+                dispatchEvents(until: library.watch, buffer: readBuffer, waits: false)
+                continue
+            }
+            // A request queued while the library restarted touched no sentinel (there was
+            // none), and one whose touch a reading without a wait took may have found its
+            // event read: either is served before the owner blocks.
+            if !requests.isEmpty || hasPendingRequests { continue }
+            guard let library else {
                 // Only failing subscribers to serve: wait for their requests.
                 waitForRequests()
                 continue
             }
-            dispatchEvents(until: sentinelWatch, buffer: readBuffer)
+            dispatchEvents(until: library.watch, buffer: readBuffer)
         }
-        if initialized { inotifytools_cleanup() }
-        if let sentinel { Syscalls.close(sentinel) }
+        if let library {
+            inotifytools_cleanup()
+            Syscalls.close(library.sentinel)
+        }
         let waiters = state.withLock { state -> [DispatchSemaphore] in
             defer { state.shutdownWaiters = [] }
             return state.shutdownWaiters
         }
         for waiter in waiters { waiter.signal() }
+    }
+
+    /// Initializes the library and watches a new sentinel; the sentinel's descriptor and
+    /// watch, or `nil` with ``State/initializationError`` set. `inotifytools_cleanup` and
+    /// closing the sentinel undo it.
+    private func openLibrary() -> (sentinel: CInt, watch: CInt)? {
+        var opened: (sentinel: CInt, watch: CInt)?
+        if inotifytools_initialize() == 0 {
+            let errno = Errno(rawValue: inotifytools_error())
+            let error = InotifyLimits.initializationError(errno, call: "inotifytools_initialize")
+            state.withLock { $0.initializationError = error }
+            return nil
+        }
+        switch Self.makeSentinelFile() {
+        case .success(let (descriptor, path)):
+            let sentinelMask: Inotify.Mask = [.attrib, .modify]
+            let watched = withCString(path) { inotifytools_watch_file($0, Int32(bitPattern: sentinelMask.rawValue)) }
+            let watchError = Errno(rawValue: inotifytools_error())
+            let sentinelWatch = withCString(path) { inotifytools_wd_from_filename($0) }
+            // The name goes at once: the watch follows the inode, which the descriptor
+            // keeps alive, so there is nothing to clean up later (and no later to rely on).
+            _ = withCString(path) { unlink($0) }
+            if watched == 1 && sentinelWatch >= 0 {
+                opened = (descriptor, sentinelWatch)
+                let library = Self.libraryDescriptor(watching: descriptor, as: sentinelWatch)
+                state.withLock { $0.libraryDescriptor = library }
+            } else {
+                state.withLock { $0.initializationError = .systemCallFailed(call: "inotifytools_watch_file", path: nil, errno: watchError) }
+                Syscalls.close(descriptor)
+            }
+        case .failure(let errno):
+            state.withLock { $0.initializationError = .systemCallFailed(call: "mkstemp", path: nil, errno: errno) }
+        }
+        guard let opened else {
+            inotifytools_cleanup()
+            return nil
+        }
+        Self.discardPreviousInstancesEvents(sentinel: opened.sentinel, watch: opened.watch)
+        state.withLock { $0.sentinel = opened.sentinel }
+        return opened
     }
 
     private let idle = DispatchSemaphore(value: 0)
@@ -452,7 +500,10 @@ final class InotifyToolsOwner: Sendable {
     /// of them is with its sources.
     private let isRouting = Atomic<Bool>(false)
 
-    private func dispatchEvents(until sentinelWatch: CInt, buffer: UnsafeMutableRawBufferPointer) {
+    ///
+    /// - Parameter waits: `false` reads only what is queued now, and returns once the queue
+    ///   is empty (or the sentinel fires, or requests wait).
+    private func dispatchEvents(until sentinelWatch: CInt, buffer: UnsafeMutableRawBufferPointer, waits: Bool = true) {
         var held: Inotify.Event? {
             didSet { isHoldingMove.store(held != nil, ordering: .releasing) }
         }
@@ -504,6 +555,7 @@ final class InotifyToolsOwner: Sendable {
         }
         let descriptor = state.withLock { $0.libraryDescriptor }
         guard descriptor >= 0 else {
+            guard waits else { return }  // the library's reads cannot be bounded
             // A negative timeout blocks until an event (the sentinel's, at the latest).
             while let pointer = inotifytools_next_event(-1) {
                 isRouting.store(true, ordering: .releasing)
@@ -521,6 +573,7 @@ final class InotifyToolsOwner: Sendable {
         }
         var events: [Inotify.Event] = []
         while true {
+            if !waits && cfse_bytes_waiting(descriptor) <= 0 { return }
             guard case .success = Syscalls.pollReadable([descriptor], timeoutMilliseconds: -1) else { return }
             isRouting.store(true, ordering: .releasing)
             events.removeAll(keepingCapacity: true)
@@ -543,6 +596,20 @@ final class InotifyToolsOwner: Sendable {
             } else if hasPendingRequests {
                 return
             }
+        }
+    }
+
+    /// Removes up to ``ReleasedWatches/batchSize`` of the watches no source holds (on the owner
+    /// thread); whether any was taken off the list. A watch a source took again meanwhile is
+    /// kept: the kernel answers a new watch of the same inode with the one that still stands,
+    /// and the source is its holder now.
+    private func removeUnheldWatches() -> Bool {
+        state.withLock { state in
+            guard !state.unheldWatches.isEmpty else { return false }
+            let batch = state.unheldWatches.suffix(ReleasedWatches.batchSize)
+            state.unheldWatches.removeLast(batch.count)
+            for watch in batch where state.holders[watch] == nil { Self.removeKernelWatch(watch, state: &state) }
+            return true
         }
     }
 
