@@ -339,7 +339,7 @@ final class InotifyToolsOwner: Sendable {
     private func run(ready: DispatchSemaphore) {
         let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: RawInotifyKernel.readBufferSize, alignment: 8)
         defer { readBuffer.deallocate() }
-        var library = openLibrary()
+        let library = openLibrary()
         ready.signal()
 
         while true {
@@ -360,30 +360,11 @@ final class InotifyToolsOwner: Sendable {
             }
             if done { break }
             // A new source arrived before the library shut down: the previous one's watches
-            // go now, unless the new source holds them too.
-            let restarts = state.withLock { state -> Bool in
-                let deferred = state.deferredRemovals.filter { state.holders[$0] == nil }
+            // go now (a batch at a time, as any leaving source's), unless the new source takes
+            // them meanwhile.
+            state.withLock { state in
+                state.unheldWatches += state.deferredRemovals
                 state.deferredRemovals = []
-                // The sources that arrived wait for this loop to serve their subscription, so
-                // none holds a watch yet: a fresh instance drops the old watches at once. Each
-                // removal queues an `IN_IGNORED` on the instance the newcomers share; the
-                // ~10,000 watches of a large tree, removed one by one, overflowed the next
-                // source's queue during its start-up crawl, which then rescanned the whole tree
-                // (the benchmark package's inotifytools start-up on 1M entries, whose iterations
-                // run back to back: 6.5 s against 1.7 for raw inotify).
-                if deferred.count > 1, state.holders.isEmpty, library != nil {
-                    state.sentinel = nil
-                    state.libraryDescriptor = -1
-                    state.unheldWatches = []
-                    return true
-                }
-                for watch in deferred { Self.removeKernelWatch(watch, state: &state) }
-                return false
-            }
-            if restarts, let sentinel = library?.sentinel {
-                inotifytools_cleanup()
-                Syscalls.close(sentinel)
-                library = openLibrary()
             }
             // The library stays up for the new source: whoever waited for it to close stops
             // waiting.
@@ -400,9 +381,8 @@ final class InotifyToolsOwner: Sendable {
                 dispatchEvents(until: library.watch, buffer: readBuffer, waits: false)
                 continue
             }
-            // A request queued while the library restarted touched no sentinel (there was
-            // none), and one whose touch a reading without a wait took may have found its
-            // event read: either is served before the owner blocks.
+            // A request whose sentinel touch a reading without a wait took has had its event
+            // read: it is served before the owner blocks, or it would wait for ever.
             if !requests.isEmpty || hasPendingRequests { continue }
             guard let library else {
                 // Only failing subscribers to serve: wait for their requests.

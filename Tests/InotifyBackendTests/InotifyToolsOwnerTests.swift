@@ -206,6 +206,38 @@ struct InotifyToolsOwnerTests {
         #expect(!events.contains { $0.kind == .overflow }, "told of an overflow: \(events.prefix(5))")
     }
 
+    /// A source that subscribes while the last one leaves may find the owner shut down (it
+    /// starts another), about to shut the library down (it takes the library over, and the
+    /// watches the last one left go a batch at a time), or still serving the other (whose
+    /// watches go the same way). Whichever way each round falls, the newcomer is served and
+    /// hears its own directory, and the leaving one's stop returns.
+    @Test("sources that subscribe as the last one leaves are served and hear their own events")
+    func subscribingAsTheLastLeaves() throws {
+        let tree = try ScratchTree()
+        defer { tree.remove() }
+        for index in 0..<50 { try tree.makeDirectory(RelativePath("d\(index)")) }
+        let owner = InotifyToolsOwner.shared
+        for round in 0..<30 {
+            let leaving = try owner.subscribe()
+            for index in 0..<50 {
+                _ = try owner.addWatch(tree.absolute(RelativePath("d\(index)"), in: .root), mask: [.create, .onlyDirectory], for: leaving).get()
+            }
+            let left = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                owner.unsubscribe(leaving)
+                left.signal()
+            }
+            let arriving = try owner.subscribe()
+            _ = try owner.addWatch(tree.absolute(RelativePath("d\(round % 50)"), in: .root), mask: [.create, .onlyDirectory], for: arriving).get()
+            let marker = Array("marker-\(round)".utf8)
+            try tree.write(RelativePath("d\(round % 50)/marker-\(round)"), "")
+            let events = try Self.events(of: arriving, until: marker)
+            #expect(!events.contains { $0.mask.contains(.queueOverflow) }, "round \(round): told of an overflow")
+            owner.unsubscribe(arriving)
+            #expect(left.wait(timeout: .now() + 30) == .success, "round \(round): the leaving source's unsubscribe did not return")
+        }
+    }
+
     private static func events(of subscription: InotifyToolsOwner.Subscription, until marker: [UInt8], timeout: Duration = .seconds(30)) throws -> [Inotify.Event] {
         let deadline = ContinuousClock.now + timeout
         var events: [Inotify.Event] = []
