@@ -71,7 +71,7 @@ public enum ConfigurationFile {
                     key: "filewatch.\(name)", value: value.description,
                     expected: "a known key: \(WatchConfiguration.Key.allCases.map(\.rawValue).joined(separator: ", "))")
             }
-            let key = known.displayName
+            let key = known.displayName(in: .file(path))
             guard let content = try content(of: value, key: key) else { continue }
             values[AbsoluteConfigKey(["filewatch", name])] = ConfigValue(content, isSecret: false)
         }

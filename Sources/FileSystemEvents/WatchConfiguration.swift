@@ -1,6 +1,7 @@
 public import Configuration
 public import FileSystemEventsCore
 public import SystemPackage
+import PlatformLibc
 
 /// A backend and its options, read through swift-configuration so the same keys work from
 /// code, the environment, a JSON file and the CLI.
@@ -94,12 +95,38 @@ public struct WatchConfiguration: Sendable {
         }
 
         var displayName: String { "\(fullName) (\(environmentName))" }
+
+        /// The key as the place its value came from spells it, for an error about the value.
+        func displayName(in source: Source) -> String {
+            switch source {
+            case .unknown: displayName
+            case .code: fullName
+            case .environment: "\(fullName) (environment variable \(environmentName))"
+            case .file(let path): "\(fullName) (\"\(rawValue)\" in \(path))"
+            }
+        }
+
+        /// Where a key's value came from.
+        enum Source {
+            /// Any provider: the key is named with its environment variable.
+            case unknown
+            /// Code, or a command-line flag.
+            case code
+            case environment
+            case file(FilePath)
+        }
     }
 
     /// Reads the `filewatch` keys from `config`, on top of `defaults`.
     public init(reading config: ConfigReader, roots: [FilePath]) throws(FileSystemEventsError) {
+        try self.init(reading: config, roots: roots, sourceOf: { _ in .unknown })
+    }
+
+    /// The same, where an error about a value names it as `sourceOf` says it was given: a
+    /// user who wrote `"latency": -1` in a file looks for that, not for `FILEWATCH_LATENCY`.
+    init(reading config: ConfigReader, roots: [FilePath], sourceOf: @escaping (Key) -> Key.Source) throws(FileSystemEventsError) {
         let scoped = config.scoped(to: "filewatch")
-        let reader = StrictReader(config: scoped)
+        let reader = StrictReader(config: scoped, sourceOf: sourceOf)
         var options = WatchOptions(roots: roots)
 
         var backend = FileSystemEventBackend.auto
@@ -110,15 +137,15 @@ public struct WatchConfiguration: Sendable {
             } else if let found = FileSystemEventBackendRegistry.shared.backend(named: name) {
                 registered = found
             } else {
-                throw .invalidConfiguration(key: Key.backend.displayName, value: name,
+                throw .invalidConfiguration(key: Key.backend.displayName(in: sourceOf(.backend)), value: name,
                                             expected: "one of \(FileSystemEventBackendRegistry.shared.knownNames.joined(separator: ", "))")
             }
         }
         if let seconds = try reader.double(.latency) {
-            options.latency = try Self.duration(seconds, key: .latency, range: WatchOptions.latencyRange)
+            options.latency = try Self.duration(seconds, key: .latency, in: sourceOf(.latency), range: WatchOptions.latencyRange)
         }
         if let seconds = try reader.double(.pollInterval) {
-            options.pollInterval = try Self.duration(seconds, key: .pollInterval, range: WatchOptions.pollIntervalRange)
+            options.pollInterval = try Self.duration(seconds, key: .pollInterval, in: sourceOf(.pollInterval), range: WatchOptions.pollIntervalRange)
         }
         if let recursive = try reader.bool(.recursive) { options.isRecursive = recursive }
         if let follow = try reader.bool(.followSymlinks) { options.followsSymlinks = follow }
@@ -126,20 +153,21 @@ public struct WatchConfiguration: Sendable {
         if let exclude = try reader.strings(.exclude) { options.filter.exclude = exclude.map(PathGlob.init) }
         if let limit = try reader.int(.bufferLimit) {
             guard limit > 0 else {
-                throw .invalidConfiguration(key: Key.bufferLimit.displayName, value: "\(limit)", expected: "a whole number above 0")
+                throw .invalidConfiguration(key: Key.bufferLimit.displayName(in: sourceOf(.bufferLimit)), value: "\(limit)",
+                                            expected: "a whole number above 0")
             }
             options.bufferLimit = limit
         }
         if let depth = try reader.int(.depth) {
             guard WatchOptions.depthRange.contains(depth) else {
-                throw .invalidConfiguration(key: Key.depth.displayName, value: "\(depth)",
+                throw .invalidConfiguration(key: Key.depth.displayName(in: sourceOf(.depth)), value: "\(depth)",
                                             expected: "a whole number of directory levels from 0 to \(WatchOptions.depthRange.upperBound)")
             }
             options.filter.maximumDepth = depth
         }
         if let ignore = try reader.bool(.ignoreEditorFiles) { options.filter.ignoresEditorFiles = ignore }
         if let seconds = try reader.double(.settle) {
-            options.settleQuietPeriod = try Self.duration(seconds, key: .settle, range: WatchOptions.latencyRange)
+            options.settleQuietPeriod = try Self.duration(seconds, key: .settle, in: sourceOf(.settle), range: WatchOptions.latencyRange)
         }
         if let wait = try reader.bool(.waitForRoots) { options.waitsForMissingRoots = wait }
         if let stamps = try reader.bool(.stableIds) { options.stampsStableIDs = stamps }
@@ -149,11 +177,11 @@ public struct WatchConfiguration: Sendable {
 
     /// Seconds as a `Duration`, checked against `range` first: a `Double` beyond `Int64`
     /// nanoseconds would trap in the conversion, so the range check must come before it.
-    private static func duration(_ seconds: Double, key: Key, range: ClosedRange<Duration>) throws(FileSystemEventsError) -> Duration {
+    private static func duration(_ seconds: Double, key: Key, in source: Key.Source, range: ClosedRange<Duration>) throws(FileSystemEventsError) -> Duration {
         let low = Self.seconds(range.lowerBound), high = Self.seconds(range.upperBound)
         guard seconds.isFinite, seconds >= low, seconds <= high else {
             let lowText = low == 0 ? "0" : "\(low)"
-            throw .invalidConfiguration(key: key.displayName, value: "\(seconds)",
+            throw .invalidConfiguration(key: key.displayName(in: source), value: "\(seconds)",
                                         expected: "a number of seconds from \(lowText) to \(Int(high))")
         }
         return .nanoseconds(Int64((seconds * 1e9).rounded()))
@@ -234,7 +262,8 @@ public struct WatchConfiguration: Sendable {
         configFile: FilePath? = nil,
         environment: [String: String]? = nil
     ) async throws(FileSystemEventsError) -> WatchConfiguration {
-        var providers: [any ConfigProvider] = [InMemoryProvider(name: "overrides", values: overrides.values)]
+        let overridden = overrides.values
+        var providers: [any ConfigProvider] = [InMemoryProvider(name: "overrides", values: overridden)]
         if let environment {
             providers.append(EnvironmentVariablesProvider(environmentVariables: environment))
         } else {
@@ -243,7 +272,15 @@ public struct WatchConfiguration: Sendable {
         if let configFile {
             providers.append(InMemoryProvider(name: "configuration file", values: try ConfigurationFile.values(at: configFile)))
         }
-        return try WatchConfiguration(reading: ConfigReader(providers: providers), roots: roots)
+        // The first provider that has the key gave its value, in the order above.
+        func sourceOf(_ key: Key) -> Key.Source {
+            if overridden[AbsoluteConfigKey(["filewatch", key.rawValue])] != nil { return .code }
+            let inEnvironment = environment.map { $0[key.environmentName] != nil } ?? (getenv(key.environmentName) != nil)
+            if inEnvironment { return .environment }
+            if let configFile { return .file(configFile) }
+            return .unknown
+        }
+        return try WatchConfiguration(reading: ConfigReader(providers: providers), roots: roots, sourceOf: sourceOf)
     }
 
     /// Makes the configured source.
@@ -273,6 +310,7 @@ public struct WatchConfiguration: Sendable {
 /// `ConfigReader`'s plain getters would quietly return `nil`.
 private struct StrictReader {
     let config: ConfigReader
+    let sourceOf: (WatchConfiguration.Key) -> WatchConfiguration.Key.Source
 
     func string(_ key: WatchConfiguration.Key) throws(FileSystemEventsError) -> String? {
         if let value = config.string(forKey: ConfigKey(key.rawValue)) { return value }
@@ -312,7 +350,7 @@ private struct StrictReader {
             ?? config.bool(forKey: configKey).map { "\($0)" }
             ?? config.stringArray(forKey: configKey).map { $0.joined(separator: ",") }
         guard let present else { return nil }
-        throw .invalidConfiguration(key: key.displayName, value: present, expected: expected)
+        throw .invalidConfiguration(key: key.displayName(in: sourceOf(key)), value: present, expected: expected)
     }
 }
 

@@ -56,6 +56,27 @@ import Testing
         #expect(message.contains(range), "\(message)")
     }
 
+    /// A value is named as it was given: a user who wrote `"latency": -1` in a file looks for
+    /// that file and that member, not for `FILEWATCH_LATENCY`, which the message named alone.
+    @Test("a bad value names where it was given: the environment variable, or the member and the file")
+    func badValueNamesItsSource() async throws {
+        let tree = try ScratchTree()
+        try tree.write("config.json", #"{"filewatch": {"latency": -1, "backend": "bogus"}}"#, in: .outside)
+        let file = tree.path("config.json", in: .outside)
+        func message(environment: [String: String]) async -> String {
+            let error = await #expect(throws: FileSystemEventsError.self) {
+                _ = try await WatchConfiguration.load(roots: roots, configFile: file, environment: environment)
+            }
+            return error?.description ?? ""
+        }
+        let fromFile = await message(environment: [:])
+        #expect(fromFile.contains("filewatch.backend") && fromFile.contains(#""backend" in \#(file)"#), "\(fromFile)")
+        #expect(!fromFile.contains("FILEWATCH_BACKEND"), "\(fromFile)")
+        let fromEnvironment = await message(environment: ["FILEWATCH_BACKEND": "inotify", "FILEWATCH_LATENCY": "-2"])
+        #expect(fromEnvironment.contains("environment variable FILEWATCH_LATENCY") && fromEnvironment.contains("-2"), "\(fromEnvironment)")
+        #expect(!fromEnvironment.contains("config.json"), "\(fromEnvironment)")
+    }
+
     @Test("a huge value set in code is checked the same way")
     func hugeOverride() async throws {
         var overrides = WatchConfiguration.Overrides()
