@@ -145,20 +145,14 @@ struct InotifyToolsOwnerTests {
     /// was told of an overflow and rescanned its whole tree.
     @Test("a source with more watches than the kernel queue holds leaves without overflowing the others")
     func leavingSourceDoesNotOverflowTheOthers() throws {
-        let limit = InotifyLimits.current("max_queued_events") ?? 16_384
-        let count = limit + 2_000
-        try #require(count <= 70_000, "fs.inotify.max_queued_events is \(limit): too many directories to make here")
-        let tree = try ScratchTree()
+        let (tree, count) = try Self.treeBeyondTheQueue()
         defer { tree.remove() }
-        try tree.makeDirectory("staying")
-        try tree.makeDirectory("many")
         let owner = InotifyToolsOwner.shared
         let staying = try owner.subscribe()
         defer { owner.unsubscribe(staying) }
         _ = try owner.addWatch(tree.absolute("staying", in: .root), mask: [.create, .onlyDirectory], for: staying).get()
         let leaving = try owner.subscribe()
         for index in 0..<count {
-            try tree.makeDirectory(RelativePath("many/d\(index)"))
             _ = try owner.addWatch(tree.absolute(RelativePath("many/d\(index)"), in: .root), mask: [.create, .onlyDirectory], for: leaving).get()
         }
         owner.unsubscribe(leaving)
@@ -175,14 +169,8 @@ struct InotifyToolsOwnerTests {
     /// start-up on 1M entries took 6.5 s against 1.7 for raw inotify.)
     @Test("a watch goes on untold of an overflow while another one with many directories stops")
     func otherWatchIsToldNoOverflow() async throws {
-        let limit = InotifyLimits.current("max_queued_events") ?? 16_384
-        let count = limit + 2_000
-        try #require(count <= 70_000, "fs.inotify.max_queued_events is \(limit): too many directories to make here")
-        let tree = try ScratchTree()
+        let (tree, _) = try Self.treeBeyondTheQueue()
         defer { tree.remove() }
-        try tree.makeDirectory("many")
-        for index in 0..<count { try tree.makeDirectory(RelativePath("many/d\(index)")) }
-        try tree.makeDirectory("staying")
         func ready(_ stream: FileSystemEventStream) async throws -> FileSystemEventStream.Iterator {
             var iterator = stream.makeAsyncIterator()
             while let update = try await iterator.next() {
@@ -236,6 +224,19 @@ struct InotifyToolsOwnerTests {
             owner.unsubscribe(arriving)
             #expect(left.wait(timeout: .now() + 30) == .success, "round \(round): the leaving source's unsubscribe did not return")
         }
+    }
+
+    /// A tree with `staying/` and `many/d0`...: more directories than the kernel queue holds
+    /// events (`fs.inotify.max_queued_events` + 2,000), and their count.
+    private static func treeBeyondTheQueue() throws -> (ScratchTree, Int) {
+        let limit = InotifyLimits.current("max_queued_events") ?? 16_384
+        let count = limit + 2_000
+        try #require(count <= 70_000, "fs.inotify.max_queued_events is \(limit): too many directories to make here")
+        let tree = try ScratchTree()
+        try tree.makeDirectory("staying")
+        try tree.makeDirectory("many")
+        for index in 0..<count { try tree.makeDirectory(RelativePath("many/d\(index)")) }
+        return (tree, count)
     }
 
     private static func events(of subscription: InotifyToolsOwner.Subscription, until marker: [UInt8], timeout: Duration = .seconds(30)) throws -> [Inotify.Event] {
