@@ -52,6 +52,11 @@ public enum ConfigurationFile {
         guard case .object(let members) = document else {
             throw .unreadableConfigurationFile(path, reason: "its top level is not a JSON object; expected an object such as \(example)")
         }
+        // JSON allows a member twice, and the decoder keeps one of them: the other would be a
+        // setting silently not applied, like a misspelt key.
+        if let repeated = Self.repeatedSetting(in: bytes) {
+            throw .unreadableConfigurationFile(path, reason: "\(repeated) appears twice; keep one")
+        }
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
         // Settings at the top level would be ignored, and a watch run as the file did not say
         // (other members are left alone: the file may hold other programs' settings too).
@@ -103,6 +108,59 @@ public enum ConfigurationFile {
         let line = text.split(separator: "\n").first.map { String($0) } ?? ""
         guard !line.isEmpty, !line.contains("not valid JSON") else { return "" }
         return ": " + (line.hasSuffix(".") ? String(line.dropLast()) : line)
+    }
+
+    /// The first member of the file's `filewatch` settings given twice: a second top-level
+    /// `"filewatch"`, or a key twice in one `"filewatch"` object (`"\"filewatch\""`,
+    /// `"\"latency\" in \"filewatch\""`). Other members are other programs' business. The
+    /// bytes are valid JSON (they decoded), so strings, nesting and commas are all there is to
+    /// follow; a key is compared as written, escapes and all.
+    static func repeatedSetting(in bytes: [UInt8]) -> String? {
+        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+        // One level per open object or array: whether it is an object, whether the next
+        // string is a member's name, the names seen, and whether it is a `filewatch` object.
+        struct Level {
+            var isObject: Bool
+            var expectsName: Bool
+            var names: Set<[UInt8]> = []
+            var isSettings: Bool
+        }
+        var levels: [Level] = []
+        var lastName: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case quote:
+                var end = index + 1
+                while end < bytes.count && bytes[end] != quote { end += bytes[end] == backslash ? 2 : 1 }
+                let text = Array(bytes[(index + 1)..<min(end, bytes.count)])
+                index = end
+                if let level = levels.last, level.isObject, level.expectsName {
+                    let watched = levels.count == 1 ? text == Array("filewatch".utf8) : level.isSettings
+                    let name = String(decoding: text, as: UTF8.self)
+                    if watched && levels[levels.count - 1].names.contains(text) {
+                        return levels.count == 1 ? "\"filewatch\"" : "\"\(name)\" in \"filewatch\""
+                    }
+                    levels[levels.count - 1].names.insert(text)
+                    levels[levels.count - 1].expectsName = false
+                    lastName = text
+                }
+            case UInt8(ascii: "{"):
+                let isSettings = levels.count == 1 && levels[0].isObject && lastName == Array("filewatch".utf8)
+                levels.append(Level(isObject: true, expectsName: true, isSettings: isSettings))
+            case UInt8(ascii: "["):
+                levels.append(Level(isObject: false, expectsName: false, isSettings: false))
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                _ = levels.popLast()
+            case UInt8(ascii: ","):
+                if let level = levels.last, level.isObject { levels[levels.count - 1].expectsName = true }
+            default:
+                break
+            }
+            index += 1
+        }
+        return nil
     }
 
     /// The whole file, or why not (`EISDIR` for a directory, from `read(2)`).

@@ -109,6 +109,15 @@ import Testing
         #expect(message.contains("exclude") && message.contains("a list of strings"), "\(message)")
     }
 
+    @Test("a name repeated outside the filewatch settings, or inside a value, is no error")
+    func repeatedElsewhere() async throws {
+        let tree = try ScratchTree()
+        try tree.write("config.json", #"{"other": {"a": 1, "a": 2}, "filewatch": {"include": ["{latency}", "latency", "a\"b"], "latency": 1}, "more": [{"filewatch": 1}]}"#, in: .outside)
+        let configuration = try await WatchConfiguration.load(roots: roots, configFile: tree.path("config.json", in: .outside), environment: [:])
+        #expect(configuration.options.latency == .seconds(1))
+        #expect(configuration.options.filter.include.count == 3)
+    }
+
     @Test("a bad configuration file is one plain sentence naming the file and the problem", arguments: [
         ("directory", "is a directory"),
         ("missing", "does not exist"),
@@ -117,6 +126,8 @@ import Testing
         ("scalarScope", "\"filewatch\" member is not an object"),
         ("topLevel", "settings go inside a \"filewatch\" member"),
         ("topLevelBeside", "settings go inside a \"filewatch\" member"),
+        ("repeatedKey", "\"latency\" in \"filewatch\" appears twice"),
+        ("repeatedScope", "\"filewatch\" appears twice"),
     ])
     func badFile(kind: String, problem: String) async throws {
         let tree = try ScratchTree()
@@ -139,6 +150,14 @@ import Testing
         case "topLevelBeside":
             // Beside a "filewatch" member it was read as nothing at all.
             try tree.write("config.json", #"{"filewatch": {}, "latency": 1}"#, in: .outside)
+            file = tree.path("config.json", in: .outside)
+        case "repeatedKey":
+            // JSON allows it, and the decoder kept one of the two: which one, the user could
+            // not tell. Keys of other members, and names inside values, may repeat.
+            try tree.write("config.json", #"{"other": {"latency": 1, "latency": 2}, "filewatch": {"include": ["{latency}", "a,b"], "depth": 3, "latency": 0.1, "latency": 2}}"#, in: .outside)
+            file = tree.path("config.json", in: .outside)
+        case "repeatedScope":
+            try tree.write("config.json", #"{"filewatch": {"latency": 1}, "other": [{"filewatch": 1}, {"filewatch": 2}], "filewatch": {"depth": 2}}"#, in: .outside)
             file = tree.path("config.json", in: .outside)
         default:
             try tree.write("config.json", #"{"filewatch": 5}"#, in: .outside)
