@@ -321,7 +321,7 @@ extension InotifyWatch {
         // several names are looked at for once the creations are applied, as for a written
         // name found gone (``checkFilesWrittenThroughLostNames()``).
         if kind == .modified && entry.inode == 0 && entry.type != .directory {
-            writtenNameGoneSince = min(writtenNameGoneSince ?? .max, drainedBeforeRead - Self.changeTimeMarginNanoseconds)
+            noteFilesWritten(since: drainedBeforeRead - Self.changeTimeMarginNanoseconds)
         }
     }
 
@@ -936,7 +936,7 @@ extension InotifyWatch {
         if let left = namesLeftWhilePending[NameInModel(directory, creation.name)], left >= creation.sequence { return }
         // Written through before it was looked at: see ``reportChange(_:named:in:)``.
         if !changesWhilePending.isEmpty && changesWhilePending.contains(.modified, for: NameInModel(directory, creation.name)) {
-            writtenNameGoneSince = min(writtenNameGoneSince ?? .max, changesWhilePendingSince)
+            noteFilesWritten(since: changesWhilePendingSince)
         }
         let type: FileItemType = creation.isDirectory ? .directory : .unknown
         var entry = WatchedEntry(type: type, inode: 0)

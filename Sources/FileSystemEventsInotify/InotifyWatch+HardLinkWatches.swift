@@ -225,9 +225,16 @@ extension InotifyWatch {
             guard let directory = liveDirectory(event.watch),
                   changesWhilePending.contains(.modified, for: NameInModel(directory, event.name))
             else { continue }
-            writtenNameGoneSince = min(writtenNameGoneSince ?? .max, changesWhilePendingSince)
+            noteFilesWritten(since: changesWhilePendingSince)
             return
         }
+    }
+
+    /// Notes that a file was written through a name that says nothing of it now (gone, or
+    /// never examined), after `time`: the files with several names are looked at for a change
+    /// since the earliest such time (``checkFilesWrittenThroughLostNames()``).
+    mutating func noteFilesWritten(since time: Int64) {
+        writtenNameGoneSince = min(writtenNameGoneSince ?? .max, time)
     }
 
     /// Looks at each file with several names in the model, or that had several since the
