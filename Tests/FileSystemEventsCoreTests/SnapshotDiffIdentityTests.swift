@@ -3,7 +3,8 @@ import FileSystemEventsCore
 import Testing
 
 /// What the diff pairs as a move when the statuses cannot tell a moved item from a new one
-/// with a reused inode: a kernel backend's model keeps only inode and type.
+/// with a reused inode (a kernel backend's model keeps only inode and type), and the order in
+/// which it tells what one scan found.
 @Suite struct SnapshotDiffIdentityTests {
     private static let device: UInt64 = 7
 
@@ -43,7 +44,7 @@ import Testing
     func reusedInodeIsCreated() {
         let events = SnapshotDiff.events(from: Self.tree([("save", Self.file(5), [])]), to: Self.tree([("new", Self.file(5), [])]),
                                          root: PathBuilder(root: "/root"), pairsMovedItems: false)
-        #expect(Self.describe(events) == ["created /new", "removed /save"])
+        #expect(Self.describe(events) == ["removed /save", "created /new"])
     }
 
     @Test("with pairing allowed, the same statuses are a rename (what a polling scan with equal mtimes sees)")
@@ -60,6 +61,34 @@ import Testing
         let old = Self.tree([("a", Self.directory(9), [("kept", Self.file(10)), ("gone", Self.file(11))])])
         let new = Self.tree([("t", Self.directory(9), [("kept", Self.file(10)), ("reused", Self.file(11))])])
         let events = SnapshotDiff.events(from: old, to: new, root: PathBuilder(root: "/root"), pairsMovedItems: false)
-        #expect(Self.describe(events) == ["renamed /t from /a", "created /t/reused", "removed /t/gone"])
+        #expect(Self.describe(events) == ["renamed /t from /a", "removed /t/gone", "created /t/reused"])
+    }
+
+    /// One scan sees changes made at different moments together. A consumer that made its
+    /// changes, then a marker file, and waits for the marker's `created`, must have been told
+    /// the rest by then: the removals and renames, and the files made before it, whatever their
+    /// names. Told where placed (new names in path order, removals last), a marker named to sort
+    /// early came first.
+    @Test("new files are told after the scan's removals and renames, oldest first whatever their names")
+    func newFilesComeLastOldestFirst() {
+        func file(_ inode: UInt64, born: Int64) -> FileStatus {
+            FileStatus(device: Self.device, inode: inode, mode: 0o100644, changeTime: born, birthTime: born)
+        }
+        let old = Self.tree([
+            ("sub", Self.directory(2), [("old", file(3, born: 10))]),
+            ("moved", file(4, born: 10), []),
+        ])
+        let new = Self.tree([
+            (".marker", file(9, born: 300), []),
+            ("made", Self.directory(5), [("inside", file(6, born: 100))]),
+            ("renamed", file(4, born: 10), []),
+            ("zz", file(7, born: 200), []),
+            ("same-time-higher-inode", file(8, born: 200), []),
+        ])
+        let events = SnapshotDiff.events(from: old, to: new, root: PathBuilder(root: "/root"))
+        #expect(Self.describe(events) == [
+            "created /made", "renamed /renamed from /moved", "removed /sub/old", "removed /sub",
+            "created /made/inside", "created /zz", "created /same-time-higher-inode", "created /.marker",
+        ])
     }
 }

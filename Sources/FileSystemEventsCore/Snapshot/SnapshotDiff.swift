@@ -17,11 +17,26 @@ package import SystemPackage
 ///    `renamed` there (its subtree comes along and is reconciled), anything else is `created`,
 ///    and an occupant of the wrong identity is removed first.
 /// 4. Whatever is left of the old tree is `removed`, children before parents.
+/// 5. New items other than directories are `created` last, oldest first.
+///
+/// One scan sees changes made at different moments together, and cannot tell their order;
+/// step 5 comes as close as the disk allows to telling a change made before another one
+/// first. A consumer that waits for a marker file it created after its other changes sees the
+/// marker's `created` after them: every removal, rename and directory made before it, and the
+/// files by birth time (change time where there is none), then inode number, then path. Told
+/// where placed, a marker named to sort early came before the files made before it and before
+/// every removal of the same scan (a race hunt, 2026-11-29). Nothing that comes after a new
+/// file's `created` concerns it or its path: it stands where it ends, under directories already
+/// in place, and the removals are of old items.
 package struct SnapshotDiff {
     private let paths: PathBuilder
     private let timestamp: FileSystemEvent.Timestamp
     private var modifications: [FileSystemEvent] = []
     private var events: [FileSystemEvent] = []
+    /// `created` events of items other than directories, told after everything else (see
+    /// ``events(from:to:root:timestamp:pairsMovedItems:reportsDirectoryTimes:)``), with what
+    /// orders them.
+    private var createdItems: [(event: FileSystemEvent, order: CreationOrder)] = []
     private var removedRoots: [Slot] = []
     private var addedRoots: [(entry: SnapshotEntry, parentPath: [UInt8], target: SnapshotDirectory)] = []
     private var available: [MatchKey: Slot] = [:]
@@ -102,7 +117,27 @@ package struct SnapshotDiff {
             diff.removeIfStillPresent(slot)
         }
         for directory in diff.vacated { directory.removeVacancies() }
-        return diff.modifications + diff.events
+        diff.createdItems.sort { $0.order < $1.order }
+        return diff.modifications + diff.events + diff.createdItems.map(\.event)
+    }
+
+    /// The order in which new items other than directories are told.
+    private struct CreationOrder: Comparable {
+        let time: Int64
+        let inode: UInt64
+        let path: [UInt8]
+
+        init(_ status: FileStatus, path: [UInt8]) {
+            time = status.birthTime != 0 ? status.birthTime : status.changeTime
+            inode = status.inode
+            self.path = path
+        }
+
+        static func < (a: CreationOrder, b: CreationOrder) -> Bool {
+            if a.time != b.time { return a.time < b.time }
+            if a.inode != b.inode { return a.inode < b.inode }
+            return a.path.lexicographicallyPrecedes(b.path)
+        }
     }
 
     /// What became of a watched root between two scans.
@@ -328,7 +363,12 @@ package struct SnapshotDiff {
             return
         }
 
-        events.append(event(.created, path, type: new.itemType, identity: new.status.identity))
+        let created = event(.created, path, type: new.itemType, identity: new.status.identity)
+        if new.itemType != .directory {
+            createdItems.append((created, CreationOrder(new.status, path: path)))
+        } else {
+            events.append(created)
+        }
         if let newDirectory = new.directory {
             let directory = SnapshotDirectory(parent: target, name: new.name.bytes)
             target.insert(SnapshotEntry(name: new.name, status: new.status, directory: directory))
