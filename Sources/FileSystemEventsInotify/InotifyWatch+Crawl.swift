@@ -93,7 +93,7 @@ extension InotifyWatch {
         var examinesFiles = false
         /// The files found with more than one link, when ``findsLinks`` or ``examinesFiles``
         /// is set.
-        var linkedFiles: [(directory: WatchedDirectory, name: [UInt8], identity: FileIdentity)] = []
+        var linkedFiles: [(directory: WatchedDirectory, name: [UInt8], identity: FileIdentity, linkCount: UInt32)] = []
         /// Directories on the current descent (following symlinks), against loops.
         var ancestors: Set<FileIdentity> = []
         /// The descriptors of the directories on the way down, held for opening their
@@ -316,7 +316,7 @@ extension InotifyWatch {
             if type == .file {
                 state.fileInodes.append(identity.inode)
                 if state.findsLinks || state.examinesFiles, !item.linksToFile, let found = item.status, found.linkCount > 1 {
-                    state.linkedFiles.append((directory, listing.name(of: item), identity))
+                    state.linkedFiles.append((directory, listing.name(of: item), identity, found.linkCount))
                 }
                 if let since = state.changedSince, let found = item.status, found.changeTime >= since {
                     state.changed.append((directory, listing.name(of: item), found.modificationTime >= since))
@@ -641,9 +641,21 @@ extension InotifyWatch {
     /// The hard links a crawl of `top` found: inodes met more than once below it, and the files
     /// it found with more than one link (``CrawlState/findsLinks``), whose other paths anywhere
     /// in the model are looked for with the batch's other new links.
+    ///
+    /// A file whose names the crawl found are fewer than its links may have others elsewhere
+    /// in the model: its names go to the index as new links, looked for in the next walk. Taken
+    /// as all its names, those found together kept the walk from looking: `mkdir v; ln f v/a;
+    /// ln f v/b` read as one new directory, then a write through `v/b`, was told at `v/a` and
+    /// `v/b` and never at `f` (a race hunt, 2026-11-29).
     mutating func registerLinks(foundBy state: CrawlState, in top: WatchedDirectory) {
+        var linkCounts: [FileIdentity: UInt32] = [:]
+        for file in state.linkedFiles { linkCounts[file.identity] = max(linkCounts[file.identity] ?? 0, file.linkCount) }
         for (identity, paths) in hardLinkCandidates(in: top, state) {
-            hardLinks.register(identity, paths: paths)
+            if let links = linkCounts[identity], paths.count < links {
+                for (directory, name) in paths { hardLinks.add(identity, directory, name) }
+            } else {
+                hardLinks.register(identity, paths: paths)
+            }
         }
         for file in state.linkedFiles where file.directory.children[file.name]?.inode == file.identity.inode {
             hardLinks.add(file.identity, file.directory, file.name)

@@ -316,6 +316,36 @@ extension ConformanceSuite {
                 await watch.stop()
             }
         },
+        ConformanceScenario(127, "a directory that comes into view holding two names of a file already in view (moved in, or made and filled beneath a held consumer): a write through one of them is reported at every name",
+                            runsUnprivileged: true) { context in
+            // Found by a race hunt (2026-11-29): the crawl of the new directory found the file
+            // twice, took those two names for all of the file's, and never looked for the one
+            // already in view, so a write through `v/b` was told at `v/a` and `v/b`, never at
+            // `f`. With one name in the new directory, or the names made in a directory already
+            // listed, the other name was looked for and found.
+            try context.tree.write("f", "one")
+            try context.tree.makeDirectory("v", in: .outside)
+            for name in ["a", "b"] { try context.tree.hardLink(RelativePath("v/\(name)"), to: "f", in: .outside, existingIn: .root) }
+            let watch = try await context.watch { $0.bufferLimit = backPressureBufferLimit }
+            try context.tree.rename("v", to: "v", from: .outside)
+            try await watch.sync()
+            var index = watch.eventCount
+            try context.tree.append("v/b", " two")
+            try await watch.sync()
+            for name in ["f", "v/a", "v/b"] { try watch.expect(.modified, RelativePath(name), since: index) }
+            try watch.assertReplayMatchesDisk("written through a name in a directory moved in")
+
+            try await watch.hold(queuing: 1_000)
+            try context.tree.makeDirectory("w")
+            for name in ["a", "b", "c"] { try context.tree.hardLink(RelativePath("w/\(name)"), to: "f") }
+            watch.resume()
+            try await watch.sync()
+            index = watch.eventCount
+            try context.tree.append("w/c", " three")
+            try await watch.sync()
+            for name in ["f", "v/a", "v/b", "w/a", "w/b", "w/c"] { try watch.expect(.modified, RelativePath(name), since: index) }
+            try watch.assertReplayMatchesDisk("written through a name in a directory made and filled while the consumer was held")
+        },
         ConformanceScenario(91, "hard links are one item by device and inode: a file elsewhere with the same inode number is not one of them") { context in
             // Two fresh tmpfs number their inodes alike, so the first file of each has the same
             // inode number on two devices. Only device and inode together name an item.
