@@ -92,19 +92,33 @@ import Testing
         ])
     }
 
-    /// A file renamed away and a new one made at its name: the new file's `created`, told
-    /// last, comes after the rename that took the old one from that path. (Where the new name
-    /// sorts after the old one, `mv log log.1; touch log`, the diff places `log` first and
-    /// removes the old file that stands there: told removed and created again, which replays
-    /// as exactly, without the rename.)
-    @Test("a file renamed away, and a new one at its name: the rename, then the creation")
-    func renamedAwayAndReplaced() {
-        let old = Self.tree([("log", FileStatus(device: Self.device, inode: 1, mode: 0o100644, birthTime: 10), [])])
-        let new = Self.tree([
-            ("archived-log", FileStatus(device: Self.device, inode: 1, mode: 0o100644, birthTime: 10), []),
-            ("log", FileStatus(device: Self.device, inode: 2, mode: 0o100644, birthTime: 20), []),
-        ])
+    /// Rotation, `mv log.1 log.2; mv log log.1; touch log`: each old file is renamed to where
+    /// it went, then the new one created. The diff places `log` first, where the old `log`
+    /// stands; that was removed there and created at `log.1` (and the old `log.1` likewise), so
+    /// a rotated file, or a directory and everything in it, was told as new.
+    @Test("a rotation: the old files renamed along, then the new one created at the first name")
+    func rotation() {
+        func file(_ inode: UInt64, born: Int64) -> FileStatus {
+            FileStatus(device: Self.device, inode: inode, mode: 0o100644, birthTime: born)
+        }
+        let old = Self.tree([("log", file(1, born: 10), []), ("log.1", file(3, born: 5), [])])
+        let new = Self.tree([("log", file(2, born: 20), []), ("log.1", file(1, born: 10), []), ("log.2", file(3, born: 5), [])])
         let events = SnapshotDiff.events(from: old, to: new, root: PathBuilder(root: "/root"))
-        #expect(Self.describe(events) == ["renamed /archived-log from /log", "created /log"])
+        #expect(Self.describe(events) == ["renamed /log.2 from /log.1", "renamed /log.1 from /log", "created /log"])
+        // A directory rotated the same way keeps its contents, moved with it.
+        let oldTree = Self.tree([("d", Self.directory(4), [("inside", file(5, born: 1))])])
+        let newTree = Self.tree([("d", Self.directory(6), []), ("d.1", Self.directory(4), [("inside", file(5, born: 1))])])
+        let moved = SnapshotDiff.events(from: oldTree, to: newTree, root: PathBuilder(root: "/root"))
+        #expect(Self.describe(moved) == ["renamed /d.1 from /d", "created /d"])
+    }
+
+    /// Two items that traded names: one rename, and the other removed and created (each
+    /// replays exactly; the diff never guesses a path that does not exist).
+    @Test("two items that traded names replay, with one of them renamed")
+    func tradedNames() {
+        let old = Self.tree([("a", Self.file(1), []), ("b", Self.file(2), [])])
+        let new = Self.tree([("a", Self.file(2), []), ("b", Self.file(1), [])])
+        let events = SnapshotDiff.events(from: old, to: new, root: PathBuilder(root: "/root"))
+        #expect(Self.describe(events) == ["removed /b", "renamed /b from /a", "created /a"])
     }
 }

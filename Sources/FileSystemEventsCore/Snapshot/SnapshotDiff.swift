@@ -23,7 +23,8 @@ package import SystemPackage
 /// step 5 comes as close as the disk allows to telling a change made before another one
 /// first. A consumer that waits for a marker file it created after its other changes sees the
 /// marker's `created` after them: every removal, rename and directory made before it, and the
-/// files by birth time (change time where there is none), then inode number, then path. Told
+/// files by birth time (change time where there is none), then inode number, then the order
+/// they were placed in (statuses without times keep that order). Told
 /// where placed, a marker named to sort early came before the files made before it and before
 /// every removal of the same scan (a race hunt, 2026-11-29). Nothing that comes after a new
 /// file's `created` concerns it or its path: it stands where it ends, under directories already
@@ -39,6 +40,12 @@ package struct SnapshotDiff {
     private var createdItems: [(event: FileSystemEvent, order: CreationOrder)] = []
     private var removedRoots: [Slot] = []
     private var addedRoots: [(entry: SnapshotEntry, parentPath: [UInt8], target: SnapshotDirectory)] = []
+    /// The added roots that may take a vanished item (their identity is ``available``), by
+    /// identity, until placed: an occupant that stands where another item must go and is
+    /// wanted at one of these is placed there first (see ``place(_:parentPath:into:)``).
+    private var wantedAt: [MatchKey: Int] = [:]
+    /// Added roots placed ahead of their turn.
+    private var placedEarly: Set<Int> = []
     private var available: [MatchKey: Slot] = [:]
     private var leftovers: [Slot] = []
     /// Directories of the old tree holding vacancies (``SnapshotEntry/isVacant``): every
@@ -110,7 +117,11 @@ package struct SnapshotDiff {
         diff.compare(old, new, path: [])
         guard !diff.removedRoots.isEmpty || !diff.addedRoots.isEmpty else { return diff.modifications }
         diff.indexRemovedItems()
-        for added in diff.addedRoots {
+        for (index, added) in diff.addedRoots.enumerated() where diff.available[MatchKey(added.entry.status)] != nil {
+            diff.wantedAt[MatchKey(added.entry.status)] = index
+        }
+        for (index, added) in diff.addedRoots.enumerated() where !diff.placedEarly.contains(index) {
+            diff.wantedAt[MatchKey(added.entry.status)] = nil
             diff.place(added.entry, parentPath: added.parentPath, into: added.target)
         }
         for slot in diff.removedRoots + diff.leftovers {
@@ -121,22 +132,25 @@ package struct SnapshotDiff {
         return diff.modifications + diff.events + diff.createdItems.map(\.event)
     }
 
-    /// The order in which new items other than directories are told.
+    /// The order in which new items other than directories are told: by birth time (else
+    /// change time), then inode number, then the order in which they were placed (path order
+    /// within a directory). Statuses without times (a kernel backend's model, which its
+    /// rescans compare) keep the placement order.
     private struct CreationOrder: Comparable {
         let time: Int64
         let inode: UInt64
-        let path: [UInt8]
+        let sequence: Int
 
-        init(_ status: FileStatus, path: [UInt8]) {
+        init(_ status: FileStatus, sequence: Int) {
             time = status.birthTime != 0 ? status.birthTime : status.changeTime
-            inode = status.inode
-            self.path = path
+            inode = time != 0 ? status.inode : 0
+            self.sequence = sequence
         }
 
         static func < (a: CreationOrder, b: CreationOrder) -> Bool {
             if a.time != b.time { return a.time < b.time }
             if a.inode != b.inode { return a.inode < b.inode }
-            return a.path.lexicographicallyPrecedes(b.path)
+            return a.sequence < b.sequence
         }
     }
 
@@ -338,7 +352,16 @@ package struct SnapshotDiff {
                 }
                 return
             }
-            evict(occupant, from: target, path: path)
+            // Wanted at another added root (`mv log log.1; touch log`: `log` is placed first,
+            // and the old `log` stands there): it goes there now, a rename, instead of being
+            // removed here and created there, which told a rotated file or directory as new.
+            // An added root's directory matched in both trees, so it stands where it ends.
+            if let index = wantedAt.removeValue(forKey: MatchKey(occupant.status)) {
+                placedEarly.insert(index)
+                let wanted = addedRoots[index]
+                place(wanted.entry, parentPath: wanted.parentPath, into: wanted.target)
+            }
+            if let occupant = target.entry(named: new.name) { evict(occupant, from: target, path: path) }
         }
 
         if pairsMovedItems || new.itemType == .directory,
@@ -365,7 +388,7 @@ package struct SnapshotDiff {
 
         let created = event(.created, path, type: new.itemType, identity: new.status.identity)
         if new.itemType != .directory {
-            createdItems.append((created, CreationOrder(new.status, path: path)))
+            createdItems.append((created, CreationOrder(new.status, sequence: createdItems.count)))
         } else {
             events.append(created)
         }
