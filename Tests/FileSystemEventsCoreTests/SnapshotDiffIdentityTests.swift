@@ -68,7 +68,8 @@ import Testing
     /// changes, then a marker file, and waits for the marker's `created`, must have been told
     /// the rest by then: the removals and renames, and the files made before it, whatever their
     /// names. Told where placed (new names in path order, removals last), a marker named to sort
-    /// early came first.
+    /// early came first. Within one tick, files below the top come before it (a marker belongs
+    /// at the top), whatever their inode numbers.
     @Test("new files are told after the scan's removals and renames, oldest first whatever their names")
     func newFilesComeLastOldestFirst() {
         func file(_ inode: UInt64, born: Int64) -> FileStatus {
@@ -80,7 +81,7 @@ import Testing
         ])
         let new = Self.tree([
             (".marker", file(9, born: 300), []),
-            ("made", Self.directory(5), [("inside", file(6, born: 100))]),
+            ("made", Self.directory(5), [("inside", file(6, born: 100)), ("same-tick-as-the-marker", file(10, born: 300))]),
             ("renamed", file(4, born: 10), []),
             ("zz", file(7, born: 200), []),
             ("same-time-higher-inode", file(8, born: 200), []),
@@ -88,7 +89,7 @@ import Testing
         let events = SnapshotDiff.events(from: old, to: new, root: PathBuilder(root: "/root"))
         #expect(Self.describe(events) == [
             "created /made", "renamed /renamed from /moved", "removed /sub/old", "removed /sub",
-            "created /made/inside", "created /zz", "created /same-time-higher-inode", "created /.marker",
+            "created /made/inside", "created /zz", "created /same-time-higher-inode", "created /made/same-tick-as-the-marker", "created /.marker",
         ])
     }
 
