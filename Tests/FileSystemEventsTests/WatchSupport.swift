@@ -1,3 +1,4 @@
+import ConformanceTestSupport
 import FileSystemEvents
 import Foundation
 import Testing
@@ -86,8 +87,9 @@ func describeDescriptors() -> String {
 }
 
 private func openDescriptors() -> [(number: String, target: String)] {
-    let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-    return names.sorted().compactMap { name in
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)")).map { (name, $0) }
-    }
+    #if os(Linux)
+    openDescriptorLinks()
+    #else
+    []
+    #endif
 }

@@ -1,4 +1,5 @@
 #if os(Linux)
+import ConformanceTestSupport
 import FileSystemEventsConformance
 import FileSystemEventsCore
 @testable import FileSystemEventsInotify
@@ -11,19 +12,7 @@ struct OpenedDirectoriesTests {
     /// only the test's own. A count of every descriptor also saw other tests' watches close
     /// on their own threads after those tests ended (a fresh-clone CI run failed so, twice).
     static func openDescriptors(under root: String) -> Int {
-        guard let directory = opendir("/proc/self/fd") else { return -1 }
-        defer { closedir(directory) }
-        var count = 0
-        var buffer = [CChar](repeating: 0, count: 4096)
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard Int(name) != nil else { continue }
-            let length = readlink("/proc/self/fd/" + name, &buffer, buffer.count - 1)
-            guard length > 0 else { continue }
-            let target = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if target == root || target.hasPrefix(root + "/") { count += 1 }
-        }
-        return count
+        openDescriptorLinks().filter { $0.target == root || $0.target.hasPrefix(root + "/") }.count
     }
 
     @Test("a batch spread over many directories holds a bounded number of descriptors, all closed after")
