@@ -138,9 +138,8 @@ public enum ConfigurationFile {
                 index = end
                 if let level = levels.last, level.isObject, level.expectsName {
                     let watched = levels.count == 1 ? text == Array("filewatch".utf8) : level.isSettings
-                    let name = String(decoding: text, as: UTF8.self)
                     if watched && levels[levels.count - 1].names.contains(text) {
-                        return levels.count == 1 ? "\"filewatch\"" : "\"\(name)\" in \"filewatch\""
+                        return levels.count == 1 ? "\"filewatch\"" : "\"\(String(decoding: text, as: UTF8.self))\" in \"filewatch\""
                     }
                     levels[levels.count - 1].names.insert(text)
                     levels[levels.count - 1].expectsName = false

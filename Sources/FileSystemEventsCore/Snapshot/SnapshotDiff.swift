@@ -25,9 +25,8 @@ package import SystemPackage
 /// marker's `created` after them: every removal, rename and directory made before it, and the
 /// files by birth time (change time where there is none; within one tick, deeper files first,
 /// then by inode number), then the order they were placed in (statuses without times keep
-/// that order). Told
-/// where placed, a marker named to sort early came before the files made before it and before
-/// every removal of the same scan (a race hunt, 2026-11-29). Nothing that comes after a new
+/// that order). Told where placed, a marker named to sort early came before the files made
+/// before it and before every removal of the same scan (a race hunt, 2026-11-29). Nothing that comes after a new
 /// file's `created` concerns it or its path: it stands where it ends, under directories already
 /// in place, and the removals are of old items.
 package struct SnapshotDiff {
