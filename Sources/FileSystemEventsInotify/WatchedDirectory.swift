@@ -190,17 +190,6 @@ struct WatchedEntry {
     }
 }
 
-extension FileItemType {
-    var modeBits: UInt32 {
-        switch self {
-        case .file: return 0o100000
-        case .directory: return 0o040000
-        case .symlink: return 0o120000
-        case .other, .unknown: return 0o010000
-        }
-    }
-}
-
 /// A name in a directory of the model, as a key: where a followed link stands (for finding its
 /// watch), or a name reported from an early batch (``InotifyWatch/provisionalNames``). The
 /// directory is held by identity only, so a key never keeps a node alive.

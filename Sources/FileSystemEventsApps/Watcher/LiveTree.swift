@@ -99,7 +99,7 @@ struct LiveTree: @unchecked Sendable {
     }
 
     private func status(for event: FileSystemEvent) -> FileStatus {
-        FileStatus(device: event.identity?.device ?? 0, inode: event.identity?.inode ?? 0, mode: Self.modeBits(event.itemType))
+        FileStatus(device: event.identity?.device ?? 0, inode: event.identity?.inode ?? 0, mode: event.itemType.modeBits)
     }
 
     private mutating func mutateStatus(at relative: [UInt8], _ body: (inout FileStatus) -> Void) {
@@ -109,15 +109,6 @@ struct LiveTree: @unchecked Sendable {
         }
         guard let (parent, name) = parentDirectory(of: relative) else { return }
         parent.updateEntry(named: SnapshotName(name)) { body(&$0.status) }
-    }
-
-    static func modeBits(_ type: FileItemType) -> UInt32 {
-        switch type {
-        case .file: return 0o100000
-        case .directory: return 0o040000
-        case .symlink: return 0o120000
-        case .other, .unknown: return 0o010000
-        }
     }
 
     // MARK: Reading

@@ -83,7 +83,9 @@ public struct ReplayModel: Sendable {
             removeSubtree(path, in: root)
             trees[root][path] = read(event, observed)
         case .removed:
-            if trees[root][path] == nil {
+            if let known = trees[root][path] {
+                checkType(of: event, against: known)
+            } else {
                 anomalies.append("\(event): nothing known at \(path)")
             }
             removeSubtree(path, in: root)
@@ -92,10 +94,11 @@ public struct ReplayModel: Sendable {
                 anomalies.append("\(event): rename without a previous path inside the roots")
                 return
             }
-            guard trees[sourceRoot][previous] != nil else {
+            guard let known = trees[sourceRoot][previous] else {
                 anomalies.append("\(event): rename source \(previous) is not known")
                 return
             }
+            checkType(of: event, against: known)
             if let parent = path.parent, trees[root][parent]?.type != .directory {
                 anomalies.append("\(event): destination parent \(parent) is not a known directory")
             }
@@ -154,6 +157,14 @@ public struct ReplayModel: Sendable {
             rootRemoved = true
             trees[root].removeAll()
         }
+    }
+
+    /// An event about an item the consumer knows names that item's type, or says it does not
+    /// know it: a consumer that keeps types (a listing's icons, a sync client's
+    /// "directory removed, drop its subtree") must not be told another.
+    private mutating func checkType(of event: FileSystemEvent, against known: Item) {
+        guard event.itemType != .unknown, event.itemType != known.type else { return }
+        anomalies.append("\(event): says \(event.itemType) where the consumer was told \(known.type)")
     }
 
     /// The item a consumer knows after reading for `event`.

@@ -233,6 +233,31 @@ extension ConformanceSuite {
             try await watch.sync()
             try watch.assertReplayMatchesDisk()
         },
+        ConformanceScenario(128, "a name made in a directory that loses its search bit before the watcher looks at it: told with no type it never had, then as what it is once searchable",
+                            runsUnprivileged: true) { context in
+            guard geteuid() != 0 else {
+                throw ConformanceSkip("running as root: CAP_DAC_READ_SEARCH searches every directory; scripts/test.sh reruns this as an unprivileged user")
+            }
+            try context.tree.makeDirectories("shut/sub")
+            let watch = try await context.watch { $0.bufferLimit = backPressureBufferLimit }
+            // Made while the watcher is held, and the directory closed to searching before it
+            // reads of them: it can learn their names, not what they are. The kernel backends
+            // told them `unknown`, and once the directory was searchable again told them
+            // removed as `other` (a FIFO, a socket, a device) before created as what they
+            // were (2026-11-29).
+            try await watch.hold(queuing: 200)
+            try context.tree.write("shut/letter.txt", "l")
+            try context.tree.makeDirectory("shut/sub/parcel")
+            try context.tree.symlink("shut/pointer", pointingTo: "letter.txt")
+            try context.tree.changeMode("shut", to: 0o444)
+            watch.resume()
+            try await watch.sync()
+            try context.tree.changeMode("shut", to: 0o755)
+            try context.tree.write("shut/sub/parcel/after.txt", "a")
+            try await watch.sync()
+            try watch.expect(.created, "shut/sub/parcel/after.txt")
+            try watch.assertReplayMatchesDisk()
+        },
         ConformanceScenario(103, "an unreadable directory made readable and renamed (or its parent renamed) before the watcher reads either change: listed where it went",
                             runsUnprivileged: true) { context in
             guard geteuid() != 0 else {

@@ -70,13 +70,28 @@ package struct FileStatus: Sendable, Hashable {
 }
 
 extension FileItemType {
-    /// Decodes `st_mode`'s file-type bits (the values are the same on Linux and Darwin).
+    /// Decodes `st_mode`'s file-type bits (the values are the same on Linux and Darwin). No
+    /// file has type bits 0: they stand for ``unknown`` (``modeBits``).
     package init(mode: UInt32) {
         switch mode & 0o170000 {
         case 0o100000: self = .file
         case 0o040000: self = .directory
         case 0o120000: self = .symlink
+        case 0: self = .unknown
         default: self = .other
+        }
+    }
+
+    /// The type bits of a status made from a type alone (a kernel backend's model, a tree kept
+    /// from events), which decode to this type again: an item first told as ``unknown`` and
+    /// then found gone is told gone as ``unknown``, not as a FIFO (``other``).
+    package var modeBits: UInt32 {
+        switch self {
+        case .file: return 0o100000
+        case .directory: return 0o040000
+        case .symlink: return 0o120000
+        case .other: return 0o010000
+        case .unknown: return 0
         }
     }
 
