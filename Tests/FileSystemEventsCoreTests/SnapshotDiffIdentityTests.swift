@@ -113,13 +113,39 @@ import Testing
         #expect(Self.describe(moved) == ["renamed /d.1 from /d", "created /d"])
     }
 
-    /// Two items that traded names: one rename, and the other removed and created (each
-    /// replays exactly; the diff never guesses a path that does not exist).
-    @Test("two items that traded names replay, with one of them renamed")
+    /// Two items that traded names (`mv a t; mv b a; mv t b` between scans, or a `renameat2`
+    /// exchange): one `exchanged`, as the kernel backends tell it. They were told as one
+    /// renamed and the other removed and created again, a new item to a consumer that keeps
+    /// identities, and for a directory its whole subtree.
+    @Test("two items that traded names are told exchanged, in one directory or two, directories with their contents")
     func tradedNames() {
         let old = Self.tree([("a", Self.file(1), []), ("b", Self.file(2), [])])
         let new = Self.tree([("a", Self.file(2), []), ("b", Self.file(1), [])])
-        let events = SnapshotDiff.events(from: old, to: new, root: PathBuilder(root: "/root"))
-        #expect(Self.describe(events) == ["removed /b", "renamed /b from /a", "created /a"])
+        #expect(Self.describe(SnapshotDiff.events(from: old, to: new, root: PathBuilder(root: "/root"))) == ["exchanged /a from /b"])
+
+        let oldDirectories = Self.tree([("a", Self.directory(1), [("x", Self.file(10))]), ("b", Self.directory(2), [("y", Self.file(11))])])
+        let newDirectories = Self.tree([
+            ("a", Self.directory(2), [("y", Self.file(11)), ("z", Self.file(12))]), ("b", Self.directory(1), [("x", Self.file(10))]),
+        ])
+        #expect(Self.describe(SnapshotDiff.events(from: oldDirectories, to: newDirectories, root: PathBuilder(root: "/root")))
+            == ["exchanged /a from /b", "created /a/z"])
+
+        let apart = Self.tree([("d1", Self.directory(3), [("a", Self.file(1))]), ("d2", Self.directory(4), [("b", Self.file(2))])])
+        let traded = Self.tree([("d1", Self.directory(3), [("a", Self.file(2))]), ("d2", Self.directory(4), [("b", Self.file(1))])])
+        #expect(Self.describe(SnapshotDiff.events(from: apart, to: traded, root: PathBuilder(root: "/root"))) == ["exchanged /d1/a from /d2/b"])
+    }
+
+    /// Without times a file found at another path is not paired (it may be a new file with a
+    /// reused inode), so files that traded names are not an exchange then; directories are.
+    @Test("without times, traded files are removed and created, traded directories exchanged")
+    func tradedNamesWithoutTimes() {
+        let old = Self.tree([("a", Self.file(1), []), ("b", Self.file(2), [])])
+        let new = Self.tree([("a", Self.file(2), []), ("b", Self.file(1), [])])
+        let events = SnapshotDiff.events(from: old, to: new, root: PathBuilder(root: "/root"), pairsMovedItems: false)
+        #expect(Self.describe(events) == ["removed /b", "removed /a", "created /b", "created /a"])
+        let oldDirectories = Self.tree([("a", Self.directory(1), []), ("b", Self.directory(2), [])])
+        let newDirectories = Self.tree([("a", Self.directory(2), []), ("b", Self.directory(1), [])])
+        let exchanged = SnapshotDiff.events(from: oldDirectories, to: newDirectories, root: PathBuilder(root: "/root"), pairsMovedItems: false)
+        #expect(Self.describe(exchanged) == ["exchanged /a from /b"])
     }
 }

@@ -365,6 +365,11 @@ package struct SnapshotDiff {
             // and the old `log` stands there): it goes there now, a rename, instead of being
             // removed here and created there, which told a rotated file or directory as new.
             // An added root's directory matched in both trees, so it stands where it ends.
+            if let index = wantedAt[MatchKey(occupant.status)],
+                exchange(new, path: path, into: target, with: occupant, wantedAt: index)
+            {
+                return
+            }
             if let index = wantedAt.removeValue(forKey: MatchKey(occupant.status)) {
                 placedEarly.insert(index)
                 let wanted = addedRoots[index]
@@ -410,6 +415,46 @@ package struct SnapshotDiff {
         } else {
             target.insert(SnapshotEntry(name: new.name, status: new.status))
         }
+    }
+
+    /// Two items that traded names between scans (`mv a t; mv b a; mv t b`, or a `renameat2`
+    /// exchange): told as one `exchanged`, as the kernel backends tell an exchange, where they
+    /// were told as the occupant removed, the other renamed, and the occupant created again
+    /// at the other's name, a new item to a consumer that keeps identities, and a directory's
+    /// whole subtree read again (`new` goes where `occupant` stands, and `occupant` is the
+    /// added root at `index`, which stands where `new` came from).
+    /// - Returns: `false`, changing nothing, unless both items are found where the other goes.
+    private mutating func exchange(
+        _ new: SnapshotEntry, path: [UInt8], into target: SnapshotDirectory, with occupant: SnapshotEntry, wantedAt index: Int
+    ) -> Bool {
+        let key = MatchKey(new.status)
+        let occupantKey = MatchKey(occupant.status)
+        let wanted = addedRoots[index]
+        guard pairsMovedItems || (new.itemType == .directory && occupant.itemType == .directory),
+            let source = available[key], source.parent === wanted.target, source.name == wanted.entry.name,
+            Self.isSameItem(source.status, new.status, atSamePath: false),
+            let occupantSource = available[occupantKey], occupantSource.parent === target, occupantSource.name == new.name,
+            Self.isSameItem(occupant.status, wanted.entry.status, atSamePath: false),
+            let current = source.parent.entry(named: source.name), MatchKey(current.status) == key,
+            let sourceParentPath = source.parent.relativePath()
+        else { return false }
+        available[key] = nil
+        available[occupantKey] = nil
+        wantedAt[occupantKey] = nil
+        placedEarly.insert(index)
+        let previousPath = sourceParentPath.appendingComponent(source.name)
+        let arriving = current.directory ?? (new.directory != nil ? SnapshotDirectory(parent: target, name: new.name.bytes) : nil)
+        let leaving = occupant.directory ?? (wanted.entry.directory != nil ? SnapshotDirectory(parent: source.parent, name: source.name.bytes) : nil)
+        target.insert(SnapshotEntry(name: new.name, status: new.status, directory: arriving))
+        source.parent.insert(SnapshotEntry(name: source.name, status: wanted.entry.status, directory: leaving))
+        events.append(event(.exchanged, path, previous: previousPath, type: new.itemType, identity: new.status.identity))
+        appendChanges(from: current.status, to: new.status, path: path, renamed: true, into: &events)
+        appendChanges(from: occupant.status, to: wanted.entry.status, path: previousPath, renamed: true, into: &events)
+        for (directory, listing, at) in [(arriving, new.directory, path), (leaving, wanted.entry.directory, previousPath)] {
+            guard let directory else { continue }
+            if let listing { reconcile(directory, with: listing, path: at) } else { leaveListing(of: directory) }
+        }
+        return true
     }
 
     /// Brings a directory that now stands at its final place in line with its new listing.
