@@ -21,7 +21,11 @@
 #   them. Only where the build machine's glibc is 2.36 or later, since the binary then needs
 #   that on the machine it runs on; elsewhere they are left as they were;
 # - libstdc++ (which the Swift runtime uses) linked in: the parts it uses, laid out with the
-#   rest, instead of the mapped shared library's 900 KiB.
+#   rest, instead of the mapped shared library's 900 KiB;
+# - glibc linked in as well (-static-executable), for the same reason: a watch of an empty
+#   directory, 8.3 MiB resident linked to the shared libc, libm and loader, is 6.5 MiB as one
+#   static executable with glibc's functions in the recorded order, and the binary runs on
+#   any x86-64 Linux with nothing installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,8 +58,22 @@ flags=(-c release --product filewatch --static-swift-stdlib --scratch-path "$scr
 if [ -f scripts/cli-symbol-order.txt ]; then
     flags+=(-Xlinker "--symbol-ordering-file=$PWD/scripts/cli-symbol-order.txt" -Xlinker --no-warn-symbol-ordering)
 fi
+# A static executable where the C libraries' archives are installed (Debian: libc6-dev, and
+# libinotifytools0-dev with the trait): glibc's code is then laid out with the rest, of which
+# a watch maps what it runs, where the shared libc, libm and loader mapped 2.2 MiB of their
+# own; the binary runs on any x86-64 Linux (kernel 3.2 or later) with nothing installed. The
+# package calls none of the glibc functions a static link cannot serve (NSS: getpwnam,
+# getaddrinfo), and the link would warn if it did. Without the archives, the dynamic link.
+archive() { local found; found=$(gcc -print-file-name="$1" 2>/dev/null || true); [ "$found" != "$1" ] && [ -f "$found" ]; }
+static=0
+if archive libc.a && { [ ${#traits[@]} = 0 ] || archive libinotifytools.a; }; then
+    static=1
+    flags+=(-Xswiftc -static-executable)
+else
+    echo "note: libc.a (or libinotifytools.a) not found; linking glibc dynamically" >&2
+fi
 glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
-if [ -n "$glibc" ] && [ "$(printf '%s\n' 2.36 "$glibc" | sort -V | head -1)" = 2.36 ]; then
+if [ "$static" = 0 ] && [ -n "$glibc" ] && [ "$(printf '%s\n' 2.36 "$glibc" | sort -V | head -1)" = 2.36 ]; then
     flags+=(-Xlinker -z -Xlinker pack-relative-relocs)
 fi
 
