@@ -493,8 +493,26 @@ extension InotifyWatch {
             directories.closeAll()
         }
         var rounds = 0
-        while !pendingCreations.isEmpty || !pendingCrawls.isEmpty || !pendingRefilters.isEmpty {
+        while !pendingCreations.isEmpty || !pendingCrawls.isEmpty || !pendingRefilters.isEmpty || !rescansAfterBusyListing.isEmpty {
             rounds += 1
+            // What earlier batches left waiting for a quiet queue (directories to list, or
+            // to rescan) is done before this batch's creations are told: a consumer that
+            // takes a marker file, made after its other changes, as proof that it has heard
+            // of them got the contents of a directory moved in before the marker after it.
+            // Every event read is applied by now, so an empty queue is a drained one.
+            if (!rescansAfterBusyListing.isEmpty || !pendingCrawls.isEmpty || !pendingRefilters.isEmpty)
+                && kernel?.hasPendingEvents() != true
+            {
+                let busyListings = rescansAfterBusyListing
+                rescansAfterBusyListing.removeAll()
+                for node in busyListings where node.isAttached { rescanNearestResolvable(node) }
+                // A rescan may leave directories of its own to list: those too.
+                var passes = 0
+                while passes < 3 && (!pendingCrawls.isEmpty || !pendingRefilters.isEmpty) && kernel?.hasPendingEvents() != true {
+                    passes += 1
+                    crawlPendingDirectories(quiet: true, busy: false)
+                }
+            }
             // Taken, not copied: a batch that waits is updated in place and put back, so a
             // burst's waiting creations are not copied (and retained) again on every attempt.
             var creations = pendingCreations
@@ -612,36 +630,7 @@ extension InotifyWatch {
             } else {
                 pendingCreations.append(contentsOf: held)
             }
-            let crawls = pendingCrawls
-            pendingCrawls.removeAll()
-            var stale: [WatchedDirectory] = []
-            for node in crawls {
-                guard !node.isListed, node.watch < 0, !roots[node.root].isRemoved, node.isAttached else { continue }
-                let before = pendingCrawls.count
-                crawl(node, emitting: true)
-                if pendingCrawls.count > before && pendingCrawls.last === node && quiet {
-                    pendingCrawls.removeLast()
-                    stale.append(node)
-                }
-            }
-            if !evictedNames.isEmpty { pendingCreations += examineEvictedNames(quiet: quiet, provisional: busy) }
-            // Still not where the model says, with nothing left in the queue to explain it:
-            // the model missed a move. Rescan from the nearest directory that is where it
-            // should be.
-            for node in stale where node.isAttached {
-                if kernel?.hasPendingEvents() == true {
-                    pendingCrawls.append(node)
-                } else {
-                    rescanNearestResolvable(node.parent ?? node)
-                }
-            }
-            if quiet && !pendingRefilters.isEmpty && kernel?.hasPendingEvents() != true {
-                let moved = pendingRefilters
-                pendingRefilters.removeAll()
-                for node in moved where node.isAttached { rescanNearestResolvable(node) }
-            }
-            // A rescan evicts too.
-            if !evictedNames.isEmpty { pendingCreations += examineEvictedNames(quiet: quiet, provisional: busy) }
+            crawlPendingDirectories(quiet: quiet, busy: busy)
             if !quiet || rounds >= 3 { break }
         }
         if pendingCreations.isEmpty && deferredCreations.isEmpty {
@@ -651,6 +640,43 @@ extension InotifyWatch {
             if !changesWhilePending.isEmpty { changesWhilePending.removeAll() }
             if writtenNameGoneSince == nil && !survivingLinksOfWrittenFiles.isEmpty { survivingLinksOfWrittenFiles.removeAll() }
         }
+    }
+
+    /// Lists the directories that could not be listed at their path yet (``pendingCrawls``).
+    /// One still not where the model says with nothing queued to explain it means the model
+    /// missed a move: rescanned from the nearest directory that is where it should be, as are
+    /// the directories moved under a path filter (``pendingRefilters``), once the queue is read.
+    private mutating func crawlPendingDirectories(quiet: Bool, busy: Bool) {
+        let crawls = pendingCrawls
+        pendingCrawls.removeAll()
+        var stale: [WatchedDirectory] = []
+        for node in crawls {
+            guard !node.isListed, node.watch < 0, !roots[node.root].isRemoved, node.isAttached else { continue }
+            let before = pendingCrawls.count
+            crawl(node, emitting: true)
+            if pendingCrawls.count > before && pendingCrawls.last === node && quiet {
+                pendingCrawls.removeLast()
+                stale.append(node)
+            }
+        }
+        if !evictedNames.isEmpty { pendingCreations += examineEvictedNames(quiet: quiet, provisional: busy) }
+        // Still not where the model says, with nothing left in the queue to explain it:
+        // the model missed a move. Rescan from the nearest directory that is where it
+        // should be.
+        for node in stale where node.isAttached {
+            if kernel?.hasPendingEvents() == true {
+                pendingCrawls.append(node)
+            } else {
+                rescanNearestResolvable(node.parent ?? node)
+            }
+        }
+        if quiet && !pendingRefilters.isEmpty && kernel?.hasPendingEvents() != true {
+            let moved = pendingRefilters
+            pendingRefilters.removeAll()
+            for node in moved where node.isAttached { rescanNearestResolvable(node) }
+        }
+        // A rescan evicts too.
+        if !evictedNames.isEmpty { pendingCreations += examineEvictedNames(quiet: quiet, provisional: busy) }
     }
 
     /// Examines and applies, at once, the names that stale directories left

@@ -57,6 +57,14 @@ extension InotifyWatch {
         pendingMovePair = nil
         awaitedMarker = queueDrained ? nil : kernel?.queueMarker()
         reconcile(afterOverflow: request.afterOverflow, changedSince: request.changedSince)
+        // Events queued after the listing began (after the marker, or at all when the queue
+        // had drained) may be of changes the listing shows already: looked at again once the
+        // queue is empty (``rescansAfterBusyListing``).
+        if awaitedMarker != nil || kernel?.hasPendingEvents() == true {
+            for root in roots where !root.isRemoved {
+                if let tree = root.tree, !rescansAfterBusyListing.contains(where: { $0 === tree }) { rescansAfterBusyListing.append(tree) }
+            }
+        }
     }
 
     /// The events of a read up to the marker of a rebuild that began before the queue drained
@@ -123,6 +131,7 @@ extension InotifyWatch {
         pendingSince = 0
         pendingCrawls.removeAll()
         pendingRefilters.removeAll()
+        rescansAfterBusyListing.removeAll()
         evictedNames.removeAll()
         hardLinks.removeAll()
         for index in roots.indices where !roots[index].isRemoved {
@@ -297,7 +306,16 @@ extension InotifyWatch {
             switch open(current) {
             case .opened(let fd, _):
                 Syscalls.close(fd)
-                rescan(current, changedSince: nil)
+                let root = current.root
+                // Begun with the queue empty; events queued since came from changes made while
+                // the listing ran, which it may show already (``rescansAfterBusyListing``).
+                // The whole tree is looked at again: a rename out of this subtree applied twice
+                // puts the wrong item wherever it went.
+                if rescan(current, changedSince: nil) == .rescanned, kernel?.hasPendingEvents() == true,
+                    let tree = roots[root].tree, !rescansAfterBusyListing.contains(where: { $0 === tree })
+                {
+                    rescansAfterBusyListing.append(tree)
+                }
                 return
             case .inaccessible:
                 return

@@ -185,6 +185,14 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// at again at the new path (moved on since, by events still queued): rescanned where they
     /// are once the queue has been read (``refilterMovedDirectory(named:in:path:)``).
     var pendingRefilters: [WatchedDirectory] = []
+    /// The trees of roots where a directory was rescanned after a missed move
+    /// (``rescanNearestResolvable(_:)``) while changes went on: their events, queued during
+    /// the listing, are applied on top of a listing that may show them already, and a rename
+    /// applied twice moves the wrong item (`mv a t; mv b a; mv t b` undone in the model, told
+    /// as done), into that directory or out of it anywhere in the tree. Rescanned once the
+    /// queue is found empty, before the next creations are told, as often as it takes, so the
+    /// model ends as the disk is.
+    var rescansAfterBusyListing: [WatchedDirectory] = []
     /// Names whose stale directory left the model (``evictIfStale(_:)``): the model missed a
     /// move there, so nothing queued will say what the name holds now. Examined right after
     /// the creation whose crawl found them, before the next one is told.
@@ -640,7 +648,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// Creations (pending or deferred) or crawls wait for the kernel queue to drain.
     private var awaitsQuietQueue: Bool {
         !pendingCreations.isEmpty || !deferredCreations.isEmpty || !pendingCrawls.isEmpty || !evictedNames.isEmpty
-            || !pendingRefilters.isEmpty
+            || !pendingRefilters.isEmpty || !rescansAfterBusyListing.isEmpty
     }
 
     /// The model as it stands, one snapshot per root: names, types and identities.

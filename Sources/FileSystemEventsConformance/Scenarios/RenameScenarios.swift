@@ -115,5 +115,45 @@ extension ConformanceSuite {
                       "a move out and an unrelated move in were paired as a rename:\n  \(watch.describeEvents(since: 0))")
             try watch.assertReplayMatchesDisk()
         },
+        ConformanceScenario(129, "names traded (mv a t; mv b a; mv t b) among files and directories of two directories, 30 bursts of 30 with no pause, a file made in a traded directory now and then: exact after every burst") { context in
+            // The kernel backends rescan a directory once the model is found wrong about where
+            // something is; a rescan whose listing ran while trades went on saw some of them
+            // already, and their queued renames, applied on top, moved the wrong items: the
+            // model (and the consumer) ended with a file where a directory was, for good. A
+            // race hunt found it on both kernel backends in most runs (2026-11-29).
+            var isDirectory: [RelativePath: Bool] = [:]
+            for side in ["A", "B"] {
+                for index in 0..<4 {
+                    try context.tree.makeDirectories(RelativePath("\(side)/D\(index)/in"))
+                    try context.tree.write(RelativePath("\(side)/D\(index)/in/x"), "x")
+                    try context.tree.write(RelativePath("\(side)/f\(index)"), "f")
+                    isDirectory[RelativePath("\(side)/D\(index)")] = true
+                    isDirectory[RelativePath("\(side)/f\(index)")] = false
+                }
+            }
+            let names = isDirectory.keys.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+            let temporaries: [RelativePath] = ["tmpT", "A/tmpT", "B/.t"]
+            let watch = try await context.watch()
+            var random = SplitMix64(seed: 129)
+            func pick<T>(_ choices: [T]) -> T { choices[Int(random.next() % UInt64(choices.count))] }
+            for burst in 0..<30 {
+                for trade in 0..<30 {
+                    let first = pick(names)
+                    var second = pick(names)
+                    while second == first { second = pick(names) }
+                    let temporary = pick(temporaries)
+                    try context.tree.rename(first, to: temporary)
+                    try context.tree.rename(second, to: first)
+                    try context.tree.rename(temporary, to: second)
+                    (isDirectory[first], isDirectory[second]) = (isDirectory[second], isDirectory[first])
+                    let target = pick(names)
+                    if random.next() % 10 == 0, isDirectory[target] == true {
+                        try context.tree.write(target / RelativePath("new\(burst)-\(trade)"), "n")
+                    }
+                }
+                try await watch.sync()
+                try watch.assertReplayMatchesDisk("after burst \(burst)")
+            }
+        },
     ]
 }
