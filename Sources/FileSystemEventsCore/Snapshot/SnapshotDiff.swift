@@ -117,8 +117,15 @@ package struct SnapshotDiff {
         diff.compare(old, new, path: [])
         guard !diff.removedRoots.isEmpty || !diff.addedRoots.isEmpty else { return diff.modifications }
         diff.indexRemovedItems()
-        for (index, added) in diff.addedRoots.enumerated() where diff.available[MatchKey(added.entry.status)] != nil {
-            diff.wantedAt[MatchKey(added.entry.status)] = index
+        // Only an item that would be paired with what stands in the way: a new file that took
+        // the inode of one removed (a marker made right after `rm a0; mkdir a0`), placed ahead
+        // of its turn, was told before the files of the directories it followed.
+        for (index, added) in diff.addedRoots.enumerated() {
+            let key = MatchKey(added.entry.status)
+            guard let source = diff.available[key], pairsMovedItems || added.entry.itemType == .directory,
+                Self.isSameItem(source.status, added.entry.status, atSamePath: false)
+            else { continue }
+            diff.wantedAt[key] = index
         }
         for (index, added) in diff.addedRoots.enumerated() where !diff.placedEarly.contains(index) {
             diff.wantedAt[MatchKey(added.entry.status)] = nil
