@@ -1057,11 +1057,13 @@ def burst_and_memory_report(results):
     binary = results.get("binary")
     if binary:
         libraries = sorted({line.split()[0] for line in binary["libraries"] if "=>" in line or line.strip().startswith("/")})
+        libraries = [name for name in libraries if not name.startswith("linux-vdso")]
         lines += ["", "## The filewatch binary measured here", "",
                   f"Built by `scripts/build-cli.sh` (README, \"Building the CLI for deployment\"): "
                   f"{binary['bytes'] / 1e6:.1f} MB as built, "
                   + (f"{binary['stripped_bytes'] / 1e6:.1f} MB stripped; " if binary.get("stripped_bytes") else "")
-                  + "it loads " + ", ".join(f"`{name}`" for name in libraries if not name.startswith("linux-vdso")) + "."]
+                  + ("it loads " + ", ".join(f"`{name}`" for name in libraries) + "." if libraries
+                     else "a static executable, it loads no shared library.")]
     lines += ["", "## Memory: resident set size (VmRSS)", "",
               "After `ready` (median of the start-up runs on the 110k-entry tree; on the other trees one run),",
               "and for polling watchers the peak while they keep scanning (three times the time to ready, at",
