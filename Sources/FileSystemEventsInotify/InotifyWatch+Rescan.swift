@@ -61,10 +61,15 @@ extension InotifyWatch {
         // had drained) may be of changes the listing shows already: looked at again once the
         // queue is empty (``rescansAfterBusyListing``).
         if awaitedMarker != nil || kernel?.hasPendingEvents() == true {
-            for root in roots where !root.isRemoved {
-                if let tree = root.tree, !rescansAfterBusyListing.contains(where: { $0 === tree }) { rescansAfterBusyListing.append(tree) }
-            }
+            for index in roots.indices where !roots[index].isRemoved { rescanOnceQuiet(root: index) }
         }
+    }
+
+    /// Has the tree of root `index` rescanned once the queue is found empty
+    /// (``rescansAfterBusyListing``), once however often it is asked for meanwhile.
+    private mutating func rescanOnceQuiet(root index: Int) {
+        guard let tree = roots[index].tree, !rescansAfterBusyListing.contains(where: { $0 === tree }) else { return }
+        rescansAfterBusyListing.append(tree)
     }
 
     /// The events of a read up to the marker of a rebuild that began before the queue drained
@@ -311,10 +316,8 @@ extension InotifyWatch {
                 // the listing ran, which it may show already (``rescansAfterBusyListing``).
                 // The whole tree is looked at again: a rename out of this subtree applied twice
                 // puts the wrong item wherever it went.
-                if rescan(current, changedSince: nil) == .rescanned, kernel?.hasPendingEvents() == true,
-                    let tree = roots[root].tree, !rescansAfterBusyListing.contains(where: { $0 === tree })
-                {
-                    rescansAfterBusyListing.append(tree)
+                if rescan(current, changedSince: nil) == .rescanned, kernel?.hasPendingEvents() == true {
+                    rescanOnceQuiet(root: root)
                 }
                 return
             case .inaccessible:
