@@ -150,6 +150,80 @@ import Testing
         #expect(Self.describe(SnapshotDiff.events(from: apart, to: traded, root: PathBuilder(root: "/root"))) == ["exchanged /d1/a from /d2/b"])
     }
 
+    /// A cycle of names (`mv a t; mv b a; mv c b; mv t c`) is told as exchanges, one fewer
+    /// than the items, each putting one item in place: every item keeps its identity, and a
+    /// directory its contents, where one item was removed and created again.
+    @Test("names rotated around a cycle are told as exchanges, in one directory or several, directories with their contents")
+    func rotatedNames() {
+        let old = Self.tree([("a", Self.file(1), []), ("b", Self.file(2), []), ("c", Self.file(3), [])])
+        let new = Self.tree([("a", Self.file(3), []), ("b", Self.file(1), []), ("c", Self.file(2), [])])
+        #expect(Self.describe(SnapshotDiff.events(from: old, to: new, root: PathBuilder(root: "/root")))
+            == ["exchanged /a from /c", "exchanged /b from /c"])
+
+        let oldDirectories = Self.tree([
+            ("a", Self.directory(1), [("x", Self.file(10))]), ("b", Self.directory(2), [("y", Self.file(11))]),
+            ("c", Self.directory(3), [("z", Self.file(12))]), ("d", Self.directory(4), []),
+        ])
+        let newDirectories = Self.tree([
+            ("a", Self.directory(4), []), ("b", Self.directory(1), [("w", Self.file(13)), ("x", Self.file(10))]),
+            ("c", Self.directory(2), [("y", Self.file(11))]), ("d", Self.directory(3), [("z", Self.file(12))]),
+        ])
+        #expect(Self.describe(SnapshotDiff.events(from: oldDirectories, to: newDirectories, root: PathBuilder(root: "/root")))
+            == ["exchanged /a from /d", "exchanged /b from /d", "exchanged /c from /d", "created /b/w"])
+
+        let apart = Self.tree([
+            ("d1", Self.directory(5), [("a", Self.file(1))]), ("d2", Self.directory(6), [("b", Self.file(2))]),
+            ("d3", Self.directory(7), [("c", Self.file(3))]),
+        ])
+        let rotated = Self.tree([
+            ("d1", Self.directory(5), [("a", Self.file(2))]), ("d2", Self.directory(6), [("b", Self.file(3))]),
+            ("d3", Self.directory(7), [("c", Self.file(1))]),
+        ])
+        #expect(Self.describe(SnapshotDiff.events(from: apart, to: rotated, root: PathBuilder(root: "/root")))
+            == ["exchanged /d1/a from /d2/b", "exchanged /d3/c from /d2/b"])
+    }
+
+    /// Up to 33 items a cycle is exchanged; a longer one (or a long chain of names shifted
+    /// along, which is no cycle) is told as renames with one item removed and created again.
+    /// Either way the events, replayed, give every name its item.
+    @Test("a long cycle replays exactly, exchanged up to 33 items", arguments: [2, 20, 33, 34, 200])
+    func longCycles(count: Int) {
+        func name(_ index: Int) -> String { "f" + String(1_000 + index) }
+        let old = Self.tree((0..<count).map { (name($0), Self.file(UInt64($0 + 1)), []) })
+        let new = Self.tree((0..<count).map { (name($0), Self.file(UInt64((($0 + 1) % count) + 1)), []) })
+        let events = SnapshotDiff.events(from: old, to: new, root: PathBuilder(root: "/root"))
+        // Inode at each name, replayed.
+        var replayed = Dictionary(uniqueKeysWithValues: (0..<count).map { ("/" + name($0), UInt64($0 + 1)) })
+        for event in events {
+            let path = String(decoding: event.path.bytes.dropFirst(5), as: UTF8.self)
+            let previous = event.previousPath.map { String(decoding: $0.bytes.dropFirst(5), as: UTF8.self) }
+            switch event.kind {
+            case .exchanged:
+                guard let previous, replayed[path] != nil, replayed[previous] != nil else {
+                    Issue.record("\(event): an exchange of names not both known")
+                    return
+                }
+                (replayed[path], replayed[previous]) = (replayed[previous], replayed[path])
+            case .renamed:
+                guard let previous, replayed[previous] != nil else {
+                    Issue.record("\(event): a rename of a name not known")
+                    return
+                }
+                replayed[path] = replayed.removeValue(forKey: previous)
+            case .removed: replayed[path] = nil
+            case .created: replayed[path] = event.identity?.inode
+            default: break
+            }
+        }
+        #expect(replayed == Dictionary(uniqueKeysWithValues: (0..<count).map { ("/" + name($0), UInt64((($0 + 1) % count) + 1)) }))
+        let exchanges = events.filter { $0.kind == .exchanged }.count
+        if count <= 33 {
+            #expect(exchanges == count - 1 && events.count == exchanges)
+        } else {
+            #expect(exchanges == 0 && events.filter { $0.kind == .created }.count == 1)
+        }
+    }
+
     /// Without times a file found at another path is not paired (it may be a new file with a
     /// reused inode), so files that traded names are not an exchange then; directories are.
     @Test("without times, traded files are removed and created, traded directories exchanged")
@@ -162,5 +236,9 @@ import Testing
         let newDirectories = Self.tree([("a", Self.directory(2), []), ("b", Self.directory(1), [])])
         let exchanged = SnapshotDiff.events(from: oldDirectories, to: newDirectories, root: PathBuilder(root: "/root"), pairsMovedItems: false)
         #expect(Self.describe(exchanged) == ["exchanged /a from /b"])
+        let oldCycle = Self.tree([("a", Self.directory(1), []), ("b", Self.directory(2), []), ("c", Self.directory(3), [])])
+        let newCycle = Self.tree([("a", Self.directory(3), []), ("b", Self.directory(1), []), ("c", Self.directory(2), [])])
+        let rotated = SnapshotDiff.events(from: oldCycle, to: newCycle, root: PathBuilder(root: "/root"), pairsMovedItems: false)
+        #expect(Self.describe(rotated) == ["exchanged /a from /c", "exchanged /b from /c"])
     }
 }

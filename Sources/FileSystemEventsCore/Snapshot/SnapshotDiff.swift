@@ -373,7 +373,7 @@ package struct SnapshotDiff {
             // removed here and created there, which told a rotated file or directory as new.
             // An added root's directory matched in both trees, so it stands where it ends.
             if let index = wantedAt[MatchKey(occupant.status)],
-                exchange(new, path: path, into: target, with: occupant, wantedAt: index)
+                exchangeAround(new, path: path, into: target, with: occupant, wantedAt: index)
             {
                 return
             }
@@ -424,45 +424,91 @@ package struct SnapshotDiff {
         }
     }
 
-    /// Two items that traded names between scans (`mv a t; mv b a; mv t b`, or a `renameat2`
-    /// exchange): told as one `exchanged`, as the kernel backends tell an exchange, where they
-    /// were told as the occupant removed, the other renamed, and the occupant created again
-    /// at the other's name, a new item to a consumer that keeps identities, and a directory's
-    /// whole subtree read again (`new` goes where `occupant` stands, and `occupant` is the
-    /// added root at `index`, which stands where `new` came from).
-    /// - Returns: `false`, changing nothing, unless both items are found where the other goes.
-    private mutating func exchange(
+    /// Items that traded names between scans: two (`mv a t; mv b a; mv t b`, or a `renameat2`
+    /// exchange), or more around a cycle (`mv a t; mv b a; mv c b; mv t c`). Told as
+    /// `exchanged` events, one for two items and one fewer than the items for a cycle, each an
+    /// exchange the kernel could have made, as the kernel backends tell one. Without this they
+    /// were told as renames with one item removed and created again at its new name: a new
+    /// item to a consumer that keeps identities, and a directory's whole subtree read again.
+    ///
+    /// `new` goes where `occupant` stands; `occupant` is wanted at the added root `index`,
+    /// where another item may stand that is wanted at another added root, and so on, until
+    /// the place reached is the one `new` comes from. The first exchange puts `new` in place
+    /// and brings `occupant` to where `new` came from, and each next one trades the item that
+    /// arrived there for the next item of the cycle, putting it in place.
+    /// - Returns: `false`, changing nothing, unless every item of the cycle is found where the
+    ///   one before it goes, within ``longestExchangedCycle`` items.
+    private mutating func exchangeAround(
         _ new: SnapshotEntry, path: [UInt8], into target: SnapshotDirectory, with occupant: SnapshotEntry, wantedAt index: Int
     ) -> Bool {
         let key = MatchKey(new.status)
-        let occupantKey = MatchKey(occupant.status)
-        let wanted = addedRoots[index]
-        guard pairsMovedItems || (new.itemType == .directory && occupant.itemType == .directory),
-            let source = available[key], source.parent === wanted.target, source.name == wanted.entry.name,
-            Self.isSameItem(source.status, new.status, atSamePath: false),
-            let occupantSource = available[occupantKey], occupantSource.parent === target, occupantSource.name == new.name,
-            Self.isSameItem(occupant.status, wanted.entry.status, atSamePath: false),
+        guard pairsMovedItems || new.itemType == .directory,
+            let source = available[key], Self.isSameItem(source.status, new.status, atSamePath: false),
             let current = source.parent.entry(named: source.name), MatchKey(current.status) == key,
             let sourceParentPath = source.parent.relativePath()
         else { return false }
+        // Each item of the cycle after `new`: where it stands (the place the one before it
+        // goes), and the added root it is wanted at.
+        var cycle: [(occupant: SnapshotEntry, wantedAt: Int, path: [UInt8])] = []
+        var standing = occupant
+        var standingIn = (parent: target, name: new.name)
+        var wantedIndex = index
+        while true {
+            let standingKey = MatchKey(standing.status)
+            let wanted = addedRoots[wantedIndex]
+            guard cycle.count < Self.longestExchangedCycle, pairsMovedItems || standing.itemType == .directory,
+                let standingSource = available[standingKey], standingSource.parent === standingIn.parent,
+                standingSource.name == standingIn.name,
+                Self.isSameItem(standing.status, wanted.entry.status, atSamePath: false),
+                !cycle.contains(where: { $0.wantedAt == wantedIndex }),
+                let wantedParentPath = wanted.target.relativePath()
+            else { return false }
+            cycle.append((standing, wantedIndex, wantedParentPath.appendingComponent(wanted.entry.name)))
+            if wanted.target === source.parent && wanted.entry.name == source.name { break }
+            guard let next = wanted.target.entry(named: wanted.entry.name), let nextIndex = wantedAt[MatchKey(next.status)] else {
+                return false
+            }
+            standing = next
+            standingIn = (wanted.target, wanted.entry.name)
+            wantedIndex = nextIndex
+        }
+        let sourcePath = sourceParentPath.appendingComponent(source.name)
         available[key] = nil
-        available[occupantKey] = nil
-        wantedAt[occupantKey] = nil
-        placedEarly.insert(index)
-        let previousPath = sourceParentPath.appendingComponent(source.name)
+        events.append(event(.exchanged, path, previous: sourcePath, type: new.itemType, identity: new.status.identity))
+        for link in cycle.dropLast() {
+            let arriving = addedRoots[link.wantedAt].entry
+            events.append(event(.exchanged, link.path, previous: sourcePath, type: arriving.itemType, identity: arriving.status.identity))
+        }
+        // The tree, the index and the changes follow the items to their places.
+        var placed: [(directory: SnapshotDirectory?, listing: SnapshotDirectory?, path: [UInt8])] = []
         let arriving = current.directory ?? (new.directory != nil ? SnapshotDirectory(parent: target, name: new.name.bytes) : nil)
-        let leaving = occupant.directory ?? (wanted.entry.directory != nil ? SnapshotDirectory(parent: source.parent, name: source.name.bytes) : nil)
         target.insert(SnapshotEntry(name: new.name, status: new.status, directory: arriving))
-        source.parent.insert(SnapshotEntry(name: source.name, status: wanted.entry.status, directory: leaving))
-        events.append(event(.exchanged, path, previous: previousPath, type: new.itemType, identity: new.status.identity))
         appendChanges(from: current.status, to: new.status, path: path, renamed: true, into: &events)
-        appendChanges(from: occupant.status, to: wanted.entry.status, path: previousPath, renamed: true, into: &events)
-        for (directory, listing, at) in [(arriving, new.directory, path), (leaving, wanted.entry.directory, previousPath)] {
+        placed.append((arriving, new.directory, path))
+        for link in cycle {
+            let occupantKey = MatchKey(link.occupant.status)
+            available[occupantKey] = nil
+            wantedAt[occupantKey] = nil
+            placedEarly.insert(link.wantedAt)
+            let wanted = addedRoots[link.wantedAt]
+            let directory =
+                link.occupant.directory
+                ?? (wanted.entry.directory != nil ? SnapshotDirectory(parent: wanted.target, name: wanted.entry.name.bytes) : nil)
+            wanted.target.insert(SnapshotEntry(name: wanted.entry.name, status: wanted.entry.status, directory: directory))
+            appendChanges(from: link.occupant.status, to: wanted.entry.status, path: link.path, renamed: true, into: &events)
+            placed.append((directory, wanted.entry.directory, link.path))
+        }
+        for (directory, listing, at) in placed {
             guard let directory else { continue }
             if let listing { reconcile(directory, with: listing, path: at) } else { leaveListing(of: directory) }
         }
         return true
     }
+
+    /// Past this many items a cycle is told as renames with one item removed and created
+    /// again: the search for the end of the cycle runs for every item of a long chain of
+    /// names shifted along (`mv f2 f3; mv f1 f2`, thousands of them), which is no cycle.
+    private static var longestExchangedCycle: Int { 32 }
 
     /// Brings a directory that now stands at its final place in line with its new listing.
     private mutating func reconcile(_ directory: SnapshotDirectory, with new: SnapshotDirectory, path: [UInt8]) {
