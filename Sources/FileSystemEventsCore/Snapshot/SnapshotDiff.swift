@@ -350,7 +350,25 @@ package struct SnapshotDiff {
 
     // MARK: Phase 3: place the new tree
 
+    /// Places `new`, and before it, where an item stands in its way that is wanted at another
+    /// added root, that root (and so on along a chain of names shifted along, `mv f2 f3; mv f1
+    /// f2`, which is as long as it is: followed one call within another, 100,000 names shifted
+    /// between two scans overflowed the stack).
     private mutating func place(_ new: SnapshotEntry, parentPath: [UInt8], into target: SnapshotDirectory) {
+        var chain = [(entry: new, parentPath: parentPath, target: target)]
+        while let next = chain.last {
+            if let first = placeUnlessInTheWay(next.entry, parentPath: next.parentPath, into: next.target) {
+                let wanted = addedRoots[first]
+                chain.append((wanted.entry, wanted.parentPath, wanted.target))
+            } else {
+                chain.removeLast()
+            }
+        }
+    }
+
+    /// Places `new`, unless what stands at its name is wanted at another added root: then
+    /// returns that root, to be placed first, after which `new` is placed again.
+    private mutating func placeUnlessInTheWay(_ new: SnapshotEntry, parentPath: [UInt8], into target: SnapshotDirectory) -> Int? {
         let path = parentPath.appendingComponent(new.name)
         let key = MatchKey(new.status)
 
@@ -366,7 +384,7 @@ package struct SnapshotDiff {
                 } else if let directory = occupant.directory {
                     leaveListing(of: directory)
                 }
-                return
+                return nil
             }
             // Wanted at another added root (`mv log log.1; touch log`: `log` is placed first,
             // and the old `log` stands there): it goes there now, a rename, instead of being
@@ -375,14 +393,13 @@ package struct SnapshotDiff {
             if let index = wantedAt[MatchKey(occupant.status)],
                 exchangeAround(new, path: path, into: target, with: occupant, wantedAt: index)
             {
-                return
+                return nil
             }
             if let index = wantedAt.removeValue(forKey: MatchKey(occupant.status)) {
                 placedEarly.insert(index)
-                let wanted = addedRoots[index]
-                place(wanted.entry, parentPath: wanted.parentPath, into: wanted.target)
+                return index
             }
-            if let occupant = target.entry(named: new.name) { evict(occupant, from: target, path: path) }
+            evict(occupant, from: target, path: path)
         }
 
         if pairsMovedItems || new.itemType == .directory,
@@ -404,7 +421,7 @@ package struct SnapshotDiff {
             } else if let directory {
                 leaveListing(of: directory)
             }
-            return
+            return nil
         }
 
         let created = event(.created, path, type: new.itemType, identity: new.status.identity)
@@ -422,6 +439,7 @@ package struct SnapshotDiff {
         } else {
             target.insert(SnapshotEntry(name: new.name, status: new.status))
         }
+        return nil
     }
 
     /// Items that traded names between scans: two (`mv a t; mv b a; mv t b`, or a `renameat2`
@@ -444,12 +462,12 @@ package struct SnapshotDiff {
         let key = MatchKey(new.status)
         guard pairsMovedItems || new.itemType == .directory,
             let source = available[key], Self.isSameItem(source.status, new.status, atSamePath: false),
-            let current = source.parent.entry(named: source.name), MatchKey(current.status) == key,
-            let sourceParentPath = source.parent.relativePath()
+            let current = source.parent.entry(named: source.name), MatchKey(current.status) == key
         else { return false }
         // Each item of the cycle after `new`: where it stands (the place the one before it
-        // goes), and the added root it is wanted at.
-        var cycle: [(occupant: SnapshotEntry, wantedAt: Int, path: [UInt8])] = []
+        // goes), and the added root it is wanted at. No root comes twice: one item is wanted
+        // at each, and the one wanted where `new` goes is `new`, whose place ends the search.
+        var cycle: [(occupant: SnapshotEntry, wantedAt: Int)] = []
         var standing = occupant
         var standingIn = (parent: target, name: new.name)
         var wantedIndex = index
@@ -459,11 +477,9 @@ package struct SnapshotDiff {
             guard cycle.count < Self.longestExchangedCycle, pairsMovedItems || standing.itemType == .directory,
                 let standingSource = available[standingKey], standingSource.parent === standingIn.parent,
                 standingSource.name == standingIn.name,
-                Self.isSameItem(standing.status, wanted.entry.status, atSamePath: false),
-                !cycle.contains(where: { $0.wantedAt == wantedIndex }),
-                let wantedParentPath = wanted.target.relativePath()
+                Self.isSameItem(standing.status, wanted.entry.status, atSamePath: false)
             else { return false }
-            cycle.append((standing, wantedIndex, wantedParentPath.appendingComponent(wanted.entry.name)))
+            cycle.append((standing, wantedIndex))
             if wanted.target === source.parent && wanted.entry.name == source.name { break }
             guard let next = wanted.target.entry(named: wanted.entry.name), let nextIndex = wantedAt[MatchKey(next.status)] else {
                 return false
@@ -472,12 +488,20 @@ package struct SnapshotDiff {
             standingIn = (wanted.target, wanted.entry.name)
             wantedIndex = nextIndex
         }
+        // Paths only now: the search runs along every chain of shifted names, most no cycle.
+        guard let sourceParentPath = source.parent.relativePath() else { return false }
+        var paths: [[UInt8]] = []
+        for link in cycle {
+            let wanted = addedRoots[link.wantedAt]
+            guard let parentPath = wanted.target.relativePath() else { return false }
+            paths.append(parentPath.appendingComponent(wanted.entry.name))
+        }
         let sourcePath = sourceParentPath.appendingComponent(source.name)
         available[key] = nil
         events.append(event(.exchanged, path, previous: sourcePath, type: new.itemType, identity: new.status.identity))
-        for link in cycle.dropLast() {
+        for (link, linkPath) in zip(cycle, paths).dropLast() {
             let arriving = addedRoots[link.wantedAt].entry
-            events.append(event(.exchanged, link.path, previous: sourcePath, type: arriving.itemType, identity: arriving.status.identity))
+            events.append(event(.exchanged, linkPath, previous: sourcePath, type: arriving.itemType, identity: arriving.status.identity))
         }
         // The tree, the index and the changes follow the items to their places.
         var placed: [(directory: SnapshotDirectory?, listing: SnapshotDirectory?, path: [UInt8])] = []
@@ -485,7 +509,7 @@ package struct SnapshotDiff {
         target.insert(SnapshotEntry(name: new.name, status: new.status, directory: arriving))
         appendChanges(from: current.status, to: new.status, path: path, renamed: true, into: &events)
         placed.append((arriving, new.directory, path))
-        for link in cycle {
+        for (link, linkPath) in zip(cycle, paths) {
             let occupantKey = MatchKey(link.occupant.status)
             available[occupantKey] = nil
             wantedAt[occupantKey] = nil
@@ -495,8 +519,8 @@ package struct SnapshotDiff {
                 link.occupant.directory
                 ?? (wanted.entry.directory != nil ? SnapshotDirectory(parent: wanted.target, name: wanted.entry.name.bytes) : nil)
             wanted.target.insert(SnapshotEntry(name: wanted.entry.name, status: wanted.entry.status, directory: directory))
-            appendChanges(from: link.occupant.status, to: wanted.entry.status, path: link.path, renamed: true, into: &events)
-            placed.append((directory, wanted.entry.directory, link.path))
+            appendChanges(from: link.occupant.status, to: wanted.entry.status, path: linkPath, renamed: true, into: &events)
+            placed.append((directory, wanted.entry.directory, linkPath))
         }
         for (directory, listing, at) in placed {
             guard let directory else { continue }
