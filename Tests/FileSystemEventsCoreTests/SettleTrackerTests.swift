@@ -63,6 +63,37 @@ import Testing
         #expect(unknown.due(now: 3 * Self.second).map(\.path) == ["/tree/a"])
     }
 
+    /// The sessions are kept by deadline and counted below each directory: a write after the
+    /// first deadline was set moves it (nothing settles at the stale one), a directory renamed
+    /// or removed takes exactly the sessions below it along (not those of a sibling whose name
+    /// starts the same), and a file removed ends its own session only.
+    @Test("deadlines move with each write, and a directory renamed or removed takes exactly the sessions below it")
+    func deadlinesAndDirectories() {
+        func created(_ path: String) -> FileSystemEvent {
+            FileSystemEvent(kind: .created, path: FilePath(path), itemType: .file, isSynthetic: false)
+        }
+        var tracker = SettleTracker(quietPeriod: .seconds(1), usesOpenAndClose: false)
+        _ = tracker.observe(["/r/d/a", "/r/d/b", "/r/dx/c", "/r/e/f", "/r/gone"].map(created), now: 0)
+        // Written again half a second later: due a second after that, not after the first.
+        _ = tracker.observe([FileSystemEvent(kind: .modified, path: "/r/e/f", itemType: .file, isSynthetic: false)], now: Self.second / 2)
+        #expect(tracker.nextDeadlineNanoseconds == Self.second)
+        _ = tracker.observe([
+            FileSystemEvent(kind: .renamed, path: "/r/g", previousPath: "/r/d", itemType: .directory, isSynthetic: false),
+            FileSystemEvent(kind: .removed, path: "/r/gone", itemType: .file, isSynthetic: false),
+        ], now: Self.second / 2)
+        #expect(tracker.due(now: Self.second).map(\.path) == ["/r/dx/c", "/r/g/a", "/r/g/b"])
+        #expect(tracker.nextDeadlineNanoseconds == Self.second + Self.second / 2)
+        #expect(tracker.due(now: Self.second + Self.second / 2 - 1).isEmpty)
+        #expect(tracker.due(now: Self.second + Self.second / 2).map(\.path) == ["/r/e/f"])
+        #expect(tracker.isIdle)
+
+        // Removed with a directory above them: nothing settles, a sibling still does.
+        _ = tracker.observe(["/r/d/a", "/r/d/b", "/r/dx/c"].map(created), now: 2 * Self.second)
+        _ = tracker.observe([FileSystemEvent(kind: .removed, path: "/r/d", itemType: .directory, isSynthetic: false)], now: 2 * Self.second)
+        #expect(tracker.due(now: 4 * Self.second).map(\.path) == ["/r/dx/c"])
+        #expect(tracker.isIdle && tracker.nextDeadlineNanoseconds == nil)
+    }
+
     @Test("events without a settled cause pass through unchanged and in order")
     func passThrough() {
         var tracker = SettleTracker(quietPeriod: .seconds(1), usesOpenAndClose: true)

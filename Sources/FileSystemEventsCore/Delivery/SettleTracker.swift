@@ -1,4 +1,5 @@
 public import SystemPackage
+import HeapModule
 
 /// Decides when a regular file has finished being written, for ``FileSystemEvent/Kind/settled``.
 ///
@@ -13,8 +14,13 @@ public import SystemPackage
 /// events (polling) feeds only the changes it saw; the tracker then settles a file once it has
 /// been unchanged for the quiet period, checked by a scan that found it unchanged.
 ///
-/// State is kept only for files with a write session in progress, so the cost is proportional
-/// to the files being written, not to the tree.
+/// State is kept only for files with a write session in progress, so the memory is proportional
+/// to the files being written, not to the tree, and so is no step's time: the sessions that may
+/// settle are kept by deadline (``due(now:)`` and ``nextDeadlineNanoseconds`` look at the
+/// first), and a removal or rename looks through the sessions only when some are below it.
+/// Looking through all of them on every wake-up and every removal made an unpack of 100,000
+/// files with `--settle 5` cost 10.8 s of CPU where the watch without it cost 1.8, and 20,000
+/// files removed while unsettled cost 20,000 passes over 20,000 sessions.
 ///
 /// A backend that honours ``WatchOptions/settleQuietPeriod`` keeps one, on its producer thread:
 ///
@@ -51,8 +57,25 @@ public struct SettleTracker: Sendable {
 
     private let quietNanoseconds: UInt64
     private let usesOpenAndClose: Bool
-    /// Keyed by the path's bytes.
+    /// Keyed by the path's bytes. Changed only through ``store(_:at:)`` and ``take(_:)``, which
+    /// keep the two indexes below in step.
     private var sessions: [[UInt8]: Session] = [:]
+    /// A deadline for each session that may settle, pushed whenever one is stored with no
+    /// writer at work; one made stale by a later store or a removal is dropped when it comes
+    /// first (``isCurrent(_:)``).
+    private var deadlines = Heap<Deadline>()
+    /// How many sessions lie below each directory that holds any, so that a removal or a
+    /// rename of a name with none below it (every file, most directories) costs nothing more.
+    /// The keys are slices of the sessions' own keys.
+    private var sessionsBelow: [ArraySlice<UInt8>: Int] = [:]
+
+    private struct Deadline: Comparable {
+        let nanoseconds: UInt64
+        let key: [UInt8]
+
+        static func < (a: Deadline, b: Deadline) -> Bool { a.nanoseconds < b.nanoseconds }
+        static func == (a: Deadline, b: Deadline) -> Bool { a.nanoseconds == b.nanoseconds && a.key == b.key }
+    }
 
     /// - Parameters:
     ///   - quietPeriod: how long a file must see no write (and, with open/close events, no
@@ -162,7 +185,7 @@ public struct SettleTracker: Sendable {
                 if event.kind == .created, let moved = sessions[key], moved.isMovedIn {
                     // Moved in complete, and no write came after the move (the backend reads
                     // every event queued before it reports the name): settled at once.
-                    sessions[key] = nil
+                    take(key)
                     result.append(FileSystemEvent(kind: .settled, path: event.path, itemType: .file, isSynthetic: false,
                                                       identity: event.identity))
                     continue
@@ -173,7 +196,7 @@ public struct SettleTracker: Sendable {
                 session.isPresentAtReady = false
                 session.lastActivity = now
                 session.identity = event.identity ?? session.identity
-                sessions[key] = session
+                store(session, at: key)
             case .removed, .rootRemoved:
                 remove(under: event.path.bytes)
             case .renamed:
@@ -184,19 +207,19 @@ public struct SettleTracker: Sendable {
                     move(under: from, to: to)
                     continue
                 }
-                sessions[to] = nil
+                take(to)
                 guard event.itemType == .file else {
-                    sessions[from] = nil
+                    take(from)
                     continue
                 }
-                let session = sessions.removeValue(forKey: from)
+                let session = take(from)
                 if let session, session.openCount > 0 || (!usesOpenAndClose && session.isDirty) {
                     // Still being written (or, without open and close events, not known to be
                     // finished): settles later, under the new name.
                     var moved = session
                     moved.isKnown = true
                     moved.isDirty = true
-                    sessions[to] = moved
+                    store(moved, at: to)
                 } else {
                     // Closed already: renamed into place, complete now under its final name.
                     result.append(FileSystemEvent(kind: .settled, path: event.path, itemType: .file, isSynthetic: false,
@@ -206,13 +229,17 @@ public struct SettleTracker: Sendable {
                 guard let other = event.previousPath else { continue }
                 let a = event.path.bytes
                 let b = other.bytes
-                let first = sessions.removeValue(forKey: a)
-                let second = sessions.removeValue(forKey: b)
-                sessions[b] = first
-                sessions[a] = second
+                let first = take(a)
+                let second = take(b)
+                if let first { store(first, at: b) }
+                if let second { store(second, at: a) }
             case .overflow:
                 // Opens and closes were lost: the counts cannot be trusted, writes can.
-                for key in sessions.keys { sessions[key]?.openCount = 0 }
+                for (key, session) in sessions where session.openCount != 0 {
+                    var closed = session
+                    closed.openCount = 0
+                    store(closed, at: key)
+                }
             case .attributesChanged, .settled:
                 continue
             }
@@ -247,7 +274,7 @@ public struct SettleTracker: Sendable {
         session.lastActivity = age > 0 ? now &- min(now, UInt64(age)) : now
         session.identity = identity
         session.isPresentAtReady = true
-        sessions[path] = session
+        store(session, at: path)
         return nil
     }
 
@@ -258,7 +285,7 @@ public struct SettleTracker: Sendable {
         var session = Session()
         session.isMovedIn = true
         session.lastActivity = now
-        sessions[path] = session
+        store(session, at: path)
     }
 
     /// A file renamed inside the tree before the backend reported it under its old name (made
@@ -269,14 +296,14 @@ public struct SettleTracker: Sendable {
     /// under the new name. With nothing known (no write seen), `created` starts a session as
     /// for any new file.
     package mutating func renamedBeforeReported(from: [UInt8], to: [UInt8], now: UInt64) {
-        guard let session = sessions.removeValue(forKey: from) else { return }
+        guard let session = take(from) else { return }
         if session.openCount > 0 {
             // Known to the consumer only once `to` is reported: a destination the filter
             // leaves out, or gone before it is examined, must never be settled.
             var carried = session
             carried.isKnown = false
             carried.isPresentAtReady = false
-            sessions[to] = carried
+            store(carried, at: to)
         } else if session.isDirty || session.isMovedIn {
             movedIn(to, now: now)
         }
@@ -303,20 +330,23 @@ public struct SettleTracker: Sendable {
         session.isPresentAtReady = false
         if isAtWork { session.isMovedIn = false }
         session.lastActivity = now
-        sessions[path] = session
+        store(session, at: path)
     }
 
     /// The files settled by `now`, as `settled` events; their sessions end.
     package mutating func due(now: UInt64) -> [FileSystemEvent] {
-        guard !sessions.isEmpty else { return [] }
+        guard !sessions.isEmpty else {
+            deadlines = Heap()
+            return []
+        }
         var settled: [FileSystemEvent] = []
-        for (key, session) in sessions where session.openCount == 0 {
-            guard now &- session.lastActivity >= quietNanoseconds else { continue }
-            sessions[key] = nil
+        while let first = deadlines.min, first.nanoseconds <= now {
+            deadlines.removeMin()
+            guard isCurrent(first), let session = take(first.key) else { continue }
             // Never reported under this name (renamed before it was examined, or filtered
             // out), or opened and closed without a write: nothing to say.
             guard session.isDirty && session.isKnown else { continue }
-            settled.append(FileSystemEvent(kind: .settled, path: FilePath(bytes: key), itemType: .file,
+            settled.append(FileSystemEvent(kind: .settled, path: FilePath(bytes: first.key), itemType: .file,
                                            isSynthetic: session.isPresentAtReady, identity: session.identity))
         }
         // A stable order for a batch settling together.
@@ -324,27 +354,68 @@ public struct SettleTracker: Sendable {
         return settled
     }
 
-    /// Monotonic nanoseconds when the next file may settle, if any may.
+    /// Monotonic nanoseconds when the next file may settle, if any may. It may be earlier: a
+    /// deadline made stale since (a write came, or the file went) is dropped by the next
+    /// ``due(now:)``, and a caller that wakes for it finds nothing due.
     package var nextDeadlineNanoseconds: UInt64? {
-        var earliest: UInt64?
-        for session in sessions.values where session.openCount == 0 {
-            let deadline = session.lastActivity &+ quietNanoseconds
-            earliest = min(earliest ?? deadline, deadline)
+        sessions.isEmpty ? nil : deadlines.min?.nanoseconds
+    }
+
+    /// When the session stored at `key` may settle: a quiet period after its last activity.
+    private func deadline(of session: Session) -> UInt64 {
+        let (sum, overflow) = session.lastActivity.addingReportingOverflow(quietNanoseconds)
+        return overflow ? .max : sum
+    }
+
+    /// Whether `entry` is the deadline of the session now stored at its key.
+    private func isCurrent(_ entry: Deadline) -> Bool {
+        guard let session = sessions[entry.key] else { return false }
+        return session.openCount == 0 && deadline(of: session) == entry.nanoseconds
+    }
+
+    /// Stores `session` at `key`, counted below each directory above the key, and with its
+    /// deadline when no writer is at work.
+    private mutating func store(_ session: Session, at key: [UInt8]) {
+        if sessions.updateValue(session, forKey: key) == nil { countBelow(key, by: 1) }
+        guard session.openCount == 0 else { return }
+        deadlines.insert(Deadline(nanoseconds: deadline(of: session), key: key))
+        // Stale deadlines are dropped as they come first; this keeps those that come late few.
+        if deadlines.count > 2 * sessions.count + 64 {
+            deadlines = Heap(sessions.compactMap { key, session in
+                session.openCount == 0 ? Deadline(nanoseconds: deadline(of: session), key: key) : nil
+            })
         }
-        return earliest
+    }
+
+    /// Ends the session at `key`, if there is one, and returns it.
+    @discardableResult
+    private mutating func take(_ key: [UInt8]) -> Session? {
+        guard let session = sessions.removeValue(forKey: key) else { return nil }
+        countBelow(key, by: -1)
+        return session
+    }
+
+    private mutating func countBelow(_ key: [UInt8], by change: Int) {
+        for index in key.indices where index > 0 && key[index] == UInt8(ascii: "/") {
+            let directory = key[..<index]
+            let count = sessionsBelow[directory, default: 0] + change
+            sessionsBelow[directory] = count > 0 ? count : nil
+        }
     }
 
     private mutating func remove(under prefix: [UInt8]) {
-        sessions[prefix] = nil
+        take(prefix)
+        guard sessionsBelow[prefix[...]] != nil else { return }
         let inside = sessions.keys.filter { Self.isInside($0, prefix) }
-        for key in inside { sessions[key] = nil }
+        for key in inside { take(key) }
     }
 
     private mutating func move(under from: [UInt8], to: [UInt8]) {
+        guard sessionsBelow[from[...]] != nil else { return }
         let inside = sessions.keys.filter { Self.isInside($0, from) }
         for key in inside {
-            guard let session = sessions.removeValue(forKey: key) else { continue }
-            sessions[to + key[from.count...]] = session
+            guard let session = take(key) else { continue }
+            store(session, at: to + key[from.count...])
         }
     }
 
