@@ -76,73 +76,68 @@ func registerPollingScanBenchmarks() {
         }
     }
 
-    // A large change in one large directory: 50,000 names arriving among 50,000 (sorting
-    // between them), and leaving again. The diff inserted and removed entries one at a time,
-    // moving every entry after each: 3.5 s for the arrivals; it should cost about what a scan
-    // of the directory does.
-    var crowded = FilePath()
-    var crowdedSnapshot: FileTreeSnapshot?
+    // Large changes in one large directory, each made between two scans, measured, and undone
+    // before the next:
+    // - 50,000 names arriving among 50,000 (sorting between them), and leaving again. The diff
+    //   inserted and removed entries one at a time, moving every entry after each: 3.5 s for
+    //   the arrivals; it should cost about what a scan of the directory does.
+    // - Every file renamed along (a batch renumbering, `mv f$i f$((i+1))` from the top down),
+    //   or modified (a checkout, a build): each told `renamed` (and `modified`, for the change
+    //   time the rename moved) or `modified`. Each event was appended to a copy of the list of
+    //   those before it: the polling CLI told 50,000 renames 55 s after they were made and
+    //   50,000 modifications 24 s after. They should cost about what the arrivals do.
     let half = 50_000
-    Benchmark(
-        "scan+diff: 50k names arriving among 50k in one directory (polling)",
-        configuration: benchmarkConfiguration(metrics: [.wallClock, .cpuTotal], warmupIterations: 0, maxDuration: .seconds(30), maxIterations: 5)
-    ) { benchmark in
-        guard var current = crowdedSnapshot else { return benchmark.error("no snapshot: setup failed") }
-        crowdedSnapshot = nil
-        for index in 0..<half { touch(crowded.appending("f\(String(index * 2 + 1).leftPadded(7))")) }
-        benchmark.startMeasurement()
-        let arrived = (try? current.update())?.count ?? 0
-        benchmark.stopMeasurement()
-        for index in 0..<half { unlink(crowded.appending("f\(String(index * 2 + 1).leftPadded(7))").string) }
-        let left = (try? current.update())?.count ?? 0
-        if arrived != half || left != half { benchmark.error("expected \(half) creations and removals, got \(arrived) and \(left)") }
-        crowdedSnapshot = current
-    } setup: {
-        crowded = BenchmarkTree.memoryScratch("crowded")
-        for index in 0..<half { touch(crowded.appending("f\(String(index * 2).leftPadded(7))")) }
-        crowdedSnapshot = try FileTreeSnapshot.scan(crowded)
-    } teardown: {
-        crowdedSnapshot = nil
-        BenchmarkTree.remove(crowded)
-    }
-
-    // Every file of a large directory renamed between two scans (a batch renumbering, `mv
-    // f$i f$((i+1))` from the top down), or modified (a checkout, a build): each told
-    // `renamed` (and `modified`, for the change time the rename moved) or `modified`. Each
-    // event was appended to a copy of the list of those before it: the polling CLI told
-    // 50,000 renames 55 s after they were made and 50,000 modifications 24 s after. They
-    // should cost about what the arrivals do.
     func name(_ directory: FilePath, _ index: Int) -> String { directory.appending("f\(String(index).leftPadded(7))").string }
-    let everyFile: [(label: String, kind: FileSystemEvent.Kind, change: (FilePath) -> Void, undo: (FilePath) -> Void)] = [
-        ("renamed along", .renamed,
-         { directory in for index in stride(from: half - 1, through: 0, by: -1) { rename(name(directory, index), name(directory, index + 1)) } },
-         { directory in for index in 0..<half { rename(name(directory, index + 1), name(directory, index)) } }),
-        ("modified", .modified,
-         { directory in for index in 0..<half { setModificationTime(name(directory, index), seconds: 1) } },
-         { directory in for index in 0..<half { setModificationTime(name(directory, index), seconds: 2) } }),
+    struct LargeChange {
+        let benchmark: String
+        let scratch: String
+        /// The files there before: `f0000000`, `f0000001`… or, with `evenNames`, every other.
+        let evenNames: Bool
+        let change: (FilePath) -> Void
+        let undo: (FilePath) -> Void
+        /// What the change, and then its undoing, are told as: `half` of each.
+        let told: FileSystemEvent.Kind
+        let untold: FileSystemEvent.Kind
+    }
+    let largeChanges = [
+        LargeChange(
+            benchmark: "scan+diff: 50k names arriving among 50k in one directory (polling)", scratch: "crowded", evenNames: true,
+            change: { directory in for index in 0..<half { touch(FilePath(name(directory, index * 2 + 1))) } },
+            undo: { directory in for index in 0..<half { unlink(name(directory, index * 2 + 1)) } },
+            told: .created, untold: .removed),
+        LargeChange(
+            benchmark: "scan+diff: 50k files renamed along in one directory (polling)", scratch: "renamed", evenNames: false,
+            change: { directory in for index in stride(from: half - 1, through: 0, by: -1) { rename(name(directory, index), name(directory, index + 1)) } },
+            undo: { directory in for index in 0..<half { rename(name(directory, index + 1), name(directory, index)) } },
+            told: .renamed, untold: .renamed),
+        LargeChange(
+            benchmark: "scan+diff: 50k files modified in one directory (polling)", scratch: "modified", evenNames: false,
+            change: { directory in for index in 0..<half { setModificationTime(name(directory, index), seconds: 1) } },
+            undo: { directory in for index in 0..<half { setModificationTime(name(directory, index), seconds: 2) } },
+            told: .modified, untold: .modified),
     ]
-    for workload in everyFile {
+    for workload in largeChanges {
         var directory = FilePath()
         var snapshot: FileTreeSnapshot?
         Benchmark(
-            "scan+diff: 50k files \(workload.label) in one directory (polling)",
+            workload.benchmark,
             configuration: benchmarkConfiguration(metrics: [.wallClock, .cpuTotal], warmupIterations: 0, maxDuration: .seconds(30), maxIterations: 5)
         ) { benchmark in
             guard var current = snapshot else { return benchmark.error("no snapshot: setup failed") }
             snapshot = nil
             workload.change(directory)
             benchmark.startMeasurement()
-            let changed = (try? current.update())?.filter { $0.kind == workload.kind }.count ?? 0
+            let changed = (try? current.update())?.filter { $0.kind == workload.told }.count ?? 0
             benchmark.stopMeasurement()
             workload.undo(directory)
-            let back = (try? current.update())?.filter { $0.kind == workload.kind }.count ?? 0
+            let back = (try? current.update())?.filter { $0.kind == workload.untold }.count ?? 0
             if changed != half || back != half {
-                benchmark.error("expected \(half) \(workload.kind) events each way, got \(changed) and \(back)")
+                benchmark.error("expected \(half) \(workload.told) and \(half) \(workload.untold) events, got \(changed) and \(back)")
             }
             snapshot = current
         } setup: {
-            directory = BenchmarkTree.memoryScratch("every-file-\(workload.kind)")
-            for index in 0..<half { touch(directory.appending("f\(String(index).leftPadded(7))")) }
+            directory = BenchmarkTree.memoryScratch(workload.scratch)
+            for index in 0..<half { touch(FilePath(name(directory, workload.evenNames ? index * 2 : index))) }
             snapshot = try FileTreeSnapshot.scan(directory)
         } teardown: {
             snapshot = nil
