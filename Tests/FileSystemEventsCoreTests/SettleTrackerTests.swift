@@ -92,6 +92,13 @@ import Testing
         _ = tracker.observe([FileSystemEvent(kind: .removed, path: "/r/d", itemType: .directory, isSynthetic: false)], now: 2 * Self.second)
         #expect(tracker.due(now: 4 * Self.second).map(\.path) == ["/r/dx/c"])
         #expect(tracker.isIdle && tracker.nextDeadlineNanoseconds == nil)
+
+        // Two directories exchanged (told so by a polling scan after a rotation of names):
+        // the sessions below each go with it.
+        _ = tracker.observe(["/r/d1/f", "/r/d2/g", "/r/d3/h"].map(created), now: 5 * Self.second)
+        _ = tracker.observe([FileSystemEvent(kind: .exchanged, path: "/r/d1", previousPath: "/r/d2", itemType: .directory,
+                                             isSynthetic: false)], now: 5 * Self.second)
+        #expect(tracker.due(now: 7 * Self.second).map(\.path) == ["/r/d1/g", "/r/d2/f", "/r/d3/h"])
     }
 
     @Test("events without a settled cause pass through unchanged and in order")

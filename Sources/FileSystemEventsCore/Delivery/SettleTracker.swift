@@ -233,6 +233,8 @@ public struct SettleTracker: Sendable {
                 let second = take(b)
                 if let first { store(first, at: b) }
                 if let second { store(second, at: a) }
+                // A directory takes the sessions below it along, each way.
+                exchange(under: a, and: b)
             case .overflow:
                 // Opens and closes were lost: the counts cannot be trusted, writes can.
                 for (key, session) in sessions where session.openCount != 0 {
@@ -417,6 +419,14 @@ public struct SettleTracker: Sendable {
             guard let session = take(key) else { continue }
             store(session, at: to + key[from.count...])
         }
+    }
+
+    private mutating func exchange(under a: [UInt8], and b: [UInt8]) {
+        let belowA = sessionsBelow[a[...]] == nil ? [] : sessions.keys.filter { Self.isInside($0, a) }
+        let belowB = sessionsBelow[b[...]] == nil ? [] : sessions.keys.filter { Self.isInside($0, b) }
+        let moved = belowA.compactMap { key in take(key).map { (b + key[a.count...], $0) } }
+            + belowB.compactMap { key in take(key).map { (a + key[b.count...], $0) } }
+        for (key, session) in moved { store(session, at: key) }
     }
 
     private static func isInside(_ key: [UInt8], _ prefix: [UInt8]) -> Bool {

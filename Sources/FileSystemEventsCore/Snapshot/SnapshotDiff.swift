@@ -535,8 +535,8 @@ package struct SnapshotDiff {
         return true
     }
 
-    /// Past this many items a cycle is told as renames with one item removed and created
-    /// again: the search for the end of the cycle runs for every item of a long chain of
+    /// Past this many items after the first (33 in all) a cycle is told as renames with one
+    /// item removed and created again: the search for the end of the cycle runs for every item of a long chain of
     /// names shifted along (`mv f2 f3; mv f1 f2`, thousands of them), which is no cycle.
     private static var longestExchangedCycle: Int { 32 }
 
@@ -617,6 +617,15 @@ package struct SnapshotDiff {
         return old.modificationTime == new.modificationTime
     }
 
+    /// Which of the diff's lists ``appendChanges(from:to:path:renamed:into:)`` appends to.
+    /// Not the list itself, `inout`: a method of the diff given one of its own lists that way
+    /// has the list copied for every call (the diff itself is held while the list is changed),
+    /// and 20,000 files renamed between two scans took 8 s to tell, 100,000 minutes.
+    private enum ChangeList {
+        case modifications
+        case events
+    }
+
     /// Content and attribute changes of one item. A directory's own times change whenever its
     /// entries do; those changes are already told by the entries' events, so directories only
     /// report permission and ownership changes, and a new modification time only when asked
@@ -631,15 +640,6 @@ package struct SnapshotDiff {
     /// the rename itself moves the ctime: a rename and a rewrite in one interval cannot be told
     /// apart from the status, and a redundant `modified` costs a re-read where a missing one
     /// costs the consumer a stale file.
-    /// Which of the diff's lists ``appendChanges(from:to:path:renamed:into:)`` appends to.
-    /// Not the list itself, `inout`: a method of the diff given one of its own lists that way
-    /// has the list copied for every call (the diff itself is held while the list is changed),
-    /// and 20,000 files renamed between two scans took 8 s to tell, 100,000 minutes.
-    private enum ChangeList {
-        case modifications
-        case events
-    }
-
     private mutating func appendChanges(from old: FileStatus, to new: FileStatus, path: [UInt8], renamed: Bool, into list: ChangeList) {
         func append(_ event: FileSystemEvent) {
             switch list {
