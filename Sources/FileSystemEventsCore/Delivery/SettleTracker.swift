@@ -405,27 +405,27 @@ public struct SettleTracker: Sendable {
         }
     }
 
+    /// The keys of the sessions below the directory `prefix`: looked for only where
+    /// ``sessionsBelow`` counts some.
+    private func keys(below prefix: [UInt8]) -> [[UInt8]] {
+        sessionsBelow[prefix[...]] == nil ? [] : sessions.keys.filter { Self.isInside($0, prefix) }
+    }
+
     private mutating func remove(under prefix: [UInt8]) {
         take(prefix)
-        guard sessionsBelow[prefix[...]] != nil else { return }
-        let inside = sessions.keys.filter { Self.isInside($0, prefix) }
-        for key in inside { take(key) }
+        for key in keys(below: prefix) { take(key) }
     }
 
     private mutating func move(under from: [UInt8], to: [UInt8]) {
-        guard sessionsBelow[from[...]] != nil else { return }
-        let inside = sessions.keys.filter { Self.isInside($0, from) }
-        for key in inside {
+        for key in keys(below: from) {
             guard let session = take(key) else { continue }
             store(session, at: to + key[from.count...])
         }
     }
 
     private mutating func exchange(under a: [UInt8], and b: [UInt8]) {
-        let belowA = sessionsBelow[a[...]] == nil ? [] : sessions.keys.filter { Self.isInside($0, a) }
-        let belowB = sessionsBelow[b[...]] == nil ? [] : sessions.keys.filter { Self.isInside($0, b) }
-        let moved = belowA.compactMap { key in take(key).map { (b + key[a.count...], $0) } }
-            + belowB.compactMap { key in take(key).map { (a + key[b.count...], $0) } }
+        let moved = keys(below: a).compactMap { key in take(key).map { (b + key[a.count...], $0) } }
+            + keys(below: b).compactMap { key in take(key).map { (a + key[b.count...], $0) } }
         for (key, session) in moved { store(session, at: key) }
     }
 

@@ -352,8 +352,8 @@ package struct SnapshotDiff {
 
     /// Places `new`, and before it, where an item stands in its way that is wanted at another
     /// added root, that root (and so on along a chain of names shifted along, `mv f2 f3; mv f1
-    /// f2`, which is as long as it is: followed one call within another, 100,000 names shifted
-    /// between two scans overflowed the stack).
+    /// f2`, which is as long as it is: followed one call within another, 20,000 names shifted
+    /// between two scans overflowed an ordinary thread's stack).
     private mutating func place(_ new: SnapshotEntry, parentPath: [UInt8], into target: SnapshotDirectory) {
         var chain = [(entry: new, parentPath: parentPath, target: target)]
         while let next = chain.last {
@@ -416,17 +416,13 @@ package struct SnapshotDiff {
         {
             available[key] = nil
             vacate(source.name, in: source.parent)
-            let directory = current.directory ?? (new.directory != nil ? SnapshotDirectory(parent: target, name: new.name.bytes) : nil)
+            let directory = movedDirectory(current.directory, listedAs: new.directory, named: new.name, in: target)
             target.insert(SnapshotEntry(name: new.name, status: new.status, directory: directory))
             events.append(
                 event(.renamed, path, previous: sourceParentPath.appendingComponent(source.name), type: new.itemType, identity: new.status.identity)
             )
             appendChanges(from: current.status, to: new.status, path: path, renamed: true, into: .events)
-            if let newDirectory = new.directory, let directory {
-                reconcile(directory, with: newDirectory, path: path)
-            } else if let directory {
-                leaveListing(of: directory)
-            }
+            bringInLine(directory, with: new.directory, path: path)
             return nil
         }
 
@@ -511,7 +507,7 @@ package struct SnapshotDiff {
         }
         // The tree, the index and the changes follow the items to their places.
         var placed: [(directory: SnapshotDirectory?, listing: SnapshotDirectory?, path: [UInt8])] = []
-        let arriving = current.directory ?? (new.directory != nil ? SnapshotDirectory(parent: target, name: new.name.bytes) : nil)
+        let arriving = movedDirectory(current.directory, listedAs: new.directory, named: new.name, in: target)
         target.insert(SnapshotEntry(name: new.name, status: new.status, directory: arriving))
         appendChanges(from: current.status, to: new.status, path: path, renamed: true, into: .events)
         placed.append((arriving, new.directory, path))
@@ -521,23 +517,33 @@ package struct SnapshotDiff {
             wantedAt[occupantKey] = nil
             placedEarly.insert(link.wantedAt)
             let wanted = addedRoots[link.wantedAt]
-            let directory =
-                link.occupant.directory
-                ?? (wanted.entry.directory != nil ? SnapshotDirectory(parent: wanted.target, name: wanted.entry.name.bytes) : nil)
+            let directory = movedDirectory(link.occupant.directory, listedAs: wanted.entry.directory, named: wanted.entry.name, in: wanted.target)
             wanted.target.insert(SnapshotEntry(name: wanted.entry.name, status: wanted.entry.status, directory: directory))
             appendChanges(from: link.occupant.status, to: wanted.entry.status, path: linkPath, renamed: true, into: .events)
             placed.append((directory, wanted.entry.directory, linkPath))
         }
-        for (directory, listing, at) in placed {
-            guard let directory else { continue }
-            if let listing { reconcile(directory, with: listing, path: at) } else { leaveListing(of: directory) }
-        }
+        for (directory, listing, at) in placed { bringInLine(directory, with: listing, path: at) }
         return true
     }
 
+    /// The listing an item that moved takes to its new place: its own, or a new empty one if
+    /// it was not listed before and is now (`nil` for an item that is no directory).
+    private func movedDirectory(
+        _ directory: SnapshotDirectory?, listedAs listing: SnapshotDirectory?, named name: SnapshotName, in parent: SnapshotDirectory
+    ) -> SnapshotDirectory? {
+        directory ?? (listing != nil ? SnapshotDirectory(parent: parent, name: name.bytes) : nil)
+    }
+
+    /// Brings a moved item's listing in line with its new one, or, where it is no longer
+    /// listed, leaves what it held to be removed (``leaveListing(of:)``).
+    private mutating func bringInLine(_ directory: SnapshotDirectory?, with listing: SnapshotDirectory?, path: [UInt8]) {
+        guard let directory else { return }
+        if let listing { reconcile(directory, with: listing, path: path) } else { leaveListing(of: directory) }
+    }
+
     /// Past this many items after the first (33 in all) a cycle is told as renames with one
-    /// item removed and created again: the search for the end of the cycle runs for every item of a long chain of
-    /// names shifted along (`mv f2 f3; mv f1 f2`, thousands of them), which is no cycle.
+    /// item removed and created again: the search for the end of a cycle runs the length of a
+    /// chain of names shifted along (`mv f2 f3; mv f1 f2`, thousands of them), which is none.
     private static var longestExchangedCycle: Int { 32 }
 
     /// Brings a directory that now stands at its final place in line with its new listing.
