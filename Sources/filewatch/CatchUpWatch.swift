@@ -1,4 +1,5 @@
 import FileSystemEvents
+import FileSystemEventsCore
 import PlatformLibc
 
 /// `filewatch watch DIR --since FILE`: the changes since a saved snapshot, then `ready`, then
@@ -93,6 +94,7 @@ struct CatchUpWatch {
                 case .ready(let roots):
                     isReady = true
                     isRootGone = !catchUp()
+                    if !isRootGone { MemoryRelease.unmapStartUpFilePages() }
                     output.write(formatter.ready(backend: source.backendName, roots: roots))
                     if isRootGone { return }
                 case .events(let events):

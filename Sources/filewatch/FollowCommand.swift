@@ -1,5 +1,6 @@
 import ArgumentParser
 import FileSystemEvents
+import FileSystemEventsCore
 import PlatformLibc
 
 /// `filewatch follow`: `tail -F` that loses nothing across rotation, truncation and replacement.
@@ -83,6 +84,8 @@ struct FollowCommand: AsyncParsableCommand {
             var hasStarted = false
             do {
                 for try await update in follower {
+                    // What only start-up ran need not stay resident while the file is followed.
+                    if !hasStarted { MemoryRelease.unmapStartUpFilePages() }
                     hasStarted = true
                     printer.print(update)
                 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FileSystemEvents
+import FileSystemEventsCore
 import PlatformLibc
 
 /// `filewatch list`: a directory's entries, sorted, once (like `ls`) or kept up to date.
@@ -116,6 +117,8 @@ struct ListCommand: AsyncParsableCommand {
             var hasDelivered = false
             do {
                 for try await update in listing {
+                    // What only start-up ran need not stay resident while the listing lives.
+                    if !hasDelivered { MemoryRelease.unmapStartUpFilePages() }
                     hasDelivered = true
                     output.write(formatter.format(update))
                 }

@@ -216,6 +216,9 @@ final class UpdatePrinter: Sendable {
             break
         case .ready(let roots):
             readyPrinted.store(true, ordering: .releasing)
+            // What only start-up ran need not stay resident for the rest of the watch; done
+            // before `ready`, so that whoever looks once it is printed sees the watch as it runs.
+            MemoryRelease.unmapStartUpFilePages()
             output.write(formatter.ready(backend: backendName, roots: roots))
         case .events(let events):
             output.write(formatter.events(events))

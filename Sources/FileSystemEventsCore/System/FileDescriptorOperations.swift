@@ -190,3 +190,15 @@ package enum Syscalls {
     }
 }
 
+
+#if os(Linux)
+extension Syscalls {
+    /// `madvise(MADV_DONTNEED)`: unmaps the pages of `length` bytes from `start` (a page
+    /// boundary). A private file mapping's pages are mapped again from the file on the next
+    /// access, so this is for mappings that hold nothing but a copy of the file
+    /// (``MemoryRelease/unmapStartUpFilePages()``).
+    package static func adviseDontNeed(_ start: UnsafeMutableRawPointer, length: UInt) -> Result<Void, Errno> {
+        nothingOrErrno(retryOnInterrupt: true) { madvise(start, Int(length), MADV_DONTNEED) }
+    }
+}
+#endif
