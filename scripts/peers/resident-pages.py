@@ -35,7 +35,10 @@ def main():
             mappings.append((start, end, int(parts[2], 16)))
     if not mappings:
         sys.exit(f"no mapping of {binary} in process {pid}")
-    bias = min(start - offset for start, _, offset in mappings)
+    # Where the sections' addresses are: as linked for a position-dependent executable
+    # (ET_EXEC, such as the static deployment build), relative to the load address otherwise.
+    header = subprocess.run(["readelf", "-hW", binary], capture_output=True, text=True, check=True).stdout
+    bias = 0 if "EXEC (Executable file)" in header else min(start - offset for start, _, offset in mappings)
     present = []
     with open(f"/proc/{pid}/pagemap", "rb") as pagemap:
         for start, end, _ in mappings:
