@@ -51,7 +51,7 @@ public struct InotifyEventSource: ProducerThreadEventSource {
 
     /// Starts one watch over the real kernel, on a producer thread of its own.
     public func makeStream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
-        Self.updates(options: options, handler: handler) { () throws(FileSystemEventsError) in try RawInotifyKernel() }
+        Self.updates(options: options, handler: handler, kernel: { () throws(FileSystemEventsError) in try RawInotifyKernel() })
     }
 
     /// A watch over another ``InotifyKernel``: tests wrap the real one to make
@@ -66,6 +66,18 @@ public struct InotifyEventSource: ProducerThreadEventSource {
             var watch = InotifyWatch<Kernel>(options: options, channel: channel)
             watch.run(makeKernel: makeKernel)
         }
+    }
+
+    /// A watch over a kernel interface of another module (libinotifytools'), compiled here
+    /// for ``ForeignInotifyKernel``, not instantiated unspecialized by that module.
+    package static func updatesOverForeignKernel(
+        options: WatchOptions,
+        handler: FileSystemEventHandler? = nil,
+        makeKernel: @escaping @Sendable () throws(FileSystemEventsError) -> any InotifyKernel
+    ) -> FileSystemEventStream {
+        updates(options: options, handler: handler, kernel: { () throws(FileSystemEventsError) -> ForeignInotifyKernel in
+            try ForeignInotifyKernel(makeKernel())
+        })
     }
 }
 #endif

@@ -36,10 +36,10 @@ public struct InotifyToolsEventSource: ProducerThreadEventSource {
     /// Starts one watch on a producer thread of its own. The library itself is driven from one
     /// owner thread that every watch of this backend in the process shares (it is not thread-safe).
     public func makeStream(handler: FileSystemEventHandler?) -> FileSystemEventStream {
-        let options = self.options
-        return FileSystemEventStream(options: options, handler: handler) { channel in
-            var watch = InotifyWatch<InotifyToolsKernel>(options: options, channel: channel)
-            watch.run { () throws(FileSystemEventsError) in try InotifyToolsKernel() }
+        // The shared watch is compiled in its own module for a wrapped kernel: instantiated
+        // here, generic over this module's kernel, it would run unspecialized.
+        InotifyEventSource.updatesOverForeignKernel(options: options, handler: handler) { () throws(FileSystemEventsError) -> any InotifyKernel in
+            try InotifyToolsKernel()
         }
     }
 }
