@@ -56,6 +56,49 @@ struct BusyQueueExaminationTests {
         #expect(repeated.isEmpty, "looked at more than once: \(repeated.count) of \(names.count) names, e.g. \(repeated.prefix(5))")
     }
 
+    /// Atomic saves, each a file written under a temporary name and renamed over the saved
+    /// one. Every rename in a read dropped every kept examination, and a temporary name found
+    /// gone was never kept, so each attempt while a burst kept the queue busy looked at every
+    /// waiting name again: 5,000 saves in a row made 370,000 to 690,000 `statx` calls, and
+    /// 20,000 cost libinotifytools' backend 6.5 s of CPU. Now a rename drops the examinations of
+    /// its own two names (and of files with more than one link), and a name found gone stays so
+    /// until an event at it says otherwise.
+    @Test("a burst of atomic saves read while the queue stays busy looks at each name at most twice, and reports each save")
+    func atomicSavesExaminedOnce() async throws {
+        let tree = try ScratchTree()
+        let counts = BusyQueueKernel.Counts()
+        let stream = InotifyEventSource.updates(options: WatchOptions(roots: [tree.root])) { () throws(FileSystemEventsError) in
+            try BusyQueueKernel(counts: counts)
+        }
+        var iterator = stream.makeAsyncIterator()
+        while let update = try await iterator.next() {
+            if case .ready = update { break }
+        }
+        let saves = (0..<300).map { "save-\($0)" }
+        for name in saves {
+            try tree.write(RelativePath(".\(name).tmp"), name)
+            try tree.rename(RelativePath(".\(name).tmp"), to: RelativePath(name))
+        }
+        try tree.write("marker", "after the burst")
+        let start = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
+        var model = ReplayModel(initial: start, root: tree.root)
+        collecting: while let update = try await iterator.next() {
+            guard case .events(let batch) = update else { continue }
+            for event in batch {
+                model.apply(event)
+                if event.kind == .created, event.path.lastComponent?.string == "marker" { break collecting }
+            }
+        }
+        #expect(counts.busyAnswers.load(ordering: .relaxed) > 0, "the queue never looked busy: nothing was tested")
+        // What the events told is what the disk holds: each save, and no temporary name.
+        let disk = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
+        #expect(model.differences(from: disk).isEmpty, "\(model.differences(from: disk).prefix(5))")
+        #expect(Set(model.items.keys.filter { !$0.bytes.isEmpty }) == Set((saves + ["marker"]).map { RelativePath($0) }))
+        let looks = counts.byName.withLock { $0 }
+        let often = looks.filter { $0.value > 2 }
+        #expect(often.isEmpty, "looked at more than twice: \(often.count) names, e.g. \(often.prefix(5).map { (String(decoding: $0.key, as: UTF8.self), $0.value) }), \(looks.values.reduce(0, +)) looks in all")
+    }
+
     /// A consumer that stalls while a directory is renamed beneath the events queued for it
     /// (scenario 32: creations alternate between four directories, then one is removed and one
     /// renamed, all behind a stalled consumer). Every creation in the renamed directory waits
