@@ -144,6 +144,8 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// How many waiting creations carry a ``PendingCreation/madeAt``: while none does, events
     /// are not checked against them.
     var madeAtCount = 0
+    /// Events read since freed memory was last handed back (``trimAfterEvents``).
+    var eventsSinceTrim = 0
     /// Items a move from a place the model does not know put at a name, by the inode found
     /// there when the creation was applied (``handleMoveIn(_:)``).
     ///
@@ -351,6 +353,9 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             if nextRootPathCheck == 0 { nextRootPathCheck = MonotonicClock.nanoseconds() &+ Self.rootPathCheckIntervalNanoseconds }
             let untilRootCheck = MonotonicClock.pollTimeout(from: MonotonicClock.nanoseconds(), until: nextRootPathCheck)
             timeout = timeout < 0 ? untilRootCheck : min(timeout, untilRootCheck)
+            // After a burst, a quiet moment hands back what it allocated (``trimAfterEvents``).
+            let trimsWhenQuiet = eventsSinceTrim >= Self.trimAfterEvents
+            if trimsWhenQuiet { timeout = timeout < 0 ? Self.quietBeforeTrimMilliseconds : min(timeout, Self.quietBeforeTrimMilliseconds) }
             let ready: (first: Bool, second: Bool)
             switch Syscalls.pollReadable(readiness, channel.wakeupReadEnd, timeoutMilliseconds: timeout) {
             case .success(let readable): ready = readable
@@ -359,6 +364,10 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
                 return
             }
             if ready.second { channel.drainWakeups() }
+            if trimsWhenQuiet && !ready.first && !ready.second && !waitsForTheQueue {
+                eventsSinceTrim = 0
+                MemoryRelease.returnFreedPages()
+            }
             if ready.first || hasPendingWork {
                 if let error = readAvailable(&parsed) ?? pendingFailure {
                     deliver(all: true)
@@ -479,6 +488,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             case .success:
                 mirrorWaitStarted = 0
                 moveTargetWaitStarted = 0
+                eventsSinceTrim &+= parsed.count
                 handle(parsed)
                 if !changesWhilePending.isEmpty && (!hardLinks.isEmpty || hardLinks.hasLeftBehind || !survivingLinksOfWrittenFiles.isEmpty) {
                     noteWrittenNamesGone(parsed)
@@ -576,6 +586,17 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
         else { return false }
         return true
     }
+
+    /// How many events a burst reads before the watch, once it has told them and the kernel
+    /// stays quiet for ``quietBeforeTrimMilliseconds``, hands the memory they freed back to
+    /// the system (`malloc_trim`, a few milliseconds for a burst's heap). The events of a burst, and the
+    /// lists that carried them, are allocated on one thread and freed on another (the reader's
+    /// and the consumer's, or libinotifytools' owner thread's and the watch's), where glibc
+    /// keeps them in the allocating thread's arena: through libinotifytools, 20,000 creates
+    /// left 15 MiB of anonymous memory resident for the rest of the watch, against under 1 MiB
+    /// in use.
+    static var trimAfterEvents: Int { 4_096 }
+    static var quietBeforeTrimMilliseconds: CInt { 100 }
 
     /// The longest a move pair waits for its mirror while the disk says an exchange is under
     /// way (nanoseconds).
