@@ -18,13 +18,7 @@ struct BusyQueueExaminationTests {
     func eachNameExaminedOnce(settingModes: Bool) async throws {
         let tree = try ScratchTree()
         let counts = BusyQueueKernel.Counts()
-        let stream = InotifyEventSource.updates(options: WatchOptions(roots: [tree.root])) { () throws(FileSystemEventsError) in
-            try BusyQueueKernel(counts: counts)
-        }
-        var iterator = stream.makeAsyncIterator()
-        while let update = try await iterator.next() {
-            if case .ready = update { break }
-        }
+        var iterator = try await Self.watchReady(tree, counts: counts)
         let names = (0..<300).map { "burst-\($0)" }
         for name in names {
             try tree.write(RelativePath(name), name)
@@ -67,13 +61,7 @@ struct BusyQueueExaminationTests {
     func atomicSavesExaminedOnce() async throws {
         let tree = try ScratchTree()
         let counts = BusyQueueKernel.Counts()
-        let stream = InotifyEventSource.updates(options: WatchOptions(roots: [tree.root])) { () throws(FileSystemEventsError) in
-            try BusyQueueKernel(counts: counts)
-        }
-        var iterator = stream.makeAsyncIterator()
-        while let update = try await iterator.next() {
-            if case .ready = update { break }
-        }
+        var iterator = try await Self.watchReady(tree, counts: counts)
         let saves = (0..<300).map { "save-\($0)" }
         for name in saves {
             try tree.write(RelativePath(".\(name).tmp"), name)
@@ -97,6 +85,19 @@ struct BusyQueueExaminationTests {
         let looks = counts.byName.withLock { $0 }
         let often = looks.filter { $0.value > 2 }
         #expect(often.isEmpty, "looked at more than twice: \(often.count) names, e.g. \(often.prefix(5).map { (String(decoding: $0.key, as: UTF8.self), $0.value) }), \(looks.values.reduce(0, +)) looks in all")
+    }
+
+    /// A watch of `tree` past its `ready`, over a kernel that counts every name looked at and
+    /// answers "busy" to every other one of its first 40 questions about the queue.
+    private static func watchReady(_ tree: ScratchTree, counts: BusyQueueKernel.Counts) async throws -> FileSystemEventStream.Iterator {
+        let stream = InotifyEventSource.updates(options: WatchOptions(roots: [tree.root])) { () throws(FileSystemEventsError) in
+            try BusyQueueKernel(counts: counts)
+        }
+        var iterator = stream.makeAsyncIterator()
+        while let update = try await iterator.next() {
+            if case .ready = update { break }
+        }
+        return iterator
     }
 
     /// A consumer that stalls while a directory is renamed beneath the events queued for it
