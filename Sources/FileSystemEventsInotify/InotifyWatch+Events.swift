@@ -391,8 +391,9 @@ extension InotifyWatch {
     /// on every read: 20,000 saves cost inotifytools 6.5 s of CPU).
     ///
     /// Every kept examination goes on an event that changes the watches themselves, on a link
-    /// count change heard by an item's own watch, and on any removal or move where symlinks are
-    /// followed: what a followed symlink's name leads to changes with names elsewhere.
+    /// count change heard by an item's own watch, on a directory removed, moved or exchanged,
+    /// and on any removal or move where symlinks are followed: what a followed symlink's name
+    /// leads to changes with names elsewhere.
     mutating func forgetExaminations(touchedBy events: [Inotify.Event]) {
         var touched: Set<ExaminedName> = []
         var linksMayHaveChanged = false
@@ -402,7 +403,9 @@ extension InotifyWatch {
                 return
             }
             if !event.mask.isDisjoint(with: Self.namesRemovingOrMoving) {
-                guard !event.name.isEmpty, !options.followsSymlinks else {
+                // A directory removed, moved or exchanged moves paths, watches and listings
+                // with it: there every kept examination still goes, as it did for any name.
+                guard !event.name.isEmpty, !options.followsSymlinks, !event.mask.contains(.isDirectory) else {
                     forgetExaminations()
                     return
                 }
