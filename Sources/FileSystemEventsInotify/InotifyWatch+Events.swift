@@ -380,15 +380,16 @@ extension InotifyWatch {
     ///
     /// An examination tells what a name held (identity, type, link count), or that it held
     /// nothing. What it holds changes only by a removal, a move or a creation at that name,
-    /// each of which the kernel reports under that name, and such a name's examination goes. A link count also changes
-    /// by a link made or removed at another name: a new name found to have more than one link
-    /// has ``resolvePending(drained:)`` look at every kept examination again, and a removal or
-    /// a move anywhere drops those that found more than one link (a move may take a name out
-    /// of view, or bring one in). So a kept examination stays true through a read of changes
-    /// at other names: a burst of new files, an archive unpacked with its modes and times, and
-    /// atomic saves, each a file written under a temporary name and renamed over the saved one
-    /// (which forgot every examination, so a burst of them looked at every waiting name again
-    /// on every read: 20,000 saves cost inotifytools 6.5 s of CPU).
+    /// each of which the kernel reports under that name, and such a name's examination goes.
+    /// A link count also changes by a link made or removed at another name: a new name
+    /// found to have more than one link has ``resolvePending(drained:)`` look at every kept
+    /// examination again, and a removal or a move anywhere drops those that found more than
+    /// one link (a move may take a name out of view, or bring one in). So a kept
+    /// examination stays true through a read of changes at other names: a burst of new
+    /// files, an archive unpacked with its modes and times, and atomic saves, each a file
+    /// written under a temporary name and renamed over the saved one (which forgot every
+    /// examination, so a burst of them looked at every waiting name again on every read:
+    /// 20,000 saves cost inotifytools 6.5 s of CPU).
     ///
     /// Every kept examination goes on an event that changes the watches themselves, on a link
     /// count change heard by an item's own watch, on a directory removed, moved or exchanged,

@@ -589,12 +589,12 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
 
     /// How many events a burst reads before the watch, once it has told them and the kernel
     /// stays quiet for ``quietBeforeTrimMilliseconds``, hands the memory they freed back to
-    /// the system (`malloc_trim`, a few milliseconds for a burst's heap). The events of a burst, and the
-    /// lists that carried them, are allocated on one thread and freed on another (the reader's
-    /// and the consumer's, or libinotifytools' owner thread's and the watch's), where glibc
-    /// keeps them in the allocating thread's arena: through libinotifytools, 20,000 creates
-    /// left 15 MiB of anonymous memory resident for the rest of the watch, against under 1 MiB
-    /// in use.
+    /// the system (`malloc_trim`, a few milliseconds for a burst's heap). The events of a
+    /// burst, and the lists that carried them, are allocated on one thread and freed on
+    /// another (the reader's and the consumer's, or libinotifytools' owner thread's and the
+    /// watch's), where glibc keeps them in the allocating thread's arena: through
+    /// libinotifytools, 20,000 creates left 15 MiB of anonymous memory resident for the
+    /// rest of the watch, against under 1 MiB in use.
     static var trimAfterEvents: Int { 4_096 }
     static var quietBeforeTrimMilliseconds: CInt { 100 }
 

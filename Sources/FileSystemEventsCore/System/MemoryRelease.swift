@@ -69,11 +69,11 @@ package struct ReadOnlyFileMapping: Equatable, Sendable {
                 // A mapping's header: range, permissions, offset, device, inode, path.
                 if let mapping = current { found.append(mapping) }
                 current = nil
-                guard fields.count >= 6, Array(fields[1]) == Array("r--p".utf8) || Array(fields[1]) == Array("r-xp".utf8),
-                      Array(fields[4]) != [UInt8(ascii: "0")], fields[5].first == UInt8(ascii: "/")
+                guard fields.count >= 6, fields[1].elementsEqual("r--p".utf8) || fields[1].elementsEqual("r-xp".utf8),
+                      !fields[4].elementsEqual("0".utf8), fields[5].first == UInt8(ascii: "/")
                 else { continue }
                 current = ReadOnlyFileMapping(start: start, end: end, anonymousKiB: Int.max)
-            } else if current != nil, fields.count >= 2, Array(fields[0]) == Array("Anonymous:".utf8),
+            } else if current != nil, fields.count >= 2, fields[0].elementsEqual("Anonymous:".utf8),
                       let kib = Int(String(decoding: fields[1], as: UTF8.self)) {
                 current?.anonymousKiB = kib
             }
