@@ -14,6 +14,12 @@ struct StableIDTracker {
         /// The item's device and inode when last seen: hard links share their inode, and so
         /// their attribute and ID, and are no duplicates of each other.
         var identity: FileIdentity?
+        /// Set while the echo of an ID this tracker wrote to the item may still come (see
+        /// ``Stamp``). Kept with the item rather than by path, so that it moves with a rename
+        /// of the item or of a directory above it, and with an exchange: kept by path, the echo
+        /// came at the new path and was reported, and the next change at the old path, another
+        /// item's, was dropped in its stead.
+        var stamp: Stamp?
 
         init(name: [UInt8], parent: Node?) {
             self.name = name
@@ -34,15 +40,36 @@ struct StableIDTracker {
     /// A stamp this tracker wrote, and what the item looked like just after: the event the
     /// stamp itself causes (`attributesChanged` from the kernel, `modified` from a poll that
     /// sees the change time move) is not reported when the item still looks like this.
+    ///
+    /// Compared on mode, owner, link count, size and modification time, not on the last two
+    /// alone: the kernel merges an `IN_ATTRIB` with the same event queued just before it, so
+    /// the echo of a stamp and a `chmod` made right after arrive as one event, and compared on
+    /// size and time, it was taken for the echo and the `chmod` was never told. The change time
+    /// is compared too where the event was derived from statuses (a poll, a rescan): its
+    /// `modified` may be a rewrite that restored the modification time (`cp -p`), which only
+    /// the change time shows. A kernel's `IN_ATTRIB` that nothing but the change time explains
+    /// is another extended attribute written, or the echo itself: nothing to act on.
     struct Stamp {
-        let modificationTime: Int64
-        let size: Int64
+        let status: FileStatus
+
+        /// Whether `now` is the status the stamp left, unchanged since. A directory's size,
+        /// times and link count move with its entries, whose own events tell of that (as the
+        /// polling backend reports only a directory's permissions and owner): only those are
+        /// compared for a directory.
+        func isUnchanged(_ now: FileStatus, comparingChangeTime: Bool) -> Bool {
+            guard now.inode == status.inode, now.device == status.device, now.mode == status.mode,
+                  now.userID == status.userID, now.groupID == status.groupID
+            else { return false }
+            if now.itemType == .directory { return true }
+            return now.linkCount == status.linkCount && now.size == status.size
+                && now.modificationTime == status.modificationTime
+                && (!comparingChangeTime || now.changeTime == status.changeTime)
+        }
     }
 
     private let rootPaths: [[UInt8]]
     private var roots: [Node]
     private var byID: [FileStableID: Node] = [:]
-    private var stamped: [[UInt8]: Stamp] = [:]
     /// False once the tree turned out read-only: IDs are read, never written.
     private var writes: Bool
     private var reportedReadOnly = false
@@ -73,9 +100,9 @@ struct StableIDTracker {
             for item in [snapshot.rootItem] + snapshot.items {
                 guard let node = insert(item.path.bytes) else { continue }
                 node.identity = item.identity
-                var id = identify(item.path.bytes, type: item.itemType)
+                var id = identify(item.path.bytes, type: item.itemType, of: node)
                 if liveItem(holding: id, otherThan: node) != nil {
-                    id = restamp(item.path.bytes)
+                    id = restamp(item.path.bytes, of: node)
                 }
                 assign(id, to: node)
             }
@@ -95,10 +122,10 @@ struct StableIDTracker {
                 remove(path)
                 guard let node = insert(path) else { break }
                 node.identity = event.identity
-                var id = identify(path, type: event.itemType)
+                var id = identify(path, type: event.itemType, of: node)
                 if let original = liveItem(holding: id, otherThan: node), let originalPath = self.path(of: original) {
                     event.duplicateOf = FilePath(bytes: originalPath)
-                    id = restamp(path)
+                    id = restamp(path, of: node)
                 }
                 assign(id, to: node)
                 event.stableID = id
@@ -111,7 +138,6 @@ struct StableIDTracker {
                 } else {
                     remove(path)
                 }
-                stamped[path] = nil
             case .renamed:
                 guard let previous = event.previousPath?.bytes else { break }
                 if let moving = detach(previous) {
@@ -121,12 +147,11 @@ struct StableIDTracker {
                 } else {
                     remove(path)
                     if let node = insert(path) {
-                        let id = identify(path, type: event.itemType)
+                        let id = identify(path, type: event.itemType, of: node)
                         assign(id, to: node)
                         event.stableID = id
                     }
                 }
-                if let stamp = stamped.removeValue(forKey: previous) { stamped[path] = stamp }
             case .exchanged:
                 guard let other = event.previousPath?.bytes else { break }
                 let first = detach(path), second = detach(other)
@@ -138,14 +163,15 @@ struct StableIDTracker {
                 // and dropped as an echo, that event would hide the copy's ID.
                 let node = node(at: path)
                 let rewritten = node.map { reread($0, at: path, for: &event) } ?? false
-                if !rewritten, let stamp = stamped.removeValue(forKey: path) {
-                    // An attribute change carries nothing a consumer must act on: the stamp's
-                    // echo is dropped whatever else changed with it. A content change is
-                    // dropped only if the item still has its size and time from just after the
-                    // stamp (a poll reports the change time that moved as `modified`).
-                    if event.kind == .attributesChanged { continue }
-                    if case .success(let status) = Syscalls.status(event.path),
-                       status.modificationTime == stamp.modificationTime, status.size == stamp.size
+                // The kernel tells a stamp as `IN_ATTRIB` only: a `modified` it reports is a
+                // write, never the echo, which may still follow. One derived from statuses (a
+                // poll, a rescan) may be the change time the stamp moved.
+                if !rewritten, let node, let stamp = node.stamp, event.kind == .attributesChanged || event.isSynthetic {
+                    // Echo or not, the event settles the stamp: the echo came, or the item
+                    // changed since and no later event is taken for it either.
+                    node.stamp = nil
+                    if case .success(let status) = Syscalls.status(atPath: path),
+                       stamp.isUnchanged(status, comparingChangeTime: event.isSynthetic)
                     {
                         continue
                     }
@@ -181,10 +207,10 @@ struct StableIDTracker {
               case .success(let value?) = Syscalls.extendedAttribute(FileStableID.extendedAttributeName, of: path),
               let onDisk = FileStableID(bytes: value), onDisk != node.id
         else { return false }
-        stamped[path] = nil
+        node.stamp = nil
         if let original = liveItem(holding: onDisk, otherThan: node), let originalPath = self.path(of: original) {
             event.duplicateOf = FilePath(bytes: originalPath)
-            assign(restamp(path), to: node)
+            assign(restamp(path, of: node), to: node)
         } else {
             assign(onDisk, to: node)
         }
@@ -203,14 +229,14 @@ struct StableIDTracker {
     /// The item's ID: read from its attribute, or stamped there if it has none; derived from
     /// its identity where the file system refuses attributes. `nil` for other types, for an
     /// item gone since, and for one this process may not write.
-    private mutating func identify(_ path: [UInt8], type: FileItemType) -> FileStableID? {
+    private mutating func identify(_ path: [UInt8], type: FileItemType, of node: Node) -> FileStableID? {
         guard type == .file || type == .directory else { return nil }
         switch Syscalls.extendedAttribute(FileStableID.extendedAttributeName, of: path) {
         case .success(let value?):
             if let id = FileStableID(bytes: value) { return id }
-            return stamp(path, replacing: true)  // not ours, or damaged: a fresh one
+            return stamp(path, of: node, replacing: true)  // not ours, or damaged: a fresh one
         case .success(nil):
-            return stamp(path, replacing: false)
+            return stamp(path, of: node, replacing: false)
         case .failure(.notSupported):
             return derived(path)
         case .failure:
@@ -219,20 +245,25 @@ struct StableIDTracker {
     }
 
     /// A fresh ID for a duplicate, replacing the one it was copied with.
-    private mutating func restamp(_ path: [UInt8]) -> FileStableID? {
-        stamp(path, replacing: true)
+    private mutating func restamp(_ path: [UInt8], of node: Node) -> FileStableID? {
+        stamp(path, of: node, replacing: true)
     }
 
-    private mutating func stamp(_ path: [UInt8], replacing: Bool) -> FileStableID? {
+    /// Writes a fresh ID to the item at `path` (`node` in the tree) and notes the stamp there,
+    /// with the item's status just after, when nothing but the stamp changed it meanwhile.
+    private mutating func stamp(_ path: [UInt8], of node: Node, replacing: Bool) -> FileStableID? {
         guard writes else { return nil }
         let id = FileStableID.random()
+        let before = Syscalls.status(atPath: path)
         switch Syscalls.setExtendedAttribute(FileStableID.extendedAttributeName, of: path, to: id.bytes, createOnly: !replacing) {
         case .success:
-            if case .success(let status) = Syscalls.status(FilePath(bytes: path)) {
-                // Echoes that never come (the item moved on first) must not pile up: past the
-                // cap, the oldest are forgotten, and their echoes, if any, are reported.
-                if stamped.count >= Self.stampedLimit { stamped.removeAll(keepingCapacity: true) }
-                stamped[path] = Stamp(modificationTime: status.modificationTime, size: status.size)
+            node.stamp = nil
+            // Anything else that changed the item meanwhile (a `chmod` between the two looks)
+            // is no echo: no stamp is noted, and its event is reported.
+            if case .success(let before) = before, case .success(let after) = Syscalls.status(atPath: path),
+               Stamp(status: before).isUnchanged(after, comparingChangeTime: false)
+            {
+                node.stamp = Stamp(status: after)
             }
             return id
         case .failure(.fileExists):
@@ -345,9 +376,6 @@ struct StableIDTracker {
         node.id = id
         if let id { byID[id] = node }
     }
-
-    /// How many stamps wait for their echo at most.
-    static let stampedLimit = 65_536
 
     /// Whether two nodes are one inode (hard links): one attribute, one ID.
     private static func sameItem(_ first: Node, _ second: Node) -> Bool {

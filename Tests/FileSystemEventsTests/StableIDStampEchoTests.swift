@@ -1,0 +1,102 @@
+import FileSystemEventsConformance
+@testable import FileSystemEventsCore
+import SystemPackage
+import Testing
+
+/// The echo of a stable-ID stamp (``StableIDTracker``), event by event: the tracker is fed
+/// the events a kernel backend would deliver, in the order it would, against a real tree, so
+/// each race is played the same way every time. What is checked: a real change that arrives
+/// with or after the echo is reported, and an echo with nothing else behind it is not.
+@Suite struct StableIDStampEchoTests {
+    /// A tracker loaded with the empty tree at `tree.root`.
+    static func tracker(for tree: ScratchTree) throws -> StableIDTracker {
+        var tracker = StableIDTracker(roots: [tree.root], writes: true)
+        tracker.load([try FileTreeSnapshot.scan(tree.root)])
+        return tracker
+    }
+
+    static func event(_ kind: FileSystemEvent.Kind, _ path: FilePath, previous: FilePath? = nil, synthetic: Bool = false) -> FileSystemEvent {
+        FileSystemEvent(kind: kind, path: path, previousPath: previous, itemType: .file, isSynthetic: synthetic)
+    }
+
+    /// Creates `name` on disk and has the tracker handle its `created`, which stamps it.
+    static func created(_ name: String, in tree: ScratchTree, by tracker: inout StableIDTracker) throws {
+        try tree.write(RelativePath(name), "content of \(name)")
+        let told = tracker.process([event(.created, tree.path(RelativePath(name)))])
+        #expect(told.first?.stableID != nil, "\(name) was not stamped: \(told)")
+    }
+
+    @Test("an echo with nothing behind it is not reported, from the kernel or from a poll")
+    func plainEcho() throws {
+        let tree = try ScratchTree()
+        var tracker = try Self.tracker(for: tree)
+        try Self.created("kernel", in: tree, by: &tracker)
+        try Self.created("polled", in: tree, by: &tracker)
+        let told = tracker.process([
+            Self.event(.attributesChanged, tree.path("kernel")),
+            // A poll sees the change time the stamp moved and reports a `modified`.
+            Self.event(.modified, tree.path("polled"), synthetic: true),
+        ])
+        #expect(told.isEmpty, "echoes reported: \(told)")
+    }
+
+    @Test("a chmod whose IN_ATTRIB the kernel merged with the stamp's echo is reported")
+    func chmodMergedWithEcho() throws {
+        let tree = try ScratchTree()
+        var tracker = try Self.tracker(for: tree)
+        try Self.created("f", in: tree, by: &tracker)
+        try tree.changeMode("f", to: 0o600)
+        // One event: the stamp's IN_ATTRIB and the chmod's, merged in the kernel's queue.
+        let told = tracker.process([Self.event(.attributesChanged, tree.path("f"))])
+        #expect(told.map(\.kind) == [.attributesChanged], "the chmod was lost: \(told)")
+    }
+
+    @Test("a kernel's modified is reported even where the file keeps its size and time")
+    func writeKeepingTimes() throws {
+        let tree = try ScratchTree()
+        var tracker = try Self.tracker(for: tree)
+        try Self.created("f", in: tree, by: &tracker)
+        // `cp -p` over it: same size, and the modification time put back. The IN_MODIFY is
+        // a write, whatever the status looks like; the stamp's echo may still follow.
+        try tree.rewriteKeepingTimes("f", "CONTENT OF F")
+        let told = tracker.process([
+            Self.event(.modified, tree.path("f")),
+            Self.event(.attributesChanged, tree.path("f")),
+        ])
+        #expect(told.first?.kind == .modified, "the write was lost: \(told)")
+    }
+
+    @Test("stamps move with their items: an exchange, then a change at each name")
+    func stampsFollowAnExchange() throws {
+        let tree = try ScratchTree()
+        var tracker = try Self.tracker(for: tree)
+        try Self.created("a", in: tree, by: &tracker)
+        try Self.created("b", in: tree, by: &tracker)
+        // b's echo arrives; a's is still to come when the two are exchanged.
+        #expect(tracker.process([Self.event(.attributesChanged, tree.path("b"))]).isEmpty)
+        try tree.exchange("a", "b")
+        let exchanged = tracker.process([Self.event(.exchanged, tree.path("a"), previous: tree.path("b"))])
+        #expect(exchanged.count == 1)
+        // The item now at `a` (b's, its echo heard) is changed for real; a's echo comes at `b`.
+        try tree.changeMode("a", to: 0o600)
+        let told = tracker.process([
+            Self.event(.attributesChanged, tree.path("a")),
+            Self.event(.attributesChanged, tree.path("b")),
+        ])
+        #expect(told.map(\.path) == [tree.path("a")], "a real change was taken for an echo, or an echo reported: \(told)")
+    }
+
+    @Test("stamps move with a renamed directory's items")
+    func stampsFollowADirectoryRename() throws {
+        let tree = try ScratchTree()
+        var tracker = try Self.tracker(for: tree)
+        try tree.makeDirectory("d")
+        _ = tracker.process([FileSystemEvent(kind: .created, path: tree.path("d"), itemType: .directory, isSynthetic: false)])
+        #expect(tracker.process([FileSystemEvent(kind: .attributesChanged, path: tree.path("d"), itemType: .directory, isSynthetic: false)]).isEmpty)
+        try Self.created("d/f", in: tree, by: &tracker)
+        try tree.rename("d", to: "e")
+        _ = tracker.process([FileSystemEvent(kind: .renamed, path: tree.path("e"), previousPath: tree.path("d"), itemType: .directory, isSynthetic: false)])
+        let told = tracker.process([Self.event(.attributesChanged, tree.path("e/f"))])
+        #expect(told.isEmpty, "the echo of d/f's stamp, heard as e/f, was reported: \(told)")
+    }
+}
