@@ -85,6 +85,27 @@ package struct SnapshotName: Sendable {
         }
     }
 
+    /// The first 16 bytes of the name, zero-padded, as two big-endian words: compared as
+    /// integers, two names' words are in ``compare(_:_:)`` order wherever they differ, and
+    /// alike only if the names are equal or both longer than 16 bytes with those bytes alike
+    /// (a name shorter than that has a zero where a longer one has its next byte).
+    package var leadingWords: (high: UInt64, low: UInt64) {
+        switch storage {
+        case .inline(let inline):
+            let low = UInt64(UInt32(bigEndian: inline.middle)) << 32 | UInt64(UInt16(bigEndian: inline.low)) << 16
+                | UInt64(inline.last) << 8
+            return (UInt64(bigEndian: inline.high), low)
+        case .heap(let bytes):
+            var words: (UInt64, UInt64) = (0, 0)
+            withUnsafeMutableBytes(of: &words) { destination in
+                bytes.withUnsafeBytes { source in
+                    destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: source.prefix(16)))
+                }
+            }
+            return (UInt64(bigEndian: words.0), UInt64(bigEndian: words.1))
+        }
+    }
+
     /// `memcmp` order with shorter-prefix-first, as ``compareBytes(_:_:)``: negative, zero or
     /// positive.
     @inline(__always)

@@ -132,10 +132,10 @@ package struct SnapshotScanner: Sendable {
         /// One batch buffer for every directory of the walk: a listing is read whole before
         /// the walk descends.
         let reader = DirectoryEntryReader()
-        /// Where a listing is collected before it is copied into a directory at its exact size:
+        /// Where a listing is collected before it is moved into a directory at its exact size:
         /// one allocation per directory instead of one per doubling, and no spare capacity
         /// kept for the life of the snapshot.
-        var listing: [SnapshotEntry] = []
+        let listing = ListingBuffer()
         var unreadable: [(relativePath: [UInt8], errno: Errno)] = []
         /// Directories on the current descent, to stop symlink loops when following links.
         var ancestors: Set<FileIdentity> = []
@@ -308,10 +308,8 @@ package struct SnapshotScanner: Sendable {
             // says which names are directories; where it does not (`DT_UNKNOWN`), or where
             // symlinks are followed, each name is examined here.
             let defersDirectories = scanner.isRecursive && !followsSymlinks
-            // Empty, with the capacity earlier directories gave it; taken out so that this
-            // copy is its buffer's only owner and appends to it in place.
-            var listing = self.listing
-            self.listing = []
+            // Empty, with the capacity earlier directories gave it.
+            let listing = self.listing
             // Set where the directory may be read but not searched (``ListedNameFailure``).
             var unsearchable: Errno?
             var listed = reader.forEachEntry(in: descriptor) { entry in
@@ -366,10 +364,7 @@ package struct SnapshotScanner: Sendable {
                 }
                 listing.append(SnapshotEntry(name: SnapshotName(nameBytes), status: status))
             }
-            listing.sort { SnapshotName.compare($0.name, $1.name) < 0 }
-            var entries = listing.withUnsafeBufferPointer { Array($0) }  // a copy at its size, not a share
-            listing.removeAll(keepingCapacity: true)
-            self.listing = listing
+            var entries = listing.takeSorted()
             if case .success = listed, let unsearchable { listed = .failure(unsearchable) }
             if case .failure(let errno) = listed {
                 // Cut short (an I/O error on a network file system, say), or not searchable:
