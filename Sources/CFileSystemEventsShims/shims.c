@@ -228,22 +228,23 @@ int cfse_usable_processors(void) {
 #include <sys/xattr.h>
 #endif
 
-long cfse_get_xattr(const char *path, const char *name, void *value, size_t size) {
+long cfse_get_xattr(const char *path, const char *name, void *value, size_t size, int follow) {
 #if defined(__linux__)
-    return (long)lgetxattr(path, name, value, size);
+    return follow ? (long)getxattr(path, name, value, size) : (long)lgetxattr(path, name, value, size);
 #elif defined(__APPLE__)
-    return (long)getxattr(path, name, value, size, 0, XATTR_NOFOLLOW);
+    return (long)getxattr(path, name, value, size, 0, follow ? 0 : XATTR_NOFOLLOW);
 #else
     errno = ENOTSUP;
     return -1;
 #endif
 }
 
-int cfse_set_xattr(const char *path, const char *name, const void *value, size_t size, int create_only) {
+int cfse_set_xattr(const char *path, const char *name, const void *value, size_t size, int create_only, int follow) {
 #if defined(__linux__)
-    return lsetxattr(path, name, value, size, create_only ? XATTR_CREATE : 0);
+    int flags = create_only ? XATTR_CREATE : 0;
+    return follow ? setxattr(path, name, value, size, flags) : lsetxattr(path, name, value, size, flags);
 #elif defined(__APPLE__)
-    return setxattr(path, name, value, size, 0, XATTR_NOFOLLOW | (create_only ? XATTR_CREATE : 0));
+    return setxattr(path, name, value, size, 0, (follow ? 0 : XATTR_NOFOLLOW) | (create_only ? XATTR_CREATE : 0));
 #else
     errno = ENOTSUP;
     return -1;

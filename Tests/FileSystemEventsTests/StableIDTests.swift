@@ -173,4 +173,48 @@ import Testing
                     "\(backend): a hard link was taken for a copy: \(String(describing: linked)), original \(String(describing: original))")
         }
     }
+
+    /// The ID stored on `name` in the directory `directory`, read through the descriptor's
+    /// short `/proc/self/fd` path: not through the item's own path, however deep it is.
+    static func storedID(_ name: String, in directory: CInt) -> FileStableID? {
+        storedID(FilePath("/proc/self/fd/\(directory)/\(name)"))
+    }
+
+    @Test("items deeper than PATH_MAX are stamped at ready and as they are created")
+    func belowPathMax() async throws {
+        for backend in availableBackends {
+            let tree = try ScratchTree()
+            // 24 directories with 200-byte names: the bottom's path is over 4,800 bytes long.
+            var bottom = open(tree.root.string, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            try #require(bottom >= 0)
+            var path = tree.root
+            for level in 0..<24 {
+                let name = String(repeating: Character(UnicodeScalar(UInt8(ascii: "a") + UInt8(level % 26))), count: 200)
+                try #require(mkdirat(bottom, name, 0o755) == 0)
+                let next = openat(bottom, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                try #require(next >= 0)
+                close(bottom)
+                bottom = next
+                path.append(name)
+            }
+            let deepest = bottom
+            defer { close(deepest) }
+            try #require(path.string.utf8.count > Int(PATH_MAX))
+            let made = openat(bottom, "at-start.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+            try #require(made >= 0)
+            close(made)
+            let source = try backend.makeSource(options: Self.options(tree.root))
+            let marker = "marker-\(tree.uniqueNumber())"
+            let observed = try await observe(source.updates(), onReady: {
+                let created = openat(deepest, marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+                if created >= 0 { close(created) }
+            }, until: { observed in
+                observed.events.contains { $0.path.lastComponent?.string == marker && $0.kind == .created }
+            })
+            #expect(Self.storedID("at-start.txt", in: deepest) != nil, "\(backend): the deep file was not stamped at ready")
+            let created = observed.events.first { $0.path.lastComponent?.string == marker && $0.kind == .created }
+            #expect(created?.stableID != nil && created?.stableID == Self.storedID(marker, in: deepest),
+                    "\(backend): the deep file made after ready: \(String(describing: created?.stableID))")
+        }
+    }
 }

@@ -63,10 +63,11 @@ int cfse_usable_processors(void);
 /// the main thread's is its resource limit), 0 where it cannot be told.
 size_t cfse_current_stack_size(void);
 
-/// `lgetxattr`/`lsetxattr` (never following a final symlink); -1 with errno on failure.
-/// `create_only` fails with EEXIST where the attribute exists already.
-long cfse_get_xattr(const char *path, const char *name, void *value, size_t size);
-int cfse_set_xattr(const char *path, const char *name, const void *value, size_t size, int create_only);
+/// `lgetxattr`/`lsetxattr` (never following a final symlink), or with `follow` `getxattr`/
+/// `setxattr` (for a `/proc/self/fd` magic link); -1 with errno on failure. `create_only`
+/// fails with EEXIST where the attribute exists already.
+long cfse_get_xattr(const char *path, const char *name, void *value, size_t size, int follow);
+int cfse_set_xattr(const char *path, const char *name, const void *value, size_t size, int create_only, int follow);
 
 /// Reads the next batch of entries of the directory open at `fd` into `buffer` (Linux's
 /// `getdents64`): the number of bytes filled, 0 at the end, or -1 with errno set. ENOSYS where

@@ -289,7 +289,7 @@ struct StableIDTracker {
     }
 
     private mutating func derived(_ path: [UInt8]) -> FileStableID? {
-        guard case .success(let status) = Syscalls.status(FilePath(bytes: path)) else { return nil }
+        guard case .success(let status) = Syscalls.status(atPath: path) else { return nil }
         if reportedUnsupported.insert(status.device).inserted {
             diagnostics.append(FileSystemWatchDiagnostic(
                 problem: .stableIDsNotStored, path: FilePath(bytes: path), errno: .notSupported,
