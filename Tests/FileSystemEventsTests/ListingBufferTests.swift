@@ -1,4 +1,5 @@
 @testable import FileSystemEventsCore
+import FileSystemEventsConformance
 import Testing
 
 /// ``ListingBuffer`` sorts a listing by its names' leading words and moves each entry once:
@@ -9,7 +10,7 @@ import Testing
     /// Names made to collide: one alphabet of two letters and a high byte, every length from
     /// 1 to 40, many sharing their first 16 bytes and differing only after them.
     static func names(count: Int, seed: UInt64) -> [[UInt8]] {
-        var generator = SplitMix(state: seed)
+        var generator = SplitMix64(seed: seed)
         let alphabet: [UInt8] = [UInt8(ascii: "a"), UInt8(ascii: "b"), 0xC3]
         let sharedPrefix = [UInt8](repeating: UInt8(ascii: "a"), count: 16)
         var seen = Set<[UInt8]>()
@@ -21,17 +22,6 @@ import Testing
             if seen.insert(name).inserted { names.append(name) }
         }
         return names
-    }
-
-    struct SplitMix {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 
     @Test("sorted exactly as memcmp with shorter prefixes first, every entry once, across reuses", arguments: [1, 2, 63, 64, 65, 1_000])

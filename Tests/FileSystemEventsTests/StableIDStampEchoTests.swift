@@ -26,12 +26,17 @@ import Testing
         #expect(told.first?.stableID != nil, "\(name) was not stamped: \(told)")
     }
 
+    /// A tracker over `tree` that has handled the creation of each of `names`, and so stamped it.
+    static func tracker(for tree: ScratchTree, afterCreating names: String...) throws -> StableIDTracker {
+        var tracker = try Self.tracker(for: tree)
+        for name in names { try created(name, in: tree, by: &tracker) }
+        return tracker
+    }
+
     @Test("an echo with nothing behind it is not reported, from the kernel or from a poll")
     func plainEcho() throws {
         let tree = try ScratchTree()
-        var tracker = try Self.tracker(for: tree)
-        try Self.created("kernel", in: tree, by: &tracker)
-        try Self.created("polled", in: tree, by: &tracker)
+        var tracker = try Self.tracker(for: tree, afterCreating: "kernel", "polled")
         let told = tracker.process([
             Self.event(.attributesChanged, tree.path("kernel")),
             // A poll sees the change time the stamp moved and reports a `modified`.
@@ -43,8 +48,7 @@ import Testing
     @Test("a chmod whose IN_ATTRIB the kernel merged with the stamp's echo is reported")
     func chmodMergedWithEcho() throws {
         let tree = try ScratchTree()
-        var tracker = try Self.tracker(for: tree)
-        try Self.created("f", in: tree, by: &tracker)
+        var tracker = try Self.tracker(for: tree, afterCreating: "f")
         try tree.changeMode("f", to: 0o600)
         // One event: the stamp's IN_ATTRIB and the chmod's, merged in the kernel's queue.
         let told = tracker.process([Self.event(.attributesChanged, tree.path("f"))])
@@ -54,8 +58,7 @@ import Testing
     @Test("a kernel's modified is reported even where the file keeps its size and time")
     func writeKeepingTimes() throws {
         let tree = try ScratchTree()
-        var tracker = try Self.tracker(for: tree)
-        try Self.created("f", in: tree, by: &tracker)
+        var tracker = try Self.tracker(for: tree, afterCreating: "f")
         // `cp -p` over it: same size, and the modification time put back. The IN_MODIFY is
         // a write, whatever the status looks like; the stamp's echo may still follow.
         try tree.rewriteKeepingTimes("f", "CONTENT OF F")
@@ -69,9 +72,7 @@ import Testing
     @Test("stamps move with their items: an exchange, then a change at each name")
     func stampsFollowAnExchange() throws {
         let tree = try ScratchTree()
-        var tracker = try Self.tracker(for: tree)
-        try Self.created("a", in: tree, by: &tracker)
-        try Self.created("b", in: tree, by: &tracker)
+        var tracker = try Self.tracker(for: tree, afterCreating: "a", "b")
         // b's echo arrives; a's is still to come when the two are exchanged.
         #expect(tracker.process([Self.event(.attributesChanged, tree.path("b"))]).isEmpty)
         try tree.exchange("a", "b")
