@@ -4,8 +4,8 @@ import Testing
 
 /// The coalescer drops only what says nothing new, and never across a structural change.
 @Suite struct EventCoalescerTests {
-    static func event(_ kind: FileSystemEvent.Kind, _ path: String, from previous: String? = nil) -> FileSystemEvent {
-        FileSystemEvent(kind: kind, path: FilePath(path), previousPath: previous.map { FilePath($0) }, itemType: .file, isSynthetic: false)
+    static func event(_ kind: FileSystemEvent.Kind, _ path: String, from previous: String? = nil, type: FileItemType = .file) -> FileSystemEvent {
+        FileSystemEvent(kind: kind, path: FilePath(path), previousPath: previous.map { FilePath($0) }, itemType: type, isSynthetic: false)
     }
 
     static func kinds(_ events: [FileSystemEvent]) -> [String] {
@@ -22,11 +22,32 @@ import Testing
         #expect(Self.kinds(EventCoalescer.coalesce(input)) == ["created /a", "modified /b", "attributesChanged /b"])
     }
 
-    @Test("a structural event resets what is known", arguments: [FileSystemEvent.Kind.removed, .renamed, .overflow, .rootRemoved])
+    @Test("a structural event resets what is known of every path it may change", arguments: [FileSystemEvent.Kind.removed, .renamed, .exchanged, .overflow, .rootRemoved])
     func structuralResets(kind: FileSystemEvent.Kind) {
-        let middle = kind == .renamed ? Self.event(.renamed, "/c", from: "/d") : Self.event(kind, "/x")
-        let input = [Self.event(.modified, "/a"), middle, Self.event(.modified, "/a")]
-        #expect(EventCoalescer.coalesce(input).count == 3)
+        // At the path itself (a rename's either path), or of any type that moves other paths:
+        // the second `modified` is told.
+        var middles = [kind == .renamed || kind == .exchanged ? Self.event(kind, "/a", from: "/d") : Self.event(kind, "/a")]
+        if kind == .renamed || kind == .exchanged { middles.append(Self.event(kind, "/c", from: "/a")) }
+        for type in [FileItemType.directory, .unknown] {
+            middles.append(kind == .renamed || kind == .exchanged ? Self.event(kind, "/c", from: "/d", type: type) : Self.event(kind, "/x", type: type))
+        }
+        if kind != .removed && kind != .renamed { middles.append(Self.event(kind, "/x", from: kind == .exchanged ? "/y" : nil)) }
+        for middle in middles {
+            let input = [Self.event(.modified, "/a"), middle, Self.event(.modified, "/a")]
+            #expect(EventCoalescer.coalesce(input).count == 3, "\(Self.kinds(input))")
+        }
+    }
+
+    @Test("a file removed or renamed elsewhere resets nothing at other paths")
+    func fileEventsResetOnlyTheirPaths() {
+        let input = [
+            Self.event(.modified, "/log"), Self.event(.removed, "/tmp1"), Self.event(.modified, "/log"),
+            Self.event(.renamed, "/b", from: "/tmp2"), Self.event(.modified, "/log"), Self.event(.attributesChanged, "/b"),
+            Self.event(.removed, "/link1"), Self.event(.attributesChanged, "/b"),
+        ]
+        #expect(Self.kinds(EventCoalescer.coalesce(input)) == [
+            "modified /log", "removed /tmp1", "renamed /b", "attributesChanged /b", "removed /link1",
+        ])
     }
 
     @Test("created again after a removal is kept, and order is preserved")
@@ -60,6 +81,11 @@ import Testing
                 said[event.path, default: []].insert("attributes")
             case .created: said[event.path] = ["created"]
             case .settled: said[event.path] = nil
+            case .removed where event.itemType == .file:
+                said[event.path] = nil
+            case .renamed where event.itemType == .file:
+                said[event.path] = nil
+                said[event.previousPath!] = nil
             case .removed, .renamed, .exchanged, .overflow, .rootRemoved: said.removeAll()
             }
             result.append(event)
@@ -76,7 +102,11 @@ import Testing
             let input = (0..<count).map { _ in
                 let kind = kinds.randomElement(using: &generator)!
                 let path = "/\(Int.random(in: 0..<4, using: &generator))"
-                return kind == .renamed ? Self.event(.renamed, path, from: "/r") : Self.event(kind, path)
+                // Mostly files, whose removals and renames reset their own paths; now and then
+                // a directory, which resets every path.
+                let type: FileItemType = Int.random(in: 0..<6, using: &generator) == 0 ? .directory : .file
+                let from = "/\(Int.random(in: 0..<5, using: &generator))"
+                return kind == .renamed ? Self.event(.renamed, path, from: from, type: type) : Self.event(kind, path, type: type)
             }
             #expect(Self.kinds(EventCoalescer.coalesce(input)) == Self.kinds(Self.reference(input)), "\(Self.kinds(input))")
         }
