@@ -299,7 +299,7 @@ final class CrawlPrefetcher: @unchecked Sendable {
                     Syscalls.close(descriptor)
                     break  // `.unexamined`
                 }
-                let watch = Inotify.addWatch(adder.inotifyDescriptor, path: ProcessDescriptors.path(of: descriptor), mask: adder.mask)
+                let watch = Inotify.addWatch(adder.inotifyDescriptor, path: Syscalls.processDescriptorPath(descriptor), mask: adder.mask)
                 var isMetBefore = false
                 if case .success(let found) = watch { isMetBefore = !watches.insert(found).inserted }
                 var listed: Result<DirectoryListing, Errno>?

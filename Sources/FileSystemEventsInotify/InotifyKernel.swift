@@ -133,7 +133,7 @@ package struct RawInotifyKernel: InotifyKernel {
     package mutating func queueMarker() -> CInt? {
         if markerPipe == nil, case .success(let pipe) = Syscalls.pipe() { markerPipe = pipe }
         guard let markerPipe else { return nil }
-        guard case .success(let watch) = addWatch(path: Array("/proc/self/fd/\(markerPipe.read)".utf8), mask: .attrib) else { return nil }
+        guard case .success(let watch) = addWatch(path: Syscalls.processDescriptorPath(markerPipe.read), mask: .attrib) else { return nil }
         guard case .success = Inotify.removeWatch(readinessDescriptor, watch: watch) else { return nil }
         return watch
     }

@@ -208,7 +208,7 @@ extension InotifyWatch {
             // The magic link must be followed to reach the directory; the directory itself was
             // opened without following a final symlink where that matters.
             mask.remove(.dontFollow)
-            path = ProcessDescriptors.path(of: descriptor)
+            path = Syscalls.processDescriptorPath(descriptor)
         } else {
             path = absolute()
         }
@@ -703,23 +703,6 @@ enum ProcessDescriptors {
         guard case .success(let limit) = Syscalls.openFileLimit() else { return 0 }
         return Int(min(UInt64(Int32.max), limit / 8 > 16 ? limit / 8 - 16 : 0))
     }
-
-    static func path(of descriptor: CInt) -> [UInt8] {
-        // Built from bytes: this runs once per directory of a start-up.
-        var path: [UInt8] = []
-        path.reserveCapacity(prefix.count + 10)
-        path.append(contentsOf: prefix)
-        var digits: [UInt8] = []
-        var value = UInt32(bitPattern: descriptor)
-        repeat {
-            digits.append(UInt8(ascii: "0") + UInt8(value % 10))
-            value /= 10
-        } while value > 0
-        path.append(contentsOf: digits.reversed())
-        return path
-    }
-
-    private static let prefix = Array("/proc/self/fd/".utf8)
 }
 
 /// One directory's entries with `d_type` and `d_ino`, which is all a crawl needs for files:

@@ -289,7 +289,7 @@ extension InotifyWatch {
     /// kernel.
     mutating func addFileWatch(pinned: CInt, path: [UInt8]) -> Result<CInt, Errno>? {
         guard kernel != nil else { return nil }
-        return addKernelWatch(path: ProcessDescriptors.areVisible ? ProcessDescriptors.path(of: pinned) : path, mask: Self.fileLinkMask)
+        return addKernelWatch(path: ProcessDescriptors.areVisible ? Syscalls.processDescriptorPath(pinned) : path, mask: Self.fileLinkMask)
     }
 }
 #endif

@@ -226,7 +226,7 @@ final class InotifyToolsOwner: Sendable {
     /// behind every event the kernel queued before. `nil` while the descriptor is not known.
     func queueMarker(for subscription: Subscription) -> CInt? {
         let id = ObjectIdentifier(subscription)
-        let path = Array("/proc/self/fd/\(subscription.readable)".utf8)
+        let path = Syscalls.processDescriptorPath(subscription.readable)
         return state.withLock { state -> CInt? in
             guard state.libraryDescriptor >= 0,
                   case .success(let watch) = Inotify.addWatch(state.libraryDescriptor, path: path, mask: .attrib)

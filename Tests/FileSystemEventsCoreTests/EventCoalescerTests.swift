@@ -81,9 +81,9 @@ import Testing
                 said[event.path, default: []].insert("attributes")
             case .created: said[event.path] = ["created"]
             case .settled: said[event.path] = nil
-            case .removed where event.itemType == .file:
+            case .removed where [.file, .symlink, .other].contains(event.itemType):
                 said[event.path] = nil
-            case .renamed where event.itemType == .file:
+            case .renamed where [.file, .symlink, .other].contains(event.itemType):
                 said[event.path] = nil
                 said[event.previousPath!] = nil
             case .removed, .renamed, .exchanged, .overflow, .rootRemoved: said.removeAll()

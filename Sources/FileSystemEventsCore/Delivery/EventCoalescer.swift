@@ -45,11 +45,12 @@ public enum EventCoalescer {
             case .created, .settled:
                 if isIndexed { record(event, in: &said) }
             case .removed, .renamed, .exchanged, .overflow, .rootRemoved:
-                if let paths = pathsReset(by: event) {
+                if resetsOnlyItsPaths(event) {
                     // What was said of the other paths stands: the record is built now, if a
                     // burst of creations had not needed it yet, to forget only these.
                     index()
-                    for path in paths { said[path] = nil }
+                    said[event.path] = nil
+                    if let previous = event.previousPath { said[previous] = nil }
                 } else {
                     said.removeAll(keepingCapacity: true)
                     isIndexed = false
@@ -61,19 +62,19 @@ public enum EventCoalescer {
         return result
     }
 
-    /// The paths whose item a structural event may change, where they are few: a file's (or
-    /// symlink's, or other non-directory's) removal, its own path; its rename, both paths.
-    /// `nil` for every other structural event: it may change any path (a directory's moves
-    /// every path below it, and an exchange's second item is of unknown type).
-    static func pathsReset(by event: FileSystemEvent) -> [FilePath]? {
+    /// Whether a structural event may change the item at its own paths only: a file's (or
+    /// symlink's, or other non-directory's) removal, at its path; its rename, at both. Every
+    /// other structural event may change any path (a directory's moves every path below it,
+    /// and an exchange's second item is of unknown type).
+    static func resetsOnlyItsPaths(_ event: FileSystemEvent) -> Bool {
         switch event.itemType {
         case .file, .symlink, .other: break
-        case .directory, .unknown: return nil
+        case .directory, .unknown: return false
         }
         switch event.kind {
-        case .removed: return [event.path]
-        case .renamed: return event.previousPath.map { [event.path, $0] }
-        default: return nil
+        case .removed: return true
+        case .renamed: return event.previousPath != nil
+        default: return false
         }
     }
 

@@ -52,7 +52,7 @@ extension Syscalls {
                 return .failure(errno)
             case .success(let descriptor):
                 defer { _ = close(descriptor) }
-                return withCString(Array("/proc/self/fd/\(descriptor)".utf8)) { body($0, true) }
+                return withCString(processDescriptorPath(descriptor)) { body($0, true) }
             }
         }
     }

@@ -21,6 +21,25 @@ extension Syscalls {
     package static let pathOnlyFlag: CInt = O_RDONLY
     #endif
 
+    /// `/proc/self/fd/N`: a short path to what `descriptor` is open on, for the calls that take
+    /// a path and no descriptor (`inotify_add_watch`, the `*xattr` calls). Built from bytes:
+    /// a start-up's crawl makes one per directory.
+    package static func processDescriptorPath(_ descriptor: CInt) -> [UInt8] {
+        var path: [UInt8] = []
+        path.reserveCapacity(processDescriptorPrefix.count + 10)
+        path.append(contentsOf: processDescriptorPrefix)
+        var digits: [UInt8] = []
+        var value = UInt32(bitPattern: descriptor)
+        repeat {
+            digits.append(UInt8(ascii: "0") + UInt8(value % 10))
+            value /= 10
+        } while value > 0
+        path.append(contentsOf: digits.reversed())
+        return path
+    }
+
+    private static let processDescriptorPrefix = Array("/proc/self/fd/".utf8)
+
     /// An `O_PATH` descriptor of `name` in `directory` (following a final symlink unless told
     /// not to), which pins the item it names: what is checked through it is what is then
     /// watched through `/proc/self/fd`, even if the name is re-pointed in between.

@@ -14,8 +14,9 @@
 /// (`attributesChanged`, or `modified` from a poll that sees the change time move) is not
 /// reported when the item still has the mode, owner, link count, size and modification time
 /// it had just after the stamp (and, for a poll's, the change time): a `chmod` whose event
-/// the kernel merged with the echo is reported. A read-only tree is watched without stamping. A file system that refuses extended
-/// attributes gets IDs derived from device, inode and birth time, with a diagnostic.
+/// the kernel merged with the echo is reported. A read-only tree is watched without stamping.
+/// A file system that refuses extended attributes gets IDs derived from device, inode and
+/// birth time, with a diagnostic.
 public struct StableIDSource: ProducerThreadEventSource {
     /// The watch as the consumer asked for it; the base source was made with options of its own.
     public let options: WatchOptions
