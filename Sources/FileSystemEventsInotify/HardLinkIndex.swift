@@ -15,7 +15,16 @@ struct HardLinkIndex {
 
     mutating func register(_ identity: FileIdentity, paths newPaths: [(WatchedDirectory, [UInt8])]) {
         var known = paths[identity] ?? []
-        for (directory, name) in newPaths where !known.contains(where: { $0.directory === directory && $0.name == name }) {
+        paths[identity] = nil  // held once, so that appending does not copy it
+        // Thousands of names of one file are registered at once after a burst of `ln`: each
+        // looked for in order made that quadratic.
+        var keys: Set<NameInModel>? = newPaths.count > 4 && known.count > 16 ? Set(known.map { NameInModel($0.directory, $0.name) }) : nil
+        for (directory, name) in newPaths {
+            if keys != nil {
+                guard keys!.insert(NameInModel(directory, name)).inserted else { continue }
+            } else if known.contains(where: { $0.directory === directory && $0.name == name }) {
+                continue
+            }
             known.append((directory, name))
         }
         if known.count > 1 { paths[identity] = known }
@@ -72,9 +81,11 @@ struct HardLinkIndex {
     /// - Parameter movedOutOfView: the name went on elsewhere, out of view (rather than being
     ///   unlinked): ``takeLeftBehind()`` says so.
     mutating func remove(_ identity: FileIdentity?, _ directory: WatchedDirectory, _ name: [UInt8], movedOutOfView: Bool = false) {
-        guard let identity, var known = paths[identity] else { return }
+        guard let identity, var known = paths.removeValue(forKey: identity) else { return }
         let count = known.count
-        known.removeAll { $0.directory === directory && $0.name == name }
+        // Each name is there once (``register(_:paths:)``): found, it is moved out, not every
+        // name copied (thousands of names of one file removed one by one).
+        if let index = known.firstIndex(where: { $0.directory === directory && $0.name == name }) { known.remove(at: index) }
         paths[identity] = known.count > 1 ? known : nil
         if known.count < count && !known.isEmpty { noteLeftBehind(identity, known, movedOutOfView: movedOutOfView) }
     }
@@ -85,13 +96,27 @@ struct HardLinkIndex {
         if let known = paths[identity] { noteLeftBehind(identity, known, movedOutOfView: movedOutOfView) }
     }
 
+    /// Notes the names `known` of a file that lost one. While the index keeps the file, they are
+    /// its entry there, which ``takeLeftBehind()`` reads anyway (and which follows renames and
+    /// new names): only the names of a file it forgot (one left) are kept apart. Kept apart each
+    /// time, a copy of thousands of names per `rm` of one of them made removing them quadratic.
     private mutating func noteLeftBehind(_ identity: FileIdentity, _ known: [(directory: WatchedDirectory, name: [UInt8])],
                                          movedOutOfView: Bool) {
-        let movedBefore = leftBehind[identity]?.movedOutOfView ?? false
-        leftBehind[identity] = (known, movedOutOfView || movedBefore)
+        var noted = leftBehind.removeValue(forKey: identity) ?? (names: [], movedOutOfView: false)
+        if paths[identity] == nil {
+            for path in known where !noted.names.contains(where: { $0.directory === path.directory && $0.name == path.name }) {
+                noted.names.append(path)
+            }
+        }
+        noted.movedOutOfView = noted.movedOutOfView || movedOutOfView
+        leftBehind[identity] = noted
     }
 
     var isEmpty: Bool { paths.isEmpty }
+
+    /// How many names the index has for `identity`, some perhaps gone from the model since: at
+    /// least as many as it has in view, but for a name it was not told of.
+    func knownPathCount(of identity: FileIdentity) -> Int { paths[identity]?.count ?? 0 }
 
     /// One name in the model of each file with several, with its inode.
     var firstNames: [(directory: WatchedDirectory, name: [UInt8], inode: UInt64)] {
@@ -158,6 +183,70 @@ struct HardLinkIndex {
             result.append((path.directory, path.name))
         }
         return result
+    }
+
+    /// The paths the index has for `identity` that still hold the file, in its order.
+    fileprivate func livePaths(of identity: FileIdentity) -> [(WatchedDirectory, [UInt8])] {
+        guard let known = paths[identity] else { return [] }
+        var live: [(WatchedDirectory, [UInt8])] = []
+        for path in known where path.directory.children[path.name]?.inode == identity.inode && path.directory.isAttached {
+            live.append((path.directory, path.name))
+        }
+        return live
+    }
+}
+
+/// The names in view of the files that one pass looks at (a batch of new links, an audit of
+/// every file), each file's found once for the pass.
+///
+/// Why: ``HardLinkIndex/paths(of:at:_:)`` looks up every name the index has for the file in the
+/// model, and a pass looks at a file under each of its new names: a file given thousands of
+/// names in one burst took time quadratic in their number (10,000 `ln` of one file were told
+/// in 9 s, nearly all of it in that lookup). Valid while neither the model nor the index
+/// changes, which holds within a pass: it adds watches and reports, nothing else.
+struct LinkNamesInView {
+    struct Names {
+        /// The paths the index has for the file that still hold it.
+        let live: [(WatchedDirectory, [UInt8])]
+        private let keys: Set<NameInModel>
+
+        init(_ live: [(WatchedDirectory, [UInt8])]) {
+            self.live = live
+            self.keys = live.count > Self.linearLimit ? Set(live.map { NameInModel($0.0, $0.1) }) : []
+        }
+
+        /// Up to this many names are searched in order.
+        private static var linearLimit: Int { 8 }
+
+        func contains(_ directory: WatchedDirectory, _ name: [UInt8]) -> Bool {
+            if live.count > Self.linearLimit { return keys.contains(NameInModel(directory, name)) }
+            return live.contains { $0.0 === directory && $0.1 == name }
+        }
+
+        /// How many names the file has in view, `directory/name` (where it was just seen) among them.
+        func count(including directory: WatchedDirectory, _ name: [UInt8]) -> Int {
+            live.count + (contains(directory, name) ? 0 : 1)
+        }
+
+        /// The file's names in view, `directory/name` first.
+        func paths(startingAt directory: WatchedDirectory, _ name: [UInt8]) -> [(WatchedDirectory, [UInt8])] {
+            var result = [(directory, name)]
+            result.reserveCapacity(live.count + 1)
+            for path in live where !(path.0 === directory && path.1 == name) { result.append(path) }
+            return result
+        }
+    }
+
+    private var byFile: [FileIdentity: Names] = [:]
+
+    init() {}
+
+    /// The names of `identity` in view, looked up in `index` the first time this pass asks.
+    mutating func names(of identity: FileIdentity, in index: HardLinkIndex) -> Names {
+        if let names = byFile[identity] { return names }
+        let names = Names(index.livePaths(of: identity))
+        byFile[identity] = names
+        return names
     }
 }
 #endif

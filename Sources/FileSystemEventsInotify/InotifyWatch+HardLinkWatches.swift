@@ -50,6 +50,50 @@ struct ReportedChange {
     let kind: FileSystemEvent.Kind
 }
 
+/// How far a change heard by the watch of a file with names out of view has been told at the
+/// file's names, in the events gathered for the batcher (``InotifyWatch/produced``).
+///
+/// Why: that watch hears `IN_ATTRIB` each time the file gains or loses a name, and each was
+/// told at every name: a burst of thousands of `ln` of one file cost time quadratic in their
+/// number (10,000 took 33 s to tell, one run in three, when the link count ran ahead of the
+/// model and the watch was added). The coalescer keeps one `attributesChanged` (or `modified`)
+/// per path in what it coalesces together, until a structural event may change what the path
+/// names, so a repeat with none between is dropped there: it is not made. Names the file
+/// gained since are told (they come last in the watch's list of names).
+struct LinkFanOut {
+    /// How many of the watch's names, in order, a kind of change was told at, and the last of
+    /// them, to find out whether the names before it are still the same.
+    struct Told {
+        var count: Int
+        var last: NameInModel
+    }
+
+    let watch: CInt
+    /// ``InotifyWatch/producedHandOvers`` when it was told.
+    let handOvers: Int
+    /// How far into ``InotifyWatch/produced`` the events since have been looked at.
+    var examined: Int
+    var modified: Told?
+    var attributesChanged: Told?
+
+    subscript(kind: FileSystemEvent.Kind) -> Told? {
+        get { kind == .modified ? modified : attributesChanged }
+        set { if kind == .modified { modified = newValue } else { attributesChanged = newValue } }
+    }
+
+    /// Whether the coalescer may keep a repeat made after `event`: after any rename (the
+    /// renamed name may be one of the file's), a directory's or an unknown item's removal, an
+    /// exchange, an overflow or a root gone. A file's removal forgets its own path only, and
+    /// if that was one of the file's names, its watch's list of names changed (see ``Told``).
+    static func resets(after event: FileSystemEvent) -> Bool {
+        switch event.kind {
+        case .created, .modified, .attributesChanged, .settled: return false
+        case .removed: return event.itemType == .directory || event.itemType == .unknown
+        case .renamed, .exchanged, .overflow, .rootRemoved: return true
+        }
+    }
+}
+
 
 /// A file of the model to check for names out of view.
 struct HardLinkCandidate {
@@ -81,8 +125,9 @@ extension InotifyWatch {
     mutating func auditLinks(changedSince: Int64) {
         let start = MonotonicClock.nanoseconds()
         var descent = DescentDescriptors()
+        var linkNames = LinkNamesInView()
         for tree in roots.compactMap(\.tree) {
-            watchFilesLinkedOutOfView(below: tree, descent: &descent, changedSince: changedSince)
+            watchFilesLinkedOutOfView(below: tree, descent: &descent, changedSince: changedSince, linkNames: &linkNames)
         }
         linkAuditEnded = MonotonicClock.nanoseconds()
         linkAuditDuration = linkAuditEnded &- start
@@ -121,7 +166,7 @@ extension InotifyWatch {
     /// Examines the files of `directory` and of every directory below it, each directory
     /// opened relative to its parent where `descent` holds the parent's descriptor.
     private mutating func watchFilesLinkedOutOfView(below directory: WatchedDirectory, descent: inout DescentDescriptors,
-                                                    changedSince: Int64) {
+                                                    changedSince: Int64, linkNames: inout LinkNamesInView) {
         guard case .opened(let descriptor, _) = open(directory, parentDescriptor: descent.deepest) else { return }
         var subdirectories: [WatchedDirectory] = []
         var files: [([UInt8], UInt64)] = []
@@ -138,12 +183,12 @@ extension InotifyWatch {
                   status.linkCount > 1, status.inode == inode
             else { continue }
             watchIfLinkedOutOfView(HardLinkCandidate(directory: directory, name: name, inode: inode, changedSince: changedSince),
-                                   descriptor: descriptor)
+                                   descriptor: descriptor, linkNames: &linkNames)
         }
         descent.enter(descriptor)
         defer { descent.leave() }
         for child in subdirectories where child.isAttached {
-            watchFilesLinkedOutOfView(below: child, descent: &descent, changedSince: changedSince)
+            watchFilesLinkedOutOfView(below: child, descent: &descent, changedSince: changedSince, linkNames: &linkNames)
         }
     }
 
@@ -200,10 +245,12 @@ extension InotifyWatch {
         guard !hardLinkCandidates.isEmpty else { return }
         let candidates = hardLinkCandidates
         hardLinkCandidates.removeAll()
+        var linkNames = LinkNamesInView()
         for candidate in candidates where !candidate.changesThroughNewName.isEmpty && candidate.directory.isAttached {
             // `ln a b; echo x >> b`, both read before `b` was examined: `a` changed too.
             let identity = FileIdentity(device: candidate.directory.device, inode: candidate.inode)
-            for (linkDirectory, linkName) in hardLinks.paths(of: identity, at: candidate.directory, candidate.name).dropFirst() {
+            let names = linkNames.names(of: identity, in: hardLinks)
+            for (linkDirectory, linkName) in names.paths(startingAt: candidate.directory, candidate.name).dropFirst() {
                 for kind in [FileSystemEvent.Kind.modified, .attributesChanged] where candidate.changesThroughNewName.contains(kind) {
                     produced.append(makeEvent(kind, root: linkDirectory.root, relative: linkDirectory.relativePath.appendingComponent(linkName),
                                               type: .file, identity: identity, synthetic: true))
@@ -262,6 +309,7 @@ extension InotifyWatch {
 
     /// Checks `candidates`, each directory opened once (they come grouped by directory).
     private mutating func watch(_ candidates: [HardLinkCandidate]) {
+        var linkNames = LinkNamesInView()
         var open: (directory: WatchedDirectory, descriptor: CInt)?
         defer { if let open { Syscalls.close(open.descriptor) } }
         for candidate in candidates where candidate.directory.isAttached {
@@ -271,7 +319,7 @@ extension InotifyWatch {
                 guard case .opened(let descriptor, _) = self.open(candidate.directory) else { continue }
                 open = (candidate.directory, descriptor)
             }
-            if let open { watchIfLinkedOutOfView(candidate, descriptor: open.descriptor) }
+            if let open { watchIfLinkedOutOfView(candidate, descriptor: open.descriptor, linkNames: &linkNames) }
         }
     }
 
@@ -283,7 +331,9 @@ extension InotifyWatch {
     /// The file is opened `O_PATH` without following a symlink, checked through that
     /// descriptor to be the model's file, and watched through `/proc/self/fd`, as a followed
     /// symlink's target is (``watchFileLinkTarget(_:in:linkInode:descriptor:)``).
-    private mutating func watchIfLinkedOutOfView(_ candidate: HardLinkCandidate, descriptor: CInt) {
+    ///
+    /// - Parameter linkNames: the names in view of the files the pass has looked at so far.
+    private mutating func watchIfLinkedOutOfView(_ candidate: HardLinkCandidate, descriptor: CInt, linkNames: inout LinkNamesInView) {
         let (directory, name) = (candidate.directory, candidate.name)
         guard let entry = directory.children[name], entry.inode == candidate.inode, entry.type == .file,
               fileLinkWatches[NameInModel(directory, name)] == nil
@@ -294,9 +344,16 @@ extension InotifyWatch {
         guard case .success(let status) = Syscalls.status(ofDescriptor: pinned), status.itemType == .file,
               status.inode == candidate.inode
         else { return }
-        let names = hardLinks.paths(of: status.identity, at: directory, name)
-        let watched = status.linkCount > 1 && Int(status.linkCount) > names.count
-            && addHardLinkWatch(pinned: pinned, status: status, names: names, directory: directory, name: name)
+        let namesInView = linkNames.names(of: status.identity, in: hardLinks)
+        let outOfView = status.linkCount > 1 && Int(status.linkCount) > namesInView.count(including: directory, name)
+        guard outOfView || candidate.hadNameOutOfView else { return }
+        var watched = false
+        if outOfView {
+            // The first of the file's new names a pass looks at watches it at every name in view:
+            // the others are then passed over by the guard above.
+            let unwatched = namesInView.paths(startingAt: directory, name).filter { fileLinkWatches[NameInModel($0.0, $0.1)] == nil }
+            watched = addHardLinkWatch(pinned: pinned, status: status, unwatched: unwatched, directory: directory, name: name)
+        }
         // Examined again now that the watch is there, so a write between the first look and
         // the watch is not missed. (Without one, the first look serves: the file has no name
         // out of view by then, and a later write is heard in view.) A name that was out of
@@ -308,18 +365,17 @@ extension InotifyWatch {
         guard let changedSince = candidate.changedSince, watched || candidate.hadNameOutOfView else { return }
         let now = watched ? Syscalls.status(ofDescriptor: pinned) : .success(status)
         guard case .success(let changed) = now, changed.changeTime >= changedSince else { return }
-        for (linkDirectory, linkName) in names {
+        for (linkDirectory, linkName) in namesInView.paths(startingAt: directory, name) {
             produced.append(makeEvent(.modified, root: linkDirectory.root,
                                       relative: linkDirectory.relativePath.appendingComponent(linkName),
                                       type: .file, identity: status.identity, synthetic: true))
         }
     }
 
-    /// Adds the watch on the file open at `pinned` for those of its `names` in the model that
-    /// have none; `false` if none was added.
-    private mutating func addHardLinkWatch(pinned: CInt, status: FileStatus, names: [(WatchedDirectory, [UInt8])],
+    /// Adds the watch on the file open at `pinned` for its names in the model that have none,
+    /// `unwatched`; `false` if none was added.
+    private mutating func addHardLinkWatch(pinned: CInt, status: FileStatus, unwatched: [(WatchedDirectory, [UInt8])],
                                            directory: WatchedDirectory, name: [UInt8]) -> Bool {
-        let unwatched = names.filter { fileLinkWatches[NameInModel($0.0, $0.1)] == nil }
         guard !unwatched.isEmpty else { return false }
         let absolute = roots[directory.root].paths.bytes(directory.relativePath.appendingComponent(name))
         let watch: CInt
@@ -365,15 +421,17 @@ extension InotifyWatch {
         guard let first = links.first else { return }
         let mask = event.mask
         if mask.contains(.modify) && !isRepeat(.modified, of: first.target) {
-            for link in links { report(.modified, link) }
+            tellAtEveryName(.modified, event.watch, links)
         }
         if mask.contains(.attrib) {
             if !isRepeat(.attributesChanged, of: first.target) {
-                for link in links { report(.attributesChanged, link) }
+                tellAtEveryName(.attributesChanged, event.watch, links)
             }
             // The link count moved, perhaps: a file with no name out of view any more needs no
-            // watch of its own.
+            // watch of its own. (More links than the index has names, some perhaps gone, and
+            // one is out of view still: told without looking each name up.)
             if case .success(let status) = statusOfChild(first.name, in: first.directory), status.inode == first.inode,
+               Int(status.linkCount) <= hardLinks.knownPathCount(of: first.target) + 1,
                Int(status.linkCount) <= hardLinks.paths(of: first.target, at: first.directory, first.name).count {
                 for link in links { dropFileLink(link.name, in: link.directory) }
             }
@@ -382,6 +440,28 @@ extension InotifyWatch {
             // Every name is gone; the names in view were removed by their directories' events.
             for link in links { dropFileLink(link.name, in: link.directory) }
         }
+    }
+
+    /// Tells `kind` at each of `links`, the names of the file `watch` is on, but for those the
+    /// events gathered since the last hand-over told it at already (``LinkFanOut``).
+    private mutating func tellAtEveryName(_ kind: FileSystemEvent.Kind, _ watch: CInt, _ links: [FollowedFileLink]) {
+        var fanOut: LinkFanOut?
+        if settle == nil, var last = lastLinkFanOut, last.watch == watch, last.handOvers == producedHandOvers,
+           last.examined <= produced.count, !produced[last.examined...].contains(where: LinkFanOut.resets(after:)) {
+            last.examined = produced.count
+            fanOut = last
+        }
+        var start = 0
+        if let told = fanOut?[kind], told.count <= links.count,
+           NameInModel(links[told.count - 1].directory, links[told.count - 1].name) == told.last {
+            start = told.count
+        }
+        for link in links[start...] { report(kind, link) }
+        guard settle == nil, let last = links.last else { return }
+        var updated = fanOut ?? LinkFanOut(watch: watch, handOvers: producedHandOvers, examined: produced.count)
+        updated[kind] = LinkFanOut.Told(count: links.count, last: NameInModel(last.directory, last.name))
+        updated.examined = produced.count
+        lastLinkFanOut = updated
     }
 
     /// Whether the event just before this one told `kind` for `identity` through a directory's

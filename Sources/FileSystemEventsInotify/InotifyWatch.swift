@@ -231,6 +231,12 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     var lastReportedChange: ReportedChange?
     /// ``lastReportedChange`` as the event being dispatched began.
     var changeBeforeThisEvent: ReportedChange?
+    /// The last change heard by the watch of a file with names out of view and told at its
+    /// names, while ``produced`` still holds it (``LinkFanOut``).
+    var lastLinkFanOut: LinkFanOut?
+    /// How many times ``produced`` was handed to the batcher or discarded: a ``LinkFanOut``
+    /// holds for the events gathered since, which the batcher coalesces together.
+    var producedHandOvers = 0
     /// Set when every file of the model is to be examined again for names out of view (see
     /// ``requestLinkAudit()``): wall-clock nanoseconds since when a change found is reported.
     var linkAuditSince: Int64?
@@ -416,6 +422,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
         if !produced.isEmpty {
             batcher.add(produced, now: MonotonicClock.nanoseconds())
             produced.removeAll(keepingCapacity: true)
+            producedHandOvers &+= 1
         }
         flushDiagnostics()
         let batch = all ? (batcher.isEmpty ? nil : batcher.takeAll()) : batcher.takeIfDue(now: MonotonicClock.nanoseconds())
@@ -450,6 +457,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
         // stop the next) and at the end.
         func discardTold() {
             produced.removeAll(keepingCapacity: true)
+            producedHandOvers &+= 1
             if !batcher.isEmpty { _ = batcher.takeAll() }
         }
         defer { discardTold() }

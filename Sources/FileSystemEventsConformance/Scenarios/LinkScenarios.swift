@@ -346,6 +346,37 @@ extension ConformanceSuite {
             for name in ["f", "v/a", "v/b", "w/a", "w/b", "w/c"] { try watch.expect(.modified, RelativePath(name), since: index) }
             try watch.assertReplayMatchesDisk("written through a name in a directory made and filled while the consumer was held")
         },
+        ConformanceScenario(130, "a file given 500 names in one burst while it has another out of view, then written through that name and stripped of them all at once: exact, at full speed and beneath a held consumer",
+                            runsUnprivileged: true) { context in
+            // The kernel backends looked up every name of the file for each new one, and
+            // copied the list for each one removed: 10,000 `ln` of one file took 9 s to tell.
+            // They now look once per batch; this holds them to the same answers.
+            let count = 500
+            try context.tree.write("file.txt", "one")
+            try context.tree.makeDirectory("names")
+            try context.tree.hardLink("away", to: "file.txt", in: .outside, existingIn: .root)
+            for held in [false, true] {
+                let watch = try await context.watch { if held { $0.bufferLimit = backPressureBufferLimit } }
+                if held { try await watch.hold(queuing: 1_000) }
+                for index in 0..<count { try context.tree.hardLink(RelativePath("names/n\(index)"), to: "file.txt") }
+                try context.tree.append("away", " two", in: .outside)
+                if held { watch.resume() }
+                try await watch.sync()
+                try watch.assertReplayMatchesDisk("\(held ? "held" : "full speed"): \(count) names made, then written through the name out of view")
+                if held { try await watch.hold(queuing: 1_000) }
+                try context.tree.append("names/n7", " three")
+                for index in 0..<count { try context.tree.remove(RelativePath("names/n\(index)")) }
+                try context.tree.append("away", " four", in: .outside)
+                if held { watch.resume() }
+                try await watch.sync()
+                try watch.assertReplayMatchesDisk("\(held ? "held" : "full speed"): \(count) names removed, then written through the name out of view")
+                let index = watch.eventCount
+                try context.tree.append("away", " five", in: .outside)
+                try await watch.sync()
+                try watch.expect(.modified, "file.txt", since: index)
+                await watch.stop()
+            }
+        },
         ConformanceScenario(91, "hard links are one item by device and inode: a file elsewhere with the same inode number is not one of them") { context in
             // Two fresh tmpfs number their inodes alike, so the first file of each has the same
             // inode number on two devices. Only device and inode together name an item.
