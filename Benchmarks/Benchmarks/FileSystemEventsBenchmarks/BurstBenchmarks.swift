@@ -16,6 +16,21 @@ func registerBurstBenchmarks() {
                             write: { rig, index in touch(rig.path("f\(index)")) },
                             counts: { $0.kind == .created && $0.itemType == .file })
     }
+    // One file given 10,000 names as fast as one thread can: the kernel backends keep an
+    // index of a file's names in view (hard links), which each new name is checked against.
+    let links = 10_000
+    for backend in BenchmarkBackends.all {
+        watchBurstBenchmark("burst: 10k hard links of one file (\(backend))", backend, scratch: "links-\(backend)", count: links,
+                            maxDuration: .seconds(60), maxIterations: 5,
+                            write: { rig, index in
+                                if index == 0 {
+                                    touch(rig.path("f0"))
+                                } else {
+                                    _ = link(rig.path("f0").string, rig.path("f\(index)").string)
+                                }
+                            },
+                            counts: { $0.kind == .created && $0.itemType == .file })
+    }
 }
 
 /// One burst benchmark on a fresh watch per iteration: `write(rig, index)` for each of `count`
