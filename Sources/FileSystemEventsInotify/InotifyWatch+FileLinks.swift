@@ -139,6 +139,22 @@ extension InotifyWatch {
         releaseIfUnused(watch)
     }
 
+    /// ``dropFileLink(_:in:)`` for each of `links`, each watch's list of links gone through once
+    /// rather than once per link: a file with thousands of names that needs no watch of its
+    /// own any more dropped them one by one in time quadratic in their number.
+    mutating func dropFileLinks(_ links: [FollowedFileLink]) {
+        guard !fileLinkWatches.isEmpty else { return }
+        var dropped: [CInt: Set<NameInModel>] = [:]
+        for link in links {
+            let key = NameInModel(link.directory, link.name)
+            if let watch = fileLinkWatches.removeValue(forKey: key) { dropped[watch, default: []].insert(key) }
+        }
+        for (watch, keys) in dropped {
+            targets[watch]?.fileLinks.removeAll { keys.contains(NameInModel($0.directory, $0.name)) }
+            releaseIfUnused(watch)
+        }
+    }
+
     /// The followed link at `name` in `source` is now `destinationName` in `destination`.
     mutating func moveFileLink(_ name: [UInt8], in source: WatchedDirectory, to destinationName: [UInt8], in destination: WatchedDirectory) {
         guard !fileLinkWatches.isEmpty, let watch = fileLinkWatches.removeValue(forKey: NameInModel(source, name)) else { return }

@@ -433,12 +433,12 @@ extension InotifyWatch {
             if case .success(let status) = statusOfChild(first.name, in: first.directory), status.inode == first.inode,
                Int(status.linkCount) <= hardLinks.knownPathCount(of: first.target) + 1,
                Int(status.linkCount) <= hardLinks.paths(of: first.target, at: first.directory, first.name).count {
-                for link in links { dropFileLink(link.name, in: link.directory) }
+                dropFileLinks(links)
             }
         }
         if mask.contains(.deleteSelf) {
             // Every name is gone; the names in view were removed by their directories' events.
-            for link in links { dropFileLink(link.name, in: link.directory) }
+            dropFileLinks(links)
         }
     }
 
