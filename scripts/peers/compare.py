@@ -924,29 +924,34 @@ def package_report(peer_results):
                 ready = wall(results, f"ready: {label} ({backend})")
                 ratio = f"{wall(results, name) / ready:.1f}×" if ready else "–"
                 lines.append(f"| {label} | {backend} | {fmt_time(wall(results, name))} | {fmt_time(wall(results, name, 'p90'))} | {ratio} |")
-    lines += ["", "### Burst: 20,000 files created as fast as one thread can (on tmpfs)", "",
-              "The benchmark fails if a single `created` is missing, so every row below delivered all 20,000.", "",
-              "| backend | first create → last event, p50 | events/s p50 | peak RSS |", "|---|---|---|---|"]
-    for backend in backends:
-        name = f"burst: 20k files ({backend})"
+    lines += burst_report(results, backends, "burst: 20k files",
+                          "Burst: 20,000 files created as fast as one thread can (on tmpfs)",
+                          ["The benchmark fails if a single `created` is missing, so every row below delivered all 20,000."],
+                          "first create → last event")
+    lines += burst_report(results, backends, "burst: 10k hard links of one file",
+                          "Burst: 10,000 hard links of one file made as fast as one thread can (on tmpfs)",
+                          ["Each new name of a file is checked against the file's names in view (README, \"Hard links out of",
+                           "view\"); this measures that the check stays linear. Every `created` is delivered or the benchmark fails."],
+                          "first link → last event")
+    lines += listing_report(results, backends)
+    lines += settle_report(results, backends)
+    lines.append("")
+    return lines
+
+
+def burst_report(results, backends, benchmark, title, prose, span):
+    """One burst benchmark's table (`{benchmark} ({backend})` for each backend): wall time,
+    events per second and peak RSS, medians. Nothing if no backend ran it."""
+    names = [(backend, f"{benchmark} ({backend})") for backend in backends]
+    if not any(name in results for _, name in names):
+        return []
+    lines = ["", f"### {title}", ""] + prose + ["",
+             f"| backend | {span}, p50 | events/s p50 | peak RSS |", "|---|---|---|---|"]
+    for backend, name in names:
         if name in results:
             rate = results[name].get("Events per second", {}).get("p50")
             rss = results[name].get("Memory (resident peak)", {}).get("p50")
             lines.append(f"| {backend} | {fmt_time(wall(results, name))} | {rate:,.0f} | {fmt_bytes(rss)} |")
-    if any(f"burst: 10k hard links of one file ({b})" in results for b in backends):
-        lines += ["", "### Burst: 10,000 hard links of one file made as fast as one thread can (on tmpfs)", "",
-                  "Each new name of a file is checked against the file's names in view (README, \"Hard links out of",
-                  "view\"); this measures that the check stays linear. Every `created` is delivered or the benchmark fails.", "",
-                  "| backend | first link → last event, p50 | events/s p50 | peak RSS |", "|---|---|---|---|"]
-        for backend in backends:
-            name = f"burst: 10k hard links of one file ({backend})"
-            if name in results:
-                rate = results[name].get("Events per second", {}).get("p50")
-                rss = results[name].get("Memory (resident peak)", {}).get("p50")
-                lines.append(f"| {backend} | {fmt_time(wall(results, name))} | {rate:,.0f} | {fmt_bytes(rss)} |")
-    lines += listing_report(results, backends)
-    lines += settle_report(results, backends)
-    lines.append("")
     return lines
 
 
