@@ -135,6 +135,15 @@ extension InotifyWatch {
     /// moved out), releasing its watch unless another link shares it.
     mutating func dropFileLink(_ name: [UInt8], in directory: WatchedDirectory) {
         guard !fileLinkWatches.isEmpty, let watch = fileLinkWatches.removeValue(forKey: NameInModel(directory, name)) else { return }
+        if lastLinkFanOut?.watch == watch, let links = targets[watch]?.fileLinks {
+            // Where the change last told at the file's names stands, once this name is gone.
+            if let index = links.firstIndex(where: { $0.directory === directory && $0.name == name }),
+               !links.contains(where: { $0.kind != .hardLink }) {
+                lastLinkFanOut?.forget(linkAt: index, in: links)
+            } else {
+                lastLinkFanOut = nil
+            }
+        }
         targets[watch]?.fileLinks.removeAll { $0.directory === directory && $0.name == name }
         releaseIfUnused(watch)
     }
@@ -150,6 +159,7 @@ extension InotifyWatch {
             if let watch = fileLinkWatches.removeValue(forKey: key) { dropped[watch, default: []].insert(key) }
         }
         for (watch, keys) in dropped {
+            if lastLinkFanOut?.watch == watch { lastLinkFanOut = nil }
             targets[watch]?.fileLinks.removeAll { keys.contains(NameInModel($0.directory, $0.name)) }
             releaseIfUnused(watch)
         }
@@ -234,6 +244,7 @@ extension InotifyWatch {
                 fileLinkWatches[NameInModel(link.directory, link.name)] = nil
             }
             targets[event.watch]?.fileLinks = live
+            if lastLinkFanOut?.watch == event.watch { lastLinkFanOut = nil }
         }
         if mask.contains(.ignored) {
             // The kernel dropped the watch (the file is gone): look again through each symlink.

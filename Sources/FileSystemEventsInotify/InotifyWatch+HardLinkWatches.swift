@@ -76,6 +76,24 @@ struct LinkFanOut {
     var modified: Told?
     var attributesChanged: Told?
 
+    /// The watch's name at `index` of `links` (its list of names, all of a hard-linked file)
+    /// is about to go: a name told before it no longer counts, and the names told stay told.
+    mutating func forget(linkAt index: Int, in links: [FollowedFileLink]) {
+        for kind in [FileSystemEvent.Kind.modified, .attributesChanged] {
+            guard var told = self[kind], index < told.count else { continue }
+            told.count -= 1
+            if told.count == 0 {
+                self[kind] = nil
+                continue
+            }
+            if index == told.count {
+                // The last told name goes: the one before it is the last now.
+                told.last = NameInModel(links[index - 1].directory, links[index - 1].name)
+            }
+            self[kind] = told
+        }
+    }
+
     subscript(kind: FileSystemEvent.Kind) -> Told? {
         get { kind == .modified ? modified : attributesChanged }
         set { if kind == .modified { modified = newValue } else { attributesChanged = newValue } }
