@@ -141,7 +141,7 @@ struct HardLinkIndex {
             for path in paths[identity] ?? [] where !noted.contains(where: { $0.directory === path.directory && $0.name == path.name }) {
                 noted.append(path)
             }
-            let live = noted.filter { $0.directory.isAttached && $0.directory.children[$0.name]?.inode == identity.inode }
+            let live = noted.filter { Self.holds($0, identity) }
             if paths[identity] != nil { paths[identity] = live.count > 1 ? live : nil }
             names.append(contentsOf: live.map { ($0.directory, $0.name, lost.movedOutOfView) })
         }
@@ -176,23 +176,32 @@ struct HardLinkIndex {
     /// Every live path of `identity`, the one given first (it is where the kernel saw the
     /// change, whether or not the index has it: a subtree crawled again has new places).
     func paths(of identity: FileIdentity?, at directory: WatchedDirectory, _ name: [UInt8]) -> [(WatchedDirectory, [UInt8])] {
-        guard let identity, let known = paths[identity] else { return [(directory, name)] }
-        var result = [(directory, name)]
-        for path in known where !(path.directory === directory && path.name == name)
-            && path.directory.children[path.name]?.inode == identity.inode && path.directory.isAttached {
-            result.append((path.directory, path.name))
-        }
-        return result
+        guard let identity else { return [(directory, name)] }
+        return Self.paths(livePaths(of: identity), startingAt: directory, name)
     }
 
     /// The paths the index has for `identity` that still hold the file, in its order.
     fileprivate func livePaths(of identity: FileIdentity) -> [(WatchedDirectory, [UInt8])] {
         guard let known = paths[identity] else { return [] }
         var live: [(WatchedDirectory, [UInt8])] = []
-        for path in known where path.directory.children[path.name]?.inode == identity.inode && path.directory.isAttached {
+        for path in known where Self.holds(path, identity) {
             live.append((path.directory, path.name))
         }
         return live
+    }
+
+    /// Whether `path` still holds the file `identity` in the model.
+    private static func holds(_ path: (directory: WatchedDirectory, name: [UInt8]), _ identity: FileIdentity) -> Bool {
+        path.directory.isAttached && path.directory.children[path.name]?.inode == identity.inode
+    }
+
+    /// `live`, a file's names in view, with `directory/name` first (whether or not among them).
+    fileprivate static func paths(_ live: [(WatchedDirectory, [UInt8])], startingAt directory: WatchedDirectory,
+                                  _ name: [UInt8]) -> [(WatchedDirectory, [UInt8])] {
+        var result = [(directory, name)]
+        result.reserveCapacity(live.count + 1)
+        for path in live where !(path.0 === directory && path.1 == name) { result.append(path) }
+        return result
     }
 }
 
@@ -230,10 +239,7 @@ struct LinkNamesInView {
 
         /// The file's names in view, `directory/name` first.
         func paths(startingAt directory: WatchedDirectory, _ name: [UInt8]) -> [(WatchedDirectory, [UInt8])] {
-            var result = [(directory, name)]
-            result.reserveCapacity(live.count + 1)
-            for path in live where !(path.0 === directory && path.1 == name) { result.append(path) }
-            return result
+            HardLinkIndex.paths(live, startingAt: directory, name)
         }
     }
 

@@ -59,7 +59,8 @@ struct ReportedChange {
 /// model and the watch was added). The coalescer keeps one `attributesChanged` (or `modified`)
 /// per path in what it coalesces together, until a structural event may change what the path
 /// names, so a repeat with none between is dropped there: it is not made. Names the file
-/// gained since are told (they come last in the watch's list of names).
+/// gained since are told (they come last in the watch's list of names), and a name it lost is
+/// forgotten (``forget(linkAt:in:)``).
 struct LinkFanOut {
     /// How many of the watch's names, in order, a kind of change was told at, and the last of
     /// them, to find out whether the names before it are still the same.
@@ -99,15 +100,16 @@ struct LinkFanOut {
         set { if kind == .modified { modified = newValue } else { attributesChanged = newValue } }
     }
 
-    /// Whether the coalescer may keep a repeat made after `event`: after any rename (the
-    /// renamed name may be one of the file's), a directory's or an unknown item's removal, an
-    /// exchange, an overflow or a root gone. A file's removal forgets its own path only, and
-    /// if that was one of the file's names, its watch's list of names changed (see ``Told``).
+    /// Whether the coalescer may keep a repeat made after `event`: where it forgets what was
+    /// said of every path (``EventCoalescer/resetsOnlyItsPaths(_:)`` is false), and after a
+    /// file's rename, which renames one of the watch's names in place. A file's removal forgets
+    /// its own path only: if that was one of the file's names, the watch drops it, and
+    /// ``forget(linkAt:in:)`` with it.
     static func resets(after event: FileSystemEvent) -> Bool {
         switch event.kind {
         case .created, .modified, .attributesChanged, .settled: return false
-        case .removed: return event.itemType == .directory || event.itemType == .unknown
-        case .renamed, .exchanged, .overflow, .rootRemoved: return true
+        case .renamed: return true
+        case .removed, .exchanged, .overflow, .rootRemoved: return !EventCoalescer.resetsOnlyItsPaths(event)
         }
     }
 }

@@ -66,7 +66,7 @@ public enum EventCoalescer {
     /// symlink's, or other non-directory's) removal, at its path; its rename, at both. Every
     /// other structural event may change any path (a directory's moves every path below it,
     /// and an exchange's second item is of unknown type).
-    static func resetsOnlyItsPaths(_ event: FileSystemEvent) -> Bool {
+    package static func resetsOnlyItsPaths(_ event: FileSystemEvent) -> Bool {
         switch event.itemType {
         case .file, .symlink, .other: break
         case .directory, .unknown: return false
