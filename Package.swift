@@ -192,7 +192,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FileFollowerTests",
-            dependencies: ["FileSystemEvents", "FileSystemEventsApps", "FileSystemEventsConformance"],
+            dependencies: ["FileSystemEvents", "FileSystemEventsApps", "FileSystemEventsConformance", "ConformanceTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
