@@ -24,3 +24,15 @@ public func openDescriptorLinks() -> [(number: String, target: String)] {
     }
 }
 #endif
+
+/// Each open descriptor as "number→target" (``openDescriptorLinks()``), for a test that checks
+/// what a source left open: the set after it, less the set before it, is what it leaked,
+/// whatever other tests' sources closed on their own threads meanwhile. Empty where there is
+/// no `/proc/self/fd`.
+public func openDescriptorDescriptions() -> Set<String> {
+    #if os(Linux)
+    Set(openDescriptorLinks().map { "\($0.number)→\($0.target)" })
+    #else
+    []
+    #endif
+}

@@ -236,7 +236,7 @@ struct DirectoryListingTests {
         // test runs alone. A listing that leaks leaks again in the rounds after it.
         var before: Set<String> = []
         for round in 0..<4 {
-            if round == 1 { before = Self.openDescriptors() }
+            if round == 1 { before = openDescriptorDescriptions() }
             let observer = ListingObserver(listing(tree, backend, .init(isRecursive: true)))
             try await observer.started()
             try tree.write(RelativePath("m\(round)"))
@@ -245,18 +245,10 @@ struct DirectoryListingTests {
         }
         // Compared by number and target, not counted: other tests' sources closing on their
         // own threads meanwhile would make a count smaller.
-        let leaked = Self.openDescriptors().subtracting(before)
+        let leaked = openDescriptorDescriptions().subtracting(before)
         #expect(leaked.isEmpty, "left open: \(leaked.sorted())")
     }
 
-    /// Each open descriptor as "number→target" (``openDescriptorLinks()``).
-    static func openDescriptors() -> Set<String> {
-        #if os(Linux)
-        Set(openDescriptorLinks().map { "\($0.number)→\($0.target)" })
-        #else
-        []
-        #endif
-    }
 
     @Test("a directory replaced by a file of the same name", arguments: backends, [false, true])
     func directoryReplacedByFile(backend: ListingBackend, recursive: Bool) async throws {

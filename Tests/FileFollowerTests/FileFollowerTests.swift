@@ -1,8 +1,6 @@
 import FileSystemEvents
 import FileSystemEventsConformance
-#if os(Linux)
 import ConformanceTestSupport
-#endif
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -489,7 +487,7 @@ struct FileFollowerTests {
             writer.closeCurrent()
             return writer.written
         }
-        let before = Self.openDescriptors()
+        let before = openDescriptorDescriptions()
         try await follow(path, on: backend) { recorder in
             let writer = LogWriter(path: path, recorder: recorder, seed: 20)
             try writer.reopen()
@@ -505,7 +503,7 @@ struct FileFollowerTests {
         }
         // Descriptors opened since and still open, by number and target: not a count, which
         // other tests' sources closing on their own threads meanwhile make smaller.
-        let leaked = Self.openDescriptors().subtracting(before)
+        let leaked = openDescriptorDescriptions().subtracting(before)
         #expect(leaked.isEmpty, "left open: \(leaked.sorted())")
     }
 
@@ -606,14 +604,6 @@ struct FileFollowerTests {
         }
     }
 
-    /// Each open descriptor as "number→target" (``openDescriptorLinks()``).
-    private static func openDescriptors() -> Set<String> {
-        #if os(Linux)
-        Set(openDescriptorLinks().map { "\($0.number)→\($0.target)" })
-        #else
-        []
-        #endif
-    }
 }
 
 /// Lines collected by a consumer task, read by the test afterwards.

@@ -564,9 +564,8 @@ def main():
             "received": len(samples), "sent": per_round * LATENCY_ROUNDS, "samples": samples,
         }
         name = watcher.name
-        if not name.startswith("fswatch") and "polling" not in name:
-            if "poll" not in name and not name.startswith("watchdog"):
-                results["burst"][name] = [measure_burst(watcher.fresh) for _ in range(BURST_RUNS)]
+        if not name.startswith(("fswatch", "watchdog")) and "poll" not in name:
+            results["burst"][name] = [measure_burst(watcher.fresh) for _ in range(BURST_RUNS)]
         if not name.startswith("fswatch"):
             memory = results["memory"].setdefault(name, {})
             memory["empty"] = measure_memory(watcher.fresh, tempfile.mkdtemp(dir=WORK), 0.5)
