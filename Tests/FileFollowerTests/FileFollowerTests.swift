@@ -378,6 +378,36 @@ struct FileFollowerTests {
         #expect(arrivals.count == rounds)
     }
 
+    /// What a script does with `filewatch follow`: it waits for the first bytes to come out,
+    /// takes that as "the follower is on", and has the writer rotate with no pause. The
+    /// follower used to deliver from the file it opened while its source was still starting
+    /// (libinotifytools takes milliseconds to start), so the rotations ran before anything
+    /// listened, and every file but the last was lost. Unlike the test above, nothing here
+    /// waits for `didStartWatching`.
+    @Test("a writer that waits for the first bytes and then rotates with no pause: the source was listening by then",
+          arguments: FollowBackend.available.filter { $0.name != "polling" })
+    func rotationsRightAfterTheFirstBytes(backend: FollowBackend) async throws {
+        let tree = try ScratchTree()
+        let path = tree.path("app.log")
+        try tree.write("app.log", "")
+        let rounds = 60
+        let recorder = try await follow(path, on: backend) { recorder in
+            let writer = LogWriter(path: path, recorder: recorder, seed: 29)
+            try writer.reopen()
+            try writer.appendRandom(100)
+            try writer.waitUntilDelivered()
+            for round in 1...rounds {
+                try writer.appendRandom(writer.randomInt(1...200))
+                try Self.rename(path, to: tree.path(RelativePath("app.log.\(round)")))
+                LogWriter.closeDescriptor(try writer.reopen())
+            }
+            try writer.appendRandom(100)
+            return writer.written
+        }
+        let arrivals = recorder.deliveredNotices.filter { $0.kind == .replaced || $0.kind == .appeared }
+        #expect(arrivals.count == rounds)
+    }
+
     @Test("rotations while the consumer stalls: every file that stood at the path is held and delivered", arguments: FollowBackend.available)
     func rotationsBeneathAStalledConsumer(backend: FollowBackend) async throws {
         let tree = try ScratchTree()

@@ -25,6 +25,9 @@ public import SystemPackage
 ///   could look is found where it went, from the source's events (a rename from the path, or
 ///   ``FileSystemEvent/madeAt``), and delivered in its place among the others.
 ///
+/// Nothing is delivered before the source is listening (its `ready`): a writer that waits for
+/// the first bytes to come out and then rotates with no pause loses nothing.
+///
 /// It works on any ``FileSystemEventSource``: the source watches the path's directory
 /// (non-recursively) and its events only mean "look again", and where a file went. With a
 /// polling source, growth is noticed by size and identity once per poll interval.

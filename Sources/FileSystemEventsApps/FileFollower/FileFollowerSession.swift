@@ -56,6 +56,16 @@ final class FileFollowerSession {
         while true {
             let now = ContinuousClock.now
             if Task.isCancelled { tracker.beginFinishing(now: now) }
+            if !tracker.isFinishing, let watch, !watch.hasStarted, !watch.isOver {
+                // Nothing is handed out while the source is starting: a consumer that waits
+                // for the first bytes and then has the writer rotate with no pause (the files
+                // go to names of their own, so only the source can say where) found that the
+                // source was not yet listening, and every file rotated meanwhile was lost.
+                // Once an update is out, every change at the path is heard. The source's
+                // `ready` (or its end) wakes this wait.
+                if await !waitForWakeUp(isolation: actor) { tracker.beginFinishing(now: ContinuousClock.now) }
+                continue
+            }
             if wakeup.takePending() && !tracker.isFinishing { tracker.examinePath(now: now) }
             let update: FileFollowerUpdate?
             do throws(FileSystemEventsError) {
@@ -76,14 +86,19 @@ final class FileFollowerSession {
                 throw error
             }
             scheduleTimer(now: now)
-            var iterator = wakeups
-            let woke: Void? = await iterator.next(isolation: actor)
-            wakeups = iterator
-            if woke == nil {
+            if await !waitForWakeUp(isolation: actor) {
                 // Cancelled while waiting: deliver what is readable, then end.
                 tracker.beginFinishing(now: ContinuousClock.now)
             }
         }
+    }
+
+    /// Sleeps until the source or a timer wakes the follower; `false` once cancelled.
+    private func waitForWakeUp(isolation actor: isolated (any Actor)?) async -> Bool {
+        var iterator = wakeups
+        let woke: Void? = await iterator.next(isolation: actor)
+        wakeups = iterator
+        return woke != nil
     }
 
     /// Makes sure the source watches the directories the path needs now, starting a new one

@@ -13,6 +13,7 @@ final class FollowerWatch: Sendable {
     private let status: StatusBox
 
     private struct Status {
+        var hasStarted = false
         var isOver = false
         var error: FileSystemEventsError?
     }
@@ -43,6 +44,7 @@ final class FollowerWatch: Sendable {
                 // What changed between the follower's own look and the watch's start is
                 // looked at here too, on this thread: the follower's task may be held up.
                 observer.observe()
+                status.state.withLock { $0.hasStarted = true }
                 didStartWatching?(paths)
                 wakeup.wake()
             case .events(let events):
@@ -70,6 +72,9 @@ final class FollowerWatch: Sendable {
         }
     }
 
+    /// The source has reported `ready`: from here on, every change in the watched directories
+    /// is heard.
+    var hasStarted: Bool { status.state.withLock { $0.hasStarted } }
     /// The watch has ended (a root was removed, or the source stopped) and must be replaced.
     var isOver: Bool { status.state.withLock { $0.isOver } }
     /// Why the source failed, if it did.
