@@ -96,6 +96,12 @@ extension InotifyWatch {
 
     /// Translates one kernel read, in order.
     mutating func handle(_ events: [Inotify.Event]) {
+        var events = events
+        // Not while a rebuild waits or its marker is awaited: those read the events up to a
+        // point in the queue, which a move up would cross.
+        if reconcileRequest == nil && awaitedMarker == nil {
+            MoveHalves.reunite(&events, pending: pendingMoveFrom)
+        }
         if !examinedNames.isEmpty { forgetExaminations(touchedBy: events) }
         var index = events.startIndex
         if reconcileRequest != nil {
