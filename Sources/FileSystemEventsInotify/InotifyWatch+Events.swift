@@ -97,9 +97,14 @@ extension InotifyWatch {
     /// Translates one kernel read, in order.
     mutating func handle(_ events: [Inotify.Event]) {
         var events = events
+        if !eventsAfterPendingMoveFrom.isEmpty {
+            events = eventsAfterPendingMoveFrom + events
+            eventsAfterPendingMoveFrom = []
+        }
         // Not while a rebuild waits or its marker is awaited: those read the events up to a
         // point in the queue, which a move up would cross.
-        if reconcileRequest == nil && awaitedMarker == nil {
+        let reunites = reconcileRequest == nil && awaitedMarker == nil
+        if reunites {
             MoveHalves.reunite(&events, pending: pendingMoveFrom)
         }
         if !examinedNames.isEmpty { forgetExaminations(touchedBy: events) }
@@ -170,6 +175,14 @@ extension InotifyWatch {
                 }
                 let next = events[index]
                 guard next.mask.contains(.movedTo) && next.cookie == event.cookie else {
+                    if reunites && MoveHalves.mayAllHaveComeBetweenHalves(events[index...]) {
+                        // Its second half, if it has one, was not queued yet when the queue
+                        // was read: it waits for the next read, as at the end of a read, and
+                        // what came after it waits with it.
+                        pendingMoveFrom = event
+                        eventsAfterPendingMoveFrom = Array(events[index...])
+                        return
+                    }
                     handleMoveOut(event)
                     continue
                 }

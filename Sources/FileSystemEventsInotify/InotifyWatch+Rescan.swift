@@ -30,6 +30,7 @@ extension InotifyWatch {
 
     mutating func requestReconcile(afterOverflow: Bool) {
         pendingMoveFrom = nil
+        keepOnlyTablesUpToDateWithEventsAfterPendingMoveFrom()
         pendingMovePair = nil
         mirrorWaitStarted = 0
         moveTargetWaitStarted = 0
@@ -54,6 +55,7 @@ extension InotifyWatch {
         guard let request = reconcileRequest else { return }
         reconcileRequest = nil
         pendingMoveFrom = nil
+        keepOnlyTablesUpToDateWithEventsAfterPendingMoveFrom()
         pendingMovePair = nil
         awaitedMarker = queueDrained ? nil : kernel?.queueMarker()
         reconcile(afterOverflow: request.afterOverflow, changedSince: request.changedSince)
@@ -96,6 +98,16 @@ extension InotifyWatch {
 
     /// The events of a read that comes while a rebuild waits for the queue to drain: only what
     /// does not describe the tree (a watch the kernel dropped, write activity for settling).
+    /// The events held back behind a lone `IN_MOVED_FROM` (``eventsAfterPendingMoveFrom``),
+    /// when a rebuild takes its place: they keep the watch table and the settle tracker up to
+    /// date, as events read while a rebuild waits do; the rebuild reports their effect.
+    private mutating func keepOnlyTablesUpToDateWithEventsAfterPendingMoveFrom() {
+        guard !eventsAfterPendingMoveFrom.isEmpty else { return }
+        let after = eventsAfterPendingMoveFrom
+        eventsAfterPendingMoveFrom = []
+        handleWhileAwaitingReconcile(after[...])
+    }
+
     mutating func handleWhileAwaitingReconcile(_ events: ArraySlice<Inotify.Event>) {
         for event in events {
             let mask = event.mask

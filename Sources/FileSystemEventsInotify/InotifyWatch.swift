@@ -57,6 +57,11 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     var produced: [FileSystemEvent] = []
     /// A `IN_MOVED_FROM` whose `IN_MOVED_TO` has not been read yet.
     var pendingMoveFrom: Inotify.Event?
+    /// The events read after ``pendingMoveFrom`` in its read, when they may have been queued
+    /// between its two halves (writes, attribute changes: nothing that needs a directory's
+    /// lock, which the renaming thread holds): handled after the second half, with the next
+    /// read, or once the first half is taken for a move out (``MoveHalves``).
+    var eventsAfterPendingMoveFrom: [Inotify.Event] = []
     /// A complete move pair that ended a read: `renameat2(RENAME_EXCHANGE)` queues two pairs
     /// together, and a read (or libinotifytools handing out a read's worth) can end between
     /// them, so the pair waits for the next read before it is taken for a plain rename.
@@ -565,6 +570,11 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
             pendingMoveFrom = nil
             moveTargetWaitStarted = 0
             handleMoveOut(pending)
+            if !eventsAfterPendingMoveFrom.isEmpty {
+                let after = eventsAfterPendingMoveFrom
+                eventsAfterPendingMoveFrom = []
+                handle(after)
+            }
         }
         resolvePendingWork(drained: true)
     }

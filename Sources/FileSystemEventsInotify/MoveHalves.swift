@@ -54,6 +54,15 @@ package enum MoveHalves {
         return true
     }
 
+    /// Whether every one of `events` may have been queued between the two halves of a rename
+    /// read before them: changes that need no directory's lock (writes, attribute changes,
+    /// closes). Anything that creates, removes or moves a name, or concerns a watch itself,
+    /// may not.
+    package static func mayAllHaveComeBetweenHalves(_ events: ArraySlice<Inotify.Event>) -> Bool {
+        let interleavable: Inotify.Mask = [.modify, .attrib, .closeWrite, .isDirectory]
+        return events.allSatisfy { $0.cookie == 0 && !$0.name.isEmpty && $0.mask.isSubset(of: interleavable) }
+    }
+
     /// Whether some `IN_MOVED_FROM` of `events` (or `pending`) is followed by something other
     /// than its `IN_MOVED_TO`: one pass, no allocation. Usually none is; when one is, it is
     /// usually a move out of the tree, whose second half is nowhere.

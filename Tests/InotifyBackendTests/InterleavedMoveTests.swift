@@ -1,4 +1,5 @@
 #if os(Linux)
+import ConformanceTestSupport
 import FileSystemEventsConformance
 import FileSystemEventsCore
 import FileSystemEventsInotify
@@ -12,14 +13,15 @@ import Testing
 /// appending in a tight loop while another process rotated every millisecond).
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct InterleavedMoveTests {
-    @Test("a rename with a write queued between its halves is told as renamed, and replays exactly")
-    func renameWithAWriteBetweenItsHalves() async throws {
+    @Test("a rename with a write queued between its halves is told as renamed, and replays exactly",
+          arguments: [false, true])
+    func renameWithAWriteBetweenItsHalves(splittingReads: Bool) async throws {
         let tree = try ScratchTree()
         try tree.write("app.log", "one\n")
         try tree.makeDirectory("old")
         let options = WatchOptions(roots: [tree.root])
         let stream = InotifyEventSource.updates(options: options) { () throws(FileSystemEventsError) in
-            try InterleavedMoveKernel()
+            try InterleavedMoveKernel(splittingReads: splittingReads)
         }
         var reader = try await MarkerCollector(stream)
         let root = tree.absolute(.root, in: .root)
@@ -42,6 +44,34 @@ struct InterleavedMoveTests {
         for event in reader.events { model.apply(event) }
         let problems = model.anomalies + model.differences(from: after)
         #expect(problems.isEmpty, "\(problems)\n\(told)")
+    }
+
+    /// Renames of files and directories, within and across levels, and names traded in
+    /// bursts, with an event between every rename's halves, read together or apart.
+    static let renameScenarios = scenarios(numberedIn: "FILEWATCH_INTERLEAVED_MOVE_ONLY", default: [8, 9, 10, 11, 12, 129])
+
+    @Test("rename scenarios replay exactly with an event between every rename's halves, read together",
+          arguments: renameScenarios)
+    func scenariosInterleaved(_ scenario: ConformanceScenario) async throws {
+        try await run(scenario, splittingReads: false)
+    }
+
+    @Test("rename scenarios replay exactly with an event between every rename's halves, read apart",
+          arguments: renameScenarios)
+    func scenariosInterleavedAndSplit(_ scenario: ConformanceScenario) async throws {
+        try await run(scenario, splittingReads: true)
+    }
+
+    private func run(_ scenario: ConformanceScenario, splittingReads: Bool) async throws {
+        let name = "inotify, an event between a rename's halves\(splittingReads ? ", read apart" : "")"
+        let backend = ConformanceBackend(name: name) { options in
+            TestKernelSource(options: options, backendName: name) { () throws(FileSystemEventsError) in
+                try InterleavedMoveKernel(splittingReads: splittingReads)
+            }
+        }
+        let before = InterleavedMoveKernel.interleaved.load(ordering: .relaxed)
+        try await ConformanceTestSupport.run(scenario, against: backend)
+        #expect(InterleavedMoveKernel.interleaved.load(ordering: .relaxed) > before, "no rename was interleaved: nothing was tested")
     }
 
     @Test("the halves of renames are put together by cookie; moves out of the tree, and pairs already together, stay as they are")
