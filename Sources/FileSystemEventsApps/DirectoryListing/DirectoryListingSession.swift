@@ -225,6 +225,23 @@ final class DirectoryListingSession {
         var subtreeGone: [[UInt8]: Int] = [:]
         var order = 0
         func stands(_ name: [UInt8], _ event: FileSystemEvent?) { said[name] = (order, true, event) }
+        /// A directory that holds a name an event told of stands, whatever it held before: its
+        /// own `created` event, if the source told it, still makes its entry. Where the source
+        /// told none in this batch, an entry made from the event below it stands in for the
+        /// directory while the disk cannot show it (renamed on meanwhile), so that nothing is
+        /// listed without the directory that holds it: the listing once kept `sd/c0` and
+        /// `sd/c1` made from their events and dropped `sd` (gone from the disk, and marked
+        /// standing by its children with no event of its own), and then, `sd` not being a
+        /// listed directory, its rename away left `sd/c1` listed for good.
+        var heldBelow: [[UInt8]: FileSystemEvent] = [:]
+        func holds(_ directory: [UInt8], _ event: FileSystemEvent) {
+            if let earlier = said[directory], earlier.stands {
+                said[directory] = (order, true, earlier.event)
+            } else {
+                said[directory] = (order, true, nil)
+            }
+            if heldBelow[directory] == nil { heldBelow[directory] = event }
+        }
         func goes(_ name: [UInt8]) { said[name] = (order, false, nil) }
         func takesSubtree(_ name: [UInt8]) { if isRecursive { subtreeGone[name] = order } }
         /// `true` if the source says the name stands, `false` if gone, `nil` if it said nothing.
@@ -241,20 +258,20 @@ final class DirectoryListingSession {
         /// Marks the names on the way to `path` as standing (something changed inside them), and
         /// returns the name the listing keeps for `path` itself, and whether that is `path`
         /// (not a directory it is in, as in a listing that is not recursive).
-        func touch(_ path: FilePath) -> (name: [UInt8], isItself: Bool)? {
+        func touch(_ path: FilePath, by event: FileSystemEvent) -> (name: [UInt8], isItself: Bool)? {
             guard var relative = root.relative(path), !relative.isEmpty else { return nil }
             var isItself = true
             if let slash = relative.firstIndex(of: UInt8(ascii: "/")) {
                 if !isRecursive {
                     relative = Array(relative[..<slash])
                     isItself = false
-                    stands(relative, nil)
+                    holds(relative, event)
                 } else {
                     // A change inside a directory changes the directory's own time and size.
                     for (index, byte) in relative.enumerated() where byte == UInt8(ascii: "/") {
                         let ancestor = Array(relative[..<index])
                         touched.insert(ancestor)
-                        stands(ancestor, nil)
+                        holds(ancestor, event)
                     }
                 }
             }
@@ -276,7 +293,7 @@ final class DirectoryListingSession {
                 if event.kind == .attributesChanged && !unexamined.isEmpty && event.itemType == .directory {
                     if let changed = root.relative(event.path) { attributesChanged.append(changed) }
                 }
-                if let previous = event.previousPath, let (previousName, isItself) = touch(previous) {
+                if let previous = event.previousPath, let (previousName, isItself) = touch(previous, by: event) {
                     if isItself {
                         event.kind == .exchanged ? stands(previousName, nil) : goes(previousName)
                         takesSubtree(previousName)
@@ -287,7 +304,7 @@ final class DirectoryListingSession {
                         if event.kind == .exchanged { arrived.append(previousName) }
                     }
                 }
-                guard let (relative, isItself) = touch(event.path) else { continue }
+                guard let (relative, isItself) = touch(event.path, by: event) else { continue }
                 if isItself {
                     event.kind == .removed ? goes(relative) : stands(relative, event)
                     if event.kind == .removed || event.kind == .created || event.kind == .renamed || event.kind == .exchanged {
@@ -376,6 +393,10 @@ final class DirectoryListingSession {
                     replacements.append((name, DirectoryEntry(
                         nameBytes: name, type: event.itemType, size: 0, modificationTime: event.timestamp,
                         identity: event.identity ?? FileIdentity(device: 0, inode: 0))))
+                } else if let below = heldBelow[name] {
+                    replacements.append((name, DirectoryEntry(
+                        nameBytes: name, type: .directory, size: 0, modificationTime: below.timestamp,
+                        identity: FileIdentity(device: 0, inode: 0))))
                 } else {
                     drop(name)
                     continue
