@@ -28,13 +28,15 @@ struct FollowCommand: AsyncParsableCommand {
     @Flag(help: "Print the whole file first.")
     var fromStart = false
 
-    @Option(name: [.customShort("n"), .long], help: ArgumentHelp("Print the last N lines first.", valueName: "N"))
+    // `.unconditional`, as `watch`'s numbers: `-n -1` is a (bad) value to report as such, not
+    // a missing one.
+    @Option(name: [.customShort("n"), .long], parsing: .unconditional, help: ArgumentHelp("Print the last N lines first.", valueName: "N"))
     var lines: Int?
 
     @Option(help: "Backend: auto, polling, inotify or inotifytools.")
     var backend: String?
 
-    @Option(help: ArgumentHelp("Seconds between scans for the polling backend.", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds between scans for the polling backend.", valueName: "seconds"))
     var pollInterval: Double?
 
     @Option(help: "Output format: raw (the bytes, as tail prints them) or json (JSON Lines, for scripts).")

@@ -53,10 +53,12 @@ struct ListCommand: AsyncParsableCommand {
     @Option(help: "Backend for --live: auto, polling, inotify or inotifytools.")
     var backend: String?
 
-    @Option(help: ArgumentHelp("Seconds to gather changes into one update (--live).", valueName: "seconds"))
+    // `.unconditional`, as `watch` has them: `--latency -1` is a (bad) value to report as such,
+    // not a missing one.
+    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds to gather changes into one update (--live).", valueName: "seconds"))
     var latency: Double?
 
-    @Option(help: ArgumentHelp("Seconds between scans for the polling backend (--live).", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds between scans for the polling backend (--live).", valueName: "seconds"))
     var pollInterval: Double?
 
     @Option(help: "Output format: text (for people) or json (JSON Lines, for scripts).")

@@ -107,7 +107,9 @@ struct FollowCommandTests {
         (["follow", "/etc/hostname/app.log"], "not a directory"),
         (["follow", "/tmp/filewatch-follow.log", "--backend", "nonsense"], "--backend"),
         (["follow", "/tmp/filewatch-follow.log", "--from-start", "--lines", "3"], "cannot be combined"),
-        (["follow", "/tmp/filewatch-follow.log", "--lines", "-1"], "--lines"),
+        (["follow", "/tmp/filewatch-follow.log", "--lines", "-1"], "--lines must be 0 or more (got -1)"),
+        (["follow", "/tmp/filewatch-follow.log", "-n", "-1"], "--lines must be 0 or more (got -1)"),
+        (["follow", "/tmp/filewatch-follow.log", "--poll-interval", "-1"], "--poll-interval must be a number of seconds"),
         (["follow", "/", "--format", "raw"], "directory"),
         // A name longer than any file system takes: no file will ever be there to follow. (A
         // path longer than PATH_MAX is followed: FilewatchRobustnessTests.rootLongerThanPathMax.)

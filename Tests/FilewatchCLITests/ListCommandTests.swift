@@ -59,6 +59,9 @@ struct ListCommandTests {
         (["list", "/nonexistent/filewatch-test", "--live"], "does not exist"),
         (["list", ".", "--sort", "colour"], "--sort"),
         (["list", ".", "--live", "--latency=-1"], "--latency"),
+        // Spelled apart, `-1` is the value too, not a flag (as `watch` takes it).
+        (["list", ".", "--live", "--latency", "-1"], "--latency must be a number of seconds from 0 to 86400 (got -1.0)"),
+        (["list", ".", "--live", "--poll-interval", "-1"], "--poll-interval must be a number of seconds"),
         (["list", ".", "--live", "--backend", "nonsense"], "--backend"),
     ])
     func badInput(arguments: [String], expected: String) async throws {
