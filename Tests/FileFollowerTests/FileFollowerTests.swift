@@ -354,28 +354,10 @@ struct FileFollowerTests {
     @Test("rotations with no pause: files made, written and renamed away before the watch read their creation are delivered, in order",
           arguments: FollowBackend.available.filter { $0.name != "polling" })
     func rotationsWithNoPause(backend: FollowBackend) async throws {
-        let tree = try ScratchTree()
-        let path = tree.path("app.log")
-        try tree.write("app.log", "")
-        let rounds = 60
-        let recorder = try await follow(path, on: backend) { recorder in
-            let writer = LogWriter(path: path, recorder: recorder, seed: 23)
-            try writer.reopen()
+        try await rotateWithNoPause(on: backend, seed: 23, largestWrite: 3_000) { writer, recorder in
             // Files that come and go before the watch starts are out of any source's reach.
             try recorder.wait("the watch to start") { _, _, starts in !starts.isEmpty }
-            // Each file goes to a name of its own (`app.log.N`), where it stays: the only
-            // trace of one that came and went between two reads of the kernel queue is the
-            // backend's `created app.log.N` made at `app.log` (``FileSystemEvent/madeAt``).
-            for round in 1...rounds {
-                try writer.appendRandom(writer.randomInt(1...3_000))
-                try Self.rename(path, to: tree.path(RelativePath("app.log.\(round)")))
-                LogWriter.closeDescriptor(try writer.reopen())
-            }
-            try writer.appendRandom(1_000)
-            return writer.written
         }
-        let arrivals = recorder.deliveredNotices.filter { $0.kind == .replaced || $0.kind == .appeared }
-        #expect(arrivals.count == rounds)
     }
 
     /// What a script does with `filewatch follow`: it waits for the first bytes to come out,
@@ -387,17 +369,30 @@ struct FileFollowerTests {
     @Test("a writer that waits for the first bytes and then rotates with no pause: the source was listening by then",
           arguments: FollowBackend.available.filter { $0.name != "polling" })
     func rotationsRightAfterTheFirstBytes(backend: FollowBackend) async throws {
+        try await rotateWithNoPause(on: backend, seed: 29, largestWrite: 200) { writer, _ in
+            try writer.appendRandom(100)
+            try writer.waitUntilDelivered()
+        }
+    }
+
+    /// 60 rotations with no pause, once `waitUntilOn` says the follower is on: each file goes
+    /// to a name of its own (`app.log.N`), where it stays, so the only trace of one that came
+    /// and went between two reads of the kernel queue is the backend's `created app.log.N` made
+    /// at `app.log` (``FileSystemEvent/madeAt``). Every byte, and every file as a generation.
+    private func rotateWithNoPause(
+        on backend: FollowBackend, seed: UInt64, largestWrite: Int,
+        waitUntilOn: @escaping @Sendable (LogWriter, FollowRecorder) throws -> Void
+    ) async throws {
         let tree = try ScratchTree()
         let path = tree.path("app.log")
         try tree.write("app.log", "")
         let rounds = 60
         let recorder = try await follow(path, on: backend) { recorder in
-            let writer = LogWriter(path: path, recorder: recorder, seed: 29)
+            let writer = LogWriter(path: path, recorder: recorder, seed: seed)
             try writer.reopen()
-            try writer.appendRandom(100)
-            try writer.waitUntilDelivered()
+            try waitUntilOn(writer, recorder)
             for round in 1...rounds {
-                try writer.appendRandom(writer.randomInt(1...200))
+                try writer.appendRandom(writer.randomInt(1...largestWrite))
                 try Self.rename(path, to: tree.path(RelativePath("app.log.\(round)")))
                 LogWriter.closeDescriptor(try writer.reopen())
             }
