@@ -96,6 +96,19 @@ extension InotifyWatch {
         var linkedFiles: [(directory: WatchedDirectory, name: [UInt8], identity: FileIdentity, linkCount: UInt32)] = []
         /// Directories on the current descent (following symlinks), against loops.
         var ancestors: Set<FileIdentity> = []
+
+        /// Puts `directory` and every directory above it in the model into ``ancestors``: a
+        /// crawl that starts below the root (a directory made, moved in, or reached through a
+        /// symlink that appeared after `ready`) is on their path too. Seeded with nothing, a
+        /// link below a new `toA -> a` back to `a` (`a/b/up -> ..`) was entered once more, as
+        /// `toA/b/up/b`, where the start-up crawl and the other backends report the symlink.
+        mutating func noteAncestors(from directory: WatchedDirectory) {
+            var current: WatchedDirectory? = directory
+            while let node = current {
+                if node.inode != 0 { ancestors.insert(FileIdentity(device: node.device, inode: node.inode)) }
+                current = node.parent
+            }
+        }
         /// The descriptors of the directories on the way down, held for opening their
         /// subdirectories by name. While a ``CrawlPrefetcher`` runs, the crawl holds none
         /// itself: the prefetcher holds them, within ``ProcessDescriptors/startUpBudget()``.
@@ -230,6 +243,7 @@ extension InotifyWatch {
     mutating func crawl(_ directory: WatchedDirectory, emitting: Bool) {
         var state = CrawlState()
         state.findsLinks = emitting
+        state.noteAncestors(from: directory)
         crawl(directory, emitting: emitting, state: &state)
         if let failure = state.failure, failure != pendingFailure {
             pendingFailure = failure

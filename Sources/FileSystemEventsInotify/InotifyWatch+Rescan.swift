@@ -211,11 +211,7 @@ extension InotifyWatch {
         // (The walk above visits `node` itself, so `oldestListing` is one of the subtree's.)
         state.changedSince = changedSince ?? oldestListing - Self.changeTimeMarginNanoseconds
         state.findsLinks = true
-        var ancestor: WatchedDirectory? = node
-        while let current = ancestor {
-            if current.inode != 0 { state.ancestors.insert(FileIdentity(device: current.device, inode: current.inode)) }
-            ancestor = current.parent
-        }
+        state.noteAncestors(from: node)
         let wasPending = pendingCrawls.count
         crawl(fresh, emitting: false, state: &state)
         if let failure = state.failure { pendingFailure = failure }

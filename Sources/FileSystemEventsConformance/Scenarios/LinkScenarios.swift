@@ -23,6 +23,7 @@ extension ConformanceSuite {
             try watch.assertReplayMatchesDisk()
 
             // Following links, a loop still terminates: the watch becomes ready and reports.
+            try context.tree.symlink("target/inner/back", pointingTo: "..")
             let following = try await context.watch { $0.followsSymlinks = true }
             try context.tree.write("after-follow.txt", "y")
             // A loop made while watched is the symlink it is, on every backend, and not entered.
@@ -35,6 +36,18 @@ extension ConformanceSuite {
             let loop = context.tree.path("loop-later")
             let inside = following.events.filter { $0.path != loop && $0.path.starts(with: loop) }
             try check(inside.isEmpty, "a loop was entered: \(inside.prefix(3))")
+            // A link made while watched to a directory that holds a link back to it: on the new
+            // path too the link back is a loop (`later/inner/back` leads to `target`, which
+            // `later` is), reported as the symlink it is and never entered. The kernel
+            // backends crawled the new link with no directory above it on the way, and went
+            // on into `later/inner/back/inner`.
+            try context.tree.symlink("later", pointingTo: "target")
+            try await following.sync()
+            try following.expect(.created, "later/inner", type: .directory)
+            try following.expect(.created, "later/inner/back", type: .symlink)
+            let back = context.tree.path("later/inner/back")
+            let entered = following.events.filter { $0.path != back && $0.path.starts(with: back) }
+            try check(entered.isEmpty, "a loop through a new link was entered: \(entered.prefix(3))")
         },
         ConformanceScenario(20, "a hard link") { context in
             try context.tree.write("original.txt", "shared content")
