@@ -231,8 +231,15 @@ final class FollowedFileTracker {
     /// where this one went); each file before it has left the path, since this one was made
     /// there after.
     private func insertMovedAwayUnseen(descriptor: CInt, identity: FileIdentity, now: ContinuousClock.Instant) {
-        if generations.contains(where: { $0.identity == identity }) {
+        if let held = generations.lastIndex(where: { $0.identity == identity }) {
+            // Held already (found at the path by a look, and no longer among the files the
+            // observer remembers opening after a burst of more rotations than it keeps): the
+            // source has just told that it left the path, which places it among the others.
+            // Dropped without that, it stayed "not seen to leave", and every file told after
+            // it went in front of it: delivered out of order, and the file before it released
+            // as soon as one of those had data, its last writes unread.
             Syscalls.close(descriptor)
+            noteDeparture(of: held)
             return
         }
         // Before the file being delivered only if nothing of it is out yet (its notice waits).
