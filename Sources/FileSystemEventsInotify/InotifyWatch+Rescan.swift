@@ -96,8 +96,6 @@ extension InotifyWatch {
         return end + 1
     }
 
-    /// The events of a read that comes while a rebuild waits for the queue to drain: only what
-    /// does not describe the tree (a watch the kernel dropped, write activity for settling).
     /// The events held back behind a lone `IN_MOVED_FROM` (``eventsAfterPendingMoveFrom``),
     /// when a rebuild takes its place: they keep the watch table and the settle tracker up to
     /// date, as events read while a rebuild waits do; the rebuild reports their effect.
@@ -108,6 +106,8 @@ extension InotifyWatch {
         handleWhileAwaitingReconcile(after[...])
     }
 
+    /// The events of a read that comes while a rebuild waits for the queue to drain: only what
+    /// does not describe the tree (a watch the kernel dropped, write activity for settling).
     mutating func handleWhileAwaitingReconcile(_ events: ArraySlice<Inotify.Event>) {
         for event in events {
             let mask = event.mask
