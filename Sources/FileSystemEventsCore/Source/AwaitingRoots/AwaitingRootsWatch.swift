@@ -205,7 +205,21 @@ final class AwaitingRootsWatch {
             rootIsReported[watch.rootIndex] = true
             if let type = watch.stream.initialState?.first?.rootItem.itemType { rootTypes[watch.rootIndex] = type }
         case .events(let events):
-            send(.events(followingRootPresence(events, of: watch.rootIndex)))
+            let index = watch.rootIndex
+            if rootTypes[index] != .directory,
+               let back = events.firstIndex(where: { $0.kind == .created && $0.path == options.roots[index] && $0.itemType == .directory }) {
+                // A root watched as a file is back as a directory, which that watch cannot look
+                // into: the kernel backends told `created` for the root and nothing of what was
+                // made in it, then or later. It is watched anew, as a directory, whose start
+                // reports it and its contents (``appearance(of:)``); what the batch said after
+                // that is in the new watch's first listing.
+                send(.events(followingRootPresence(Array(events[..<back]), of: index)))
+                retire(id)
+                phases[index] = .none
+                reconsider(index)
+                return
+            }
+            send(.events(followingRootPresence(events, of: index)))
         case .diagnostic:
             send(update)
         }
