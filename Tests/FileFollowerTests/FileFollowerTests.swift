@@ -1,5 +1,6 @@
 import FileSystemEvents
 import FileSystemEventsConformance
+import FileSystemEventsCore
 import ConformanceTestSupport
 import Foundation
 import Testing
@@ -451,12 +452,9 @@ struct FileFollowerTests {
         #expect(recorder.deliveredNotices.filter { $0.kind == .replaced || $0.kind == .appeared }.count == 301)
     }
 
-    /// As the library spells an identity: the device as `statx` gives it, major and minor.
+    /// The identity as the library spells it (its device from `statx`, not `st_dev`).
     private static func fileIdentity(of path: FilePath) throws -> FileIdentity {
-        let (device, inode) = try identity(of: path)
-        let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~0xfff)
-        let minor = (device & 0xff) | ((device >> 12) & ~0xff)
-        return FileIdentity(device: major << 32 | minor, inode: inode)
+        try Syscalls.status(path).get().identity
     }
 
     @Test("rotations while the consumer stalls: every file that stood at the path is held and delivered", arguments: FollowBackend.available)

@@ -214,8 +214,7 @@ final class AwaitingRootsWatch {
                 // reports it and its contents (``appearance(of:)``); what the batch said after
                 // that is in the new watch's first listing.
                 send(.events(followingRootPresence(Array(events[..<back]), of: index)))
-                retire(id)
-                phases[index] = .none
+                retireWatch(of: index)
                 reconsider(index)
                 return
             }
