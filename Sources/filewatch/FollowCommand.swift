@@ -111,12 +111,14 @@ struct FollowPrinter {
     let format: FollowCommand.OutputFormat
     /// The path as the user typed it, for notices.
     let name: String
-    private let output = StandardOutput()
+    private let output: StandardOutput
     private var json = FollowJSONLinesFormatter()
 
     init(format: FollowCommand.OutputFormat, name: String) {
         self.format = format
         self.name = name
+        // The raw bytes of the file have no records to keep whole; JSON Lines have.
+        output = StandardOutput(writesWholeLines: format == .json)
     }
 
     mutating func print(_ update: FileFollowerUpdate) {

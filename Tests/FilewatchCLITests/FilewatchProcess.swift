@@ -130,6 +130,29 @@ final class FilewatchProcess: Sendable {
         }
     }
 
+    /// How many bytes the process wrote to stdout that nobody has read yet (see `readsOutput`):
+    /// near the pipe's capacity (64 KiB), its writes block.
+    var bytesWaitingInOutput: Int {
+        guard let handle = unreadOutput else { return 0 }
+        var count: CInt = 0
+        guard ioctl(handle.fileDescriptor, UInt(FIONREAD), &count) == 0 else { return 0 }
+        return Int(count)
+    }
+
+    /// Reads stdout directly (see `readsOutput`) to its end, once the process has exited:
+    /// whatever it left in the pipe, as raw bytes.
+    func drainOutput() throws -> [UInt8] {
+        guard let handle = unreadOutput else { throw CLITestFailure("stdout is read by the helper") }
+        var drained: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Foundation.read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return drained }
+            drained += buffer[..<count]
+        }
+    }
+
     /// Closes the test's end of stdout: the reader goes away, as when `head` exits.
     func closeOutput() {
         try? unreadOutput?.close()

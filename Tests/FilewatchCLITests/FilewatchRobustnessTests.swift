@@ -94,25 +94,46 @@ struct FilewatchRobustnessTests {
     /// The watch's thread blocks in `write(2)` once a reader that stopped reading has let the
     /// pipe fill: the graceful stop the first signal asks for cannot finish. The process must
     /// end anyway, within the grace period, as the signal would have ended it.
-    @Test("SIGTERM ends the process even when the watch is stuck writing to a reader that stopped reading")
-    func signalWhileOutputIsBlocked() async throws {
+    @Test("SIGINT or SIGTERM ends the process even when the watch is stuck writing to a reader that stopped reading, and leaves no half line in the pipe",
+          arguments: [("inotify", SIGTERM), ("polling", SIGINT)])
+    func signalWhileOutputIsBlocked(backend: String, signal: Int32) async throws {
         let tree = try ScratchTree()
         try tree.makeDirectory("burst")
-        let watch = try FilewatchProcess(["watch", "--backend", "inotify", "--format", "json", tree.root.string], readsOutput: false)
+        let watch = try FilewatchProcess(["watch", "--backend", backend, "--poll-interval", "0.05", "--format", "json", tree.root.string],
+                                         readsOutput: false)
         _ = try watch.readOutput(until: { $0.contains(#""kind":"ready""#) })
         // Far more than a pipe holds (64 KiB): the watch's writes block, and nothing reads.
-        for index in 0..<4_000 { try tree.write(RelativePath("burst/a-file-name-long-enough-to-fill-a-pipe-\(index)")) }
-        watch.signal(SIGTERM)
+        // Names of every length from 1 to 97 bytes, so lines do not end where the pipe does.
+        for index in 0..<4_000 {
+            try tree.write(RelativePath("burst/" + String(repeating: "n", count: index % 97) + "-\(index)"))
+        }
+        try tree.write("end-marker")
+        // The pipe fills (its 16 pages hold less than 64 KiB of whole lines): the watch is
+        // about to block in a write, or blocked already.
+        let fullBefore = ContinuousClock.now + .seconds(60)
+        while watch.bytesWaitingInOutput < 48_000 && ContinuousClock.now < fullBefore {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(watch.bytesWaitingInOutput >= 48_000, "the pipe never filled")
+        watch.signal(signal)
         let status: Int32
         do {
             status = try await watch.waitForExit(timeout: .seconds(30))
         } catch {
-            Issue.record("SIGTERM did not end a watch blocked on its output: \(error)")
+            Issue.record("the signal did not end a watch blocked on its output: \(error)")
             watch.signal(SIGKILL)
             return
         }
-        // Some 600 KB of lines cannot fit in the pipe: the graceful stop cannot have finished.
-        #expect(status == 128 + SIGTERM, "exit status \(status)")
+        // Some 400 KB of lines cannot fit in the pipe: the graceful stop cannot have finished.
+        #expect(status == 128 + signal, "exit status \(status)")
+        // What the pipe holds is whole lines, each a JSON object, however the write was cut.
+        let left = try watch.drainOutput()
+        #expect(left.last == UInt8(ascii: "\n"), "the output ends in half a line: \(String(decoding: left.suffix(80), as: UTF8.self))")
+        for line in left.split(separator: UInt8(ascii: "\n")) {
+            let parsed = try? JSONSerialization.jsonObject(with: Data(line))
+            #expect(parsed is [String: Any], "not a JSON record: \(String(decoding: line.prefix(120), as: UTF8.self))")
+            if !(parsed is [String: Any]) { break }
+        }
     }
 
     /// A parent that made its end of the pipe non-blocking (Node.js does, Python's asyncio
