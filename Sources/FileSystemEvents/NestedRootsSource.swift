@@ -64,10 +64,11 @@ struct NestedRootsSource: FileSystemEventSource {
     /// The roots no other root contains, when some root lies inside another (or is named
     /// twice); `nil` when none does, or when nesting cannot be shared safely.
     ///
-    /// Shared only where the nesting is real: a recursive watch, and roots that are
-    /// directories at canonical paths, so that the inner root is the very directory the outer
-    /// watch reaches by name (a path through a symlink is not: the outer watch does not follow
-    /// it). Anything else is watched root by root, as before.
+    /// Shared only where the nesting is real: a recursive watch, and roots at canonical paths,
+    /// so that the inner root is the very item the outer watch reaches by name (a path through
+    /// a symlink is not: the outer watch does not follow it). A root may be a directory or a
+    /// file (`watch A A/f`, `watch A A/sub B/f`): the subscription watches a file by name, as
+    /// a source of its own does. Anything else is watched root by root.
     static func outermost(of options: WatchOptions) -> [FilePath]? {
         guard options.isRecursive, options.roots.count > 1 else { return nil }
         let roots = options.roots.map { $0.lexicallyNormalized() }
@@ -82,8 +83,8 @@ struct NestedRootsSource: FileSystemEventSource {
         guard nests else { return nil }
         for root in roots {
             let bytes = root.bytes
-            guard Syscalls.realPath(bytes) == bytes,
-                  case .success(let status) = Syscalls.status(atPath: bytes), status.itemType == .directory else { return nil }
+            guard Syscalls.realPath(bytes) == bytes, case .success(let status) = Syscalls.status(atPath: bytes),
+                  status.itemType == .directory || status.itemType == .file else { return nil }
         }
         return outer
     }

@@ -46,4 +46,49 @@ import Testing
         let later = try await observe(stream) { $0.events.contains { $0.path == tree.path("after.txt") } }
         #expect(later.events.filter { $0.path == tree.path("after.txt") && $0.kind == .created }.count == 1)
     }
+
+    /// One stream for roots inside a root is one tree to its consumer. A file root inside a
+    /// directory root (`watch A A/f`) printed `removed A/f` for itself and then the outer
+    /// root's `renamed A/g <- A/f`, which then had nothing to move; roots that held a file root
+    /// were watched root by root, every change under an inner directory root printed twice;
+    /// and an inner root's `rootRemoved` came before the `renamed` that took it away, so a
+    /// consumer that dropped it lost the subtree the rename then moved.
+    @Test("a file root and a directory root inside another, and a root named twice: each change once, in an order that replays, each rootRemoved after the change that caused it",
+          arguments: availableBackends)
+    func innerFileAndDirectoryRoots(backend: FileSystemEventBackend) async throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectories("sub/deep")
+        try tree.write("f", "x")
+        try tree.write("sub/g", "y")
+        let roots = [tree.root, tree.path("sub"), tree.path("f"), tree.path("f")]
+        let start = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
+        let stream = try backend.makeSource(options: WatchOptions(roots: roots, pollInterval: .milliseconds(20))).updates()
+        let observed = try await observe(stream, onReady: {
+            try tree.rename("f", to: "f2")              // the file root, renamed inside the outer root
+            try tree.write("sub/new", "z")              // under the inner directory root
+            try tree.rename("sub/deep", to: "sub/deeper")
+            try tree.rename("sub", to: "sub2")          // the inner directory root, moved away
+            try tree.write("marker", "")
+        }) { observed in
+            observed.events.contains { $0.kind == .created && $0.path == tree.path("marker") }
+        }
+        let events = observed.events
+        let told = events.map { "\($0.kind) \($0.path)\($0.previousPath.map { " <- \($0)" } ?? "")" }
+        // The outer root's tree, replayed: an inner root's `rootRemoved` changes nothing in it.
+        var model = ReplayModel(initial: start, root: tree.root)
+        for event in events where event.kind != .rootRemoved { model.apply(event) }
+        let disk = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
+        #expect(model.anomalies.isEmpty, "\(backend): \(model.anomalies.prefix(3)) in \(told)")
+        #expect(model.differences(from: disk).isEmpty, "\(backend): \(model.differences(from: disk).prefix(5)) in \(told)")
+        // Told where it was made, or where it stood when the backend looked: once.
+        for names in [["sub/new", "sub2/new"], ["marker"]] {
+            let paths = names.map { tree.path(RelativePath($0)) }
+            let created = events.filter { $0.kind == .created && paths.contains($0.path) }.count
+            #expect(created == 1, "\(backend): \(names[0]) created \(created) times in \(told)")
+        }
+        let ended = events.firstIndex { $0.kind == .rootRemoved && $0.path == tree.path("sub") }
+        let tookAway = events.firstIndex { $0.path == tree.path("sub") || $0.previousPath == tree.path("sub") }
+        #expect(ended != nil && tookAway != nil && tookAway! < ended!, "\(backend): \(told)")
+        #expect(!events.contains { $0.kind == .rootRemoved && $0.path == tree.path("f") }, "\(backend): a file root is watched by name: \(told)")
+    }
 }

@@ -28,10 +28,25 @@ extension SubscriptionScope {
             break
         }
         guard let relative else { return }
-        if updateRoots(for: event, relative: relative, previous: previous, watcherRoot: watcherRoot, tree: tree, into: &output) {
-            // Roots of one subscription may nest (`filewatch watch /srv /srv/www`): a root that
-            // contains the one this event removed, moved or replaced sees it as any change.
+        var ownRoots: [FileSystemEvent] = []
+        if updateRoots(for: event, relative: relative, previous: previous, watcherRoot: watcherRoot, tree: tree, into: &ownRoots) {
+            // Roots of one subscription may nest (`filewatch watch /srv /srv/www /srv/www/f`):
+            // a root that contains the one this event removed, moved or replaced sees it as any
+            // change, and tells it first. The subscriber keeps one tree of all its roots, so the
+            // nested root's own word follows: its `rootRemoved` (a notice that changes nothing
+            // in that tree, once the change that caused it was applied), and a file root's
+            // `removed` or `created` only when no containing root told the change (one that
+            // did would otherwise be told twice: `mv f g` as `renamed g` and `removed f`).
+            // Told the other way round, `rootRemoved www` before `renamed www2 <- www` had a
+            // subscriber drop the subtree that the rename then had nothing to move.
+            let before = output.count
             appendSeenFromContainingRoots(event, relative: relative, previous: previous, watcherRoot: watcherRoot, tree: tree, into: &output)
+            let toldFromAbove = output.count > before
+            for (index, own) in ownRoots.enumerated() where own.kind == .rootRemoved || !toldFromAbove {
+                // A root named twice (`watch f f`) tells its change once.
+                if ownRoots[..<index].contains(where: { $0.kind == own.kind && $0.path == own.path }) { continue }
+                output.append(own)
+            }
             return
         }
         let isDirectory = event.itemType == .directory
