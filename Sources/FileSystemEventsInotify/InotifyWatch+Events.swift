@@ -1048,10 +1048,51 @@ extension InotifyWatch {
     }
 
     mutating func handleRename(from source: Inotify.Event, to destination: Inotify.Event) {
-        let sourceDirectory = liveDirectory(source.watch)
-        let destinationDirectory = liveDirectory(destination.watch)
         for index in targets[source.watch]?.fileRoots ?? [] { handleFileRoot(index, source) }
         for index in targets[destination.watch]?.fileRoots ?? [] { handleFileRoot(index, destination) }
+        let sources = liveDirectories(source.watch)
+        let destinations = liveDirectories(destination.watch)
+        guard sources.count > 1 || destinations.count > 1 else {
+            handleRename(from: source, to: destination, sourceDirectory: sources.first, destinationDirectory: destinations.first)
+            return
+        }
+        // The kernel has one watch per directory, and the model holds this one at several
+        // places: a root named both by its path and through a symlink (`watch d link-to-d`),
+        // or a bind mount inside the tree. The rename happened at each: within one directory
+        // at each of its places, and between two at each pair of places in one root that are
+        // the same directory's (their paths share the most). Applied at the first place only,
+        // `watch d link-to-d; mv d/a d/b` told `renamed d/b` and left `link-to-d/a`.
+        var unpaired = destinations
+        for sourceDirectory in sources {
+            let paired = unpaired.firstIndex { $0 === sourceDirectory } ?? unpaired.indices
+                .filter { unpaired[$0].root == sourceDirectory.root }
+                .max { Self.sharedLength(unpaired[$0].relativePath, sourceDirectory.relativePath)
+                        < Self.sharedLength(unpaired[$1].relativePath, sourceDirectory.relativePath) }
+            let destinationDirectory = paired.map { unpaired.remove(at: $0) }
+            handleRename(from: source, to: destination, sourceDirectory: sourceDirectory, destinationDirectory: destinationDirectory)
+        }
+        for destinationDirectory in unpaired {
+            handleRename(from: source, to: destination, sourceDirectory: nil, destinationDirectory: destinationDirectory)
+        }
+    }
+
+    /// How many leading bytes two relative paths share.
+    private static func sharedLength(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        zip(a, b).prefix { $0 == $1 }.count
+    }
+
+    /// The nodes of the model that `watch` stands for now: one, unless the same directory
+    /// stands at several places (see ``handleRename(from:to:)``).
+    func liveDirectories(_ watch: CInt) -> [WatchedDirectory] {
+        targets[watch]?.directories.filter { $0.isAttached } ?? []
+    }
+
+    /// A rename seen at one place of the model: from `source.name` in `sourceDirectory` to
+    /// `destination.name` in `destinationDirectory` (`nil`: that side is not in view there).
+    private mutating func handleRename(
+        from source: Inotify.Event, to destination: Inotify.Event,
+        sourceDirectory: WatchedDirectory?, destinationDirectory: WatchedDirectory?
+    ) {
         guard let sourceDirectory, let entry = sourceDirectory.children[source.name] else {
             // Moved from somewhere we do not know (outside, excluded, or never seen): a move in.
             if let sourceDirectory { noteNameLeftWhilePending(source.name, in: sourceDirectory) }
@@ -1342,6 +1383,13 @@ extension InotifyWatch {
               let destinationDirectory = liveDirectory(second.watch),
               sourceDirectory.root == destinationDirectory.root
         else { return false }
+        if liveDirectories(first.watch).count > 1 || liveDirectories(second.watch).count > 1 {
+            // A directory that stands at several places of the model (see
+            // ``handleRename(from:to:)``): the model is rebuilt from the disk, which tells the
+            // swap at every place. Told as two renames it would undo itself.
+            requestReconcile(afterOverflow: false)
+            return true
+        }
         let knownA = sourceDirectory.children[first.name]
         let knownB = destinationDirectory.children[second.name]
         guard let a = knownA, let b = knownB else {
@@ -1539,7 +1587,11 @@ extension InotifyWatch {
 
     mutating func handleMoveOut(_ source: Inotify.Event) {
         for index in targets[source.watch]?.fileRoots ?? [] { handleFileRoot(index, source) }
-        guard let directory = liveDirectory(source.watch) else { return }
+        // At each place of the model the directory stands (see ``handleRename(from:to:)``).
+        for directory in liveDirectories(source.watch) { handleMoveOut(source, from: directory) }
+    }
+
+    private mutating func handleMoveOut(_ source: Inotify.Event, from directory: WatchedDirectory) {
         if !arrivals.isEmpty, let arrived = arrivals.removeValue(forKey: NameInModel(directory, source.name)),
            let entry = directory.children[source.name], entry.inode == arrived, holdsOnDisk(entry, named: source.name, in: directory) {
             // The second half of an exchange with a place out of view, read after its first
@@ -1603,8 +1655,10 @@ extension InotifyWatch {
 
     private mutating func handleMoveIn(_ destination: Inotify.Event) {
         for index in targets[destination.watch]?.fileRoots ?? [] { handleFileRoot(index, destination) }
-        guard let directory = liveDirectory(destination.watch) else { return }
-        handleCreation(named: destination.name, in: directory, isDirectoryHint: destination.mask.contains(.isDirectory), replacing: true)
+        // At each place of the model the directory stands (see ``handleRename(from:to:)``).
+        for directory in liveDirectories(destination.watch) {
+            handleCreation(named: destination.name, in: directory, isDirectoryHint: destination.mask.contains(.isDirectory), replacing: true)
+        }
     }
 
     /// The root is gone (deleted, moved away, unmounted): report it and stop watching it.

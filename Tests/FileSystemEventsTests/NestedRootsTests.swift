@@ -91,4 +91,45 @@ import Testing
         #expect(ended != nil && tookAway != nil && tookAway! < ended!, "\(backend): \(told)")
         #expect(!events.contains { $0.kind == .rootRemoved && $0.path == tree.path("f") }, "\(backend): a file root is watched by name: \(told)")
     }
+
+    /// A directory named as a root twice, once by its path and once through a symlink, is one
+    /// directory to the kernel, with one watch: every change there happened at both roots.
+    /// The inotify backends applied a rename, a move in or a move out at one of them only, so
+    /// the other root's replay kept the old names.
+    @Test("a root and a symlink to it, watched side by side: each replays to the disk through renames, moves in and out, and an exchange",
+          arguments: availableBackends)
+    func rootAndSymlinkToIt(backend: FileSystemEventBackend) async throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectories("d/sub/deep")
+        try tree.makeDirectory("outside")
+        try tree.write("d/a", "a")
+        try tree.write("d/sub/b", "b")
+        try tree.write("outside/in", "in")
+        try tree.symlink("link", pointingTo: "d")
+        let roots = [tree.path("d"), tree.path("link")]
+        let start = roots.map { DiskTree.read(root: $0.bytes, recursive: true) { _, _ in true } }
+        let stream = try backend.makeSource(options: WatchOptions(roots: roots, pollInterval: .milliseconds(20))).updates()
+        let observed = try await observe(stream, onReady: {
+            try tree.rename("d/a", to: "d/a2")                  // within a directory
+            try tree.rename("d/sub/b", to: "d/b")               // between two
+            try tree.rename("d/sub/deep", to: "d/deep")         // a directory, between two
+            try tree.rename("outside/in", to: "d/sub/in")       // moved in
+            try tree.rename("d/a2", to: "outside/a2")           // moved out
+            try tree.write("d/x", "x")
+            try tree.makeDirectory("d/y")
+            try tree.exchange("d/x", "d/y")                     // a swap
+            try tree.write("d/marker", "")
+        }) { observed in
+            [tree.path("d/marker"), tree.path("link/marker")].allSatisfy { marker in
+                observed.events.contains { $0.kind == .created && $0.path == marker }
+            }
+        }
+        let events = observed.events
+        let told = events.map { "\($0.kind) \($0.path)\($0.previousPath.map { " <- \($0)" } ?? "")" }
+        var model = ReplayModel(initial: start, roots: roots)
+        for event in events { model.apply(event) }
+        let disk = roots.map { DiskTree.read(root: $0.bytes, recursive: true) { _, _ in true } }
+        #expect(model.anomalies.isEmpty, "\(backend): \(model.anomalies.prefix(3)) in \(told)")
+        #expect(model.differences(from: disk).isEmpty, "\(backend): \(model.differences(from: disk).prefix(6)) in \(told)")
+    }
 }
