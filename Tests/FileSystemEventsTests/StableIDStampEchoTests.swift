@@ -45,6 +45,22 @@ import Testing
         #expect(told.isEmpty, "echoes reported: \(told)")
     }
 
+    /// `watch R R --stable-ids`: one snapshot per root named, of the same tree. Loaded twice,
+    /// the second tree (which only read the IDs the first had just written) replaced the first,
+    /// and with it what the first knew of its stamps' echoes: every item was reported.
+    @Test("a root named twice: the stamps written at ready are known once, and their echoes are not reported")
+    func rootNamedTwice() throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectory("d")
+        try tree.write("d/f", "f")
+        try tree.write("g", "g")
+        var tracker = StableIDTracker(roots: [tree.root, tree.root], writes: true)
+        let snapshot = try FileTreeSnapshot.scan(tree.root)
+        tracker.load([snapshot, snapshot])
+        let told = tracker.process(["d", "d/f", "g"].map { Self.event(.attributesChanged, tree.path(RelativePath($0))) })
+        #expect(told.isEmpty, "echoes reported: \(told.map(\.path))")
+    }
+
     @Test("a chmod whose IN_ATTRIB the kernel merged with the stamp's echo is reported")
     func chmodMergedWithEcho() throws {
         let tree = try ScratchTree()

@@ -92,9 +92,13 @@ struct StableIDTracker {
     /// Reads (or stamps) the ID of every file and directory of the trees at `ready`. Two
     /// items found with one ID (copied while nobody watched): the later one gets a fresh ID.
     mutating func load(_ snapshots: [FileTreeSnapshot]) {
+        var loaded: Set<Int> = []
         for snapshot in snapshots {
-            // Matched by root, not by position: a missing root has no snapshot.
-            guard let index = rootPaths.firstIndex(of: snapshot.root.bytes) else { continue }
+            // Matched by root, not by position: a missing root has no snapshot. A root named
+            // twice (`watch R R`) is one tree, loaded once: loaded again, the second tree,
+            // which had only read the IDs, replaced the one that had written them and knew
+            // their echoes, and every echo was reported.
+            guard let index = rootPaths.firstIndex(of: snapshot.root.bytes), loaded.insert(index).inserted else { continue }
             let root = Node(name: [], parent: nil)
             roots[index] = root
             for item in [snapshot.rootItem] + snapshot.items {
