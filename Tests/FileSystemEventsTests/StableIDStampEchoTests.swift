@@ -116,4 +116,66 @@ import Testing
         let told = tracker.process([Self.event(.attributesChanged, tree.path("e/f"))])
         #expect(told.isEmpty, "the echo of d/f's stamp, heard as e/f, was reported: \(told)")
     }
+
+    /// The identity of what stands at `name` now.
+    static func identity(_ name: String, in tree: ScratchTree) throws -> FileIdentity {
+        guard case .success(let status) = Syscalls.status(atPath: tree.path(RelativePath(name)).bytes) else {
+            throw Errno.noSuchFileOrDirectory
+        }
+        return status.identity
+    }
+
+    static func storedID(_ name: String, in tree: ScratchTree) -> FileStableID? {
+        guard case .success(let value?) = Syscalls.extendedAttribute(FileStableID.extendedAttributeName, of: tree.path(RelativePath(name)).bytes) else {
+            return nil
+        }
+        return FileStableID(bytes: value)
+    }
+
+    /// Events are handled after the fact: `chmod b` then `exchange a b`, read in one batch,
+    /// has the `attributesChanged b` handled when `b` holds a's item. Its ID, read there, was
+    /// taken for a copy of a's (still at `a` in the tree): the event said `duplicateOf a`, and a
+    /// fresh ID was written over the one a's item carries.
+    @Test("a change handled after an exchange moved another item to its path: no duplicate, and no ID rewritten")
+    func changeHandledAfterAnExchange() throws {
+        let tree = try ScratchTree()
+        var tracker = try Self.tracker(for: tree)
+        for name in ["a", "b"] {
+            try tree.write(RelativePath(name), name)
+            let event = FileSystemEvent(kind: .created, path: tree.path(RelativePath(name)), itemType: .file, isSynthetic: false,
+                                        identity: try Self.identity(name, in: tree))
+            _ = tracker.process([event])
+        }
+        let idOfA = Self.storedID("a", in: tree), idOfB = Self.storedID("b", in: tree)
+        #expect(idOfA != nil && idOfB != nil && idOfA != idOfB)
+        try tree.changeMode("b", to: 0o600)
+        try tree.exchange("a", "b")
+        let told = tracker.process([
+            Self.event(.attributesChanged, tree.path("b")),
+            Self.event(.exchanged, tree.path("a"), previous: tree.path("b")),
+        ])
+        #expect(told.allSatisfy { $0.duplicateOf == nil }, "\(told.map { "\($0.kind) \($0.path) duplicateOf \($0.duplicateOf.map(\.string) ?? "-")" })")
+        #expect(Self.storedID("b", in: tree) == idOfA && Self.storedID("a", in: tree) == idOfB, "an ID on disk was rewritten")
+        #expect(told.first?.stableID == idOfB, "the change at b was b's item's")
+    }
+
+    /// `echo > .doc.tmp; mv .doc.tmp doc` told as `created .doc.tmp`, `renamed doc`, handled
+    /// once both happened: the item was not found at `.doc.tmp`, went without an ID to `doc`,
+    /// and was never stamped (30 saves in a burst left the last `doc` without an ID).
+    @Test("an item created and renamed before its events are handled is identified where it went, and both events carry its ID")
+    func createdThenRenamedBeforeHandled() throws {
+        let tree = try ScratchTree()
+        var tracker = try Self.tracker(for: tree)
+        try tree.write(".doc.tmp", "v1")
+        let identity = try Self.identity(".doc.tmp", in: tree)
+        try tree.rename(".doc.tmp", to: "doc")
+        let told = tracker.process([
+            FileSystemEvent(kind: .created, path: tree.path(".doc.tmp"), itemType: .file, isSynthetic: false, identity: identity),
+            FileSystemEvent(kind: .renamed, path: tree.path("doc"), previousPath: tree.path(".doc.tmp"), itemType: .file,
+                            isSynthetic: false, identity: identity),
+        ])
+        let stored = Self.storedID("doc", in: tree)
+        #expect(stored != nil, "doc was never stamped")
+        #expect(told.map(\.stableID) == [stored, stored], "\(told.map(\.stableID))")
+    }
 }

@@ -119,6 +119,10 @@ struct StableIDTracker {
     mutating func process(_ events: [FileSystemEvent]) -> [FileSystemEvent] {
         var result: [FileSystemEvent] = []
         result.reserveCapacity(events.count)
+        // Items created in this batch that had left their path by the time it was handled
+        // (`echo > .doc.tmp; mv .doc.tmp doc`, told as two events): identified where a later
+        // event of the batch moves them, and their earlier events given the ID then.
+        var unidentified: [ObjectIdentifier: [Int]] = [:]
         for var event in events {
             let path = event.path.bytes
             switch event.kind {
@@ -126,6 +130,12 @@ struct StableIDTracker {
                 remove(path)
                 guard let node = insert(path) else { break }
                 node.identity = event.identity
+                guard holdsItem(of: node, at: path) else {
+                    // What stands at the path now is another item (or none): its ID is not
+                    // this one's, and a stamp written there would go to the wrong item.
+                    unidentified[ObjectIdentifier(node), default: []].append(result.count)
+                    break
+                }
                 var id = identify(path, type: event.itemType, of: node)
                 if let original = liveItem(holding: id, otherThan: node), let originalPath = self.path(of: original) {
                     event.duplicateOf = FilePath(bytes: originalPath)
@@ -147,6 +157,16 @@ struct StableIDTracker {
                 if let moving = detach(previous) {
                     remove(path)
                     attach(moving, at: path)
+                    if let earlier = unidentified[ObjectIdentifier(moving)], moving.id == nil, holdsItem(of: moving, at: path) {
+                        unidentified[ObjectIdentifier(moving)] = nil
+                        var id = identify(path, type: event.itemType, of: moving)
+                        if let original = liveItem(holding: id, otherThan: moving), let originalPath = self.path(of: original) {
+                            event.duplicateOf = FilePath(bytes: originalPath)
+                            id = restamp(path, of: moving)
+                        }
+                        assign(id, to: moving)
+                        for index in earlier { result[index].stableID = id }
+                    }
                     event.stableID = moving.id
                 } else {
                     remove(path)
@@ -207,7 +227,9 @@ struct StableIDTracker {
     /// - Returns: whether someone else's ID was found: the change is then reported, not
     ///   taken for the echo of a stamp of ours (which it overwrote).
     private mutating func reread(_ node: Node, at path: [UInt8], for event: inout FileSystemEvent) -> Bool {
-        guard event.itemType == .file || event.itemType == .directory,
+        // Only the node's own item: one moved there since the event (an exchange, a rename
+        // over it, read in the same batch) has an ID of its own, which is no copy of anything.
+        guard event.itemType == .file || event.itemType == .directory, holdsItem(of: node, at: path),
               case .success(let value?) = Syscalls.extendedAttribute(FileStableID.extendedAttributeName, of: path),
               let onDisk = FileStableID(bytes: value), onDisk != node.id
         else { return false }
@@ -219,6 +241,17 @@ struct StableIDTracker {
             assign(onDisk, to: node)
         }
         return true
+    }
+
+    /// Whether the item at `path` is still the one `node` stands for, by device and inode
+    /// (`true` when the node's identity is not known). Events are handled after the fact: by
+    /// then a later rename or exchange may have put another item at the path, and what is
+    /// read or written there would be that item's (`chmod b; exchange a b` read in one go took
+    /// `a`'s ID, found at `b`, for a copy, and stamped a new one over it).
+    private func holdsItem(of node: Node, at path: [UInt8]) -> Bool {
+        guard let identity = node.identity else { return true }
+        guard case .success(let status) = Syscalls.status(atPath: path) else { return false }
+        return status.identity == identity
     }
 
     /// The item in the tree that holds `id`, if it is another one than `node`: `node` then
