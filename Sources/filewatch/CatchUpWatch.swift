@@ -68,14 +68,20 @@ struct CatchUpWatch {
         var isReady = false
         var isRootGone = false
         var sourceEndedRoot = false
+        var hasCaughtUp = false
         let rootRemoved = FileSystemEvent(kind: .rootRemoved, path: root, itemType: .directory, isSynthetic: true)
         /// Rescans and prints the diff against the consumer's tree; `false` once the root is
         /// gone (and `rootRemoved` printed).
         func catchUp() -> Bool {
             do {
-                let events = try snapshot.update()
+                // At `ready`, a root replaced since the snapshot is the tree the live watch
+                // watches: told removed, then created with its contents, and watched on.
+                let isFirst = !hasCaughtUp
+                hasCaughtUp = true
+                let events = try snapshot.update(replacedRootArrives: isFirst)
                 output.write(formatter.events(events))
-                return !events.contains { $0.kind == .rootRemoved }
+                guard let removed = events.lastIndex(where: { $0.kind == .rootRemoved }) else { return true }
+                return events[(removed + 1)...].contains { $0.kind == .created && $0.path == root }
             } catch {
                 if case .rootNotFound = error {
                     output.write(formatter.events([rootRemoved]))

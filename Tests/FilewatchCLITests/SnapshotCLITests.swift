@@ -86,6 +86,47 @@ struct SnapshotCLITests {
         #expect(text.count == 1 && text[0].contains("created") && text[0].contains("later.txt"), "\(text)")
     }
 
+    /// The root directory replaced by another since the snapshot (`rm -rf t; mkdir t`): told
+    /// only `rootRemoved`, and the new tree saved by `--update`, its contents were never told.
+    @Test("changes --update and watch --since on a root replaced since the snapshot: rootRemoved, then the new root created with its contents")
+    func rootReplaced() async throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectories("sub/deeper")
+        try tree.write("a", "a")
+        let file = tree.path("state.fwsnap", in: .outside).string
+        #expect(try await FilewatchProcess.run(["snapshot", tree.root.string, "--output", file]).0 == 0)
+        let before = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
+        try FileManager.default.removeItem(atPath: tree.root.string)
+        try FileManager.default.createDirectory(atPath: tree.root.string, withIntermediateDirectories: false)
+        try tree.makeDirectories("newsub/inner")
+        try tree.write("b", "b")
+        try tree.write("newsub/inner/c", "c")
+        let after = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
+
+        let (watchLines, watchStatus): ([String], Int32) = try await {
+            let watch = try FilewatchProcess(["watch", tree.root.string, "--since", file, "--format", "json"])
+            try await watch.waitForLine("ready") { $0.contains(#""kind":"ready""#) }
+            watch.signal(SIGTERM)
+            let status = try await watch.waitForExit()
+            return (watch.outputLines, status)
+        }()
+        #expect(watchStatus == 0)
+        let (status, lines, error) = try await FilewatchProcess.run(["changes", tree.root.string, "--since", file, "--format", "json", "--update"])
+        #expect(status == 0, "\(error)")
+        for (command, output) in [("watch --since", watchLines.filter { !$0.contains(#""kind":"ready""#) }), ("changes", lines)] {
+            let records = try output.map(Self.object)
+            #expect(records.first?["kind"] as? String == "rootRemoved", "\(command): \(output)")
+            // The old tree replayed: `rootRemoved` empties it, and what follows builds the new one.
+            var model = ReplayModel(initial: before, root: tree.root)
+            for record in records { model.apply(try Self.event(record)) }
+            let problems = model.anomalies + model.differences(from: after)
+            #expect(problems.isEmpty, "\(command): \(problems)\n\(output.joined(separator: "\n"))")
+        }
+        // Saved: nothing more to tell.
+        let (_, again, _) = try await FilewatchProcess.run(["changes", tree.root.string, "--since", file, "--format", "json"])
+        #expect(again.isEmpty, "\(again)")
+    }
+
     /// Root reads every directory, so this runs as `nobody` only: scripts/test.sh reruns it so.
     /// A directory that cannot be listed stands in a diff with what it held (so nothing in it
     /// is told removed), and both commands say on stderr which one was left out; before, they

@@ -116,7 +116,8 @@ extension FileTreeSnapshot {
         case .success(let result):
             // Neither tree is held by anyone else: the diff may consume the saved one.
             let newer = result.snapshot
-            let events = Self.events(from: saved.storage.snapshot, to: newer, root: requested, copyingOld: false, copyingNew: false)
+            let events = Self.events(from: saved.storage.snapshot, to: newer, root: requested, copyingOld: false, copyingNew: false,
+                                     replacedRootArrives: true)
             let scanner = saved.scanner
             // The consumed tree is as large as today's (one free per entry and per name);
             // nobody waits for that, so another thread does it.

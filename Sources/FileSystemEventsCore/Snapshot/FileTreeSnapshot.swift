@@ -83,6 +83,13 @@ public struct FileTreeSnapshot: Sendable {
     /// the tree as it is now: one polling cycle. Nothing is copied when this snapshot is the
     /// only holder of its tree.
     public mutating func update() throws(FileSystemEventsError) -> [FileSystemEvent] {
+        try update(replacedRootArrives: false)
+    }
+
+    /// ``update()``; with `replacedRootArrives`, a root replaced since (another directory at
+    /// its path) is told `rootRemoved` and then `created` with everything in it, for a
+    /// consumer that catches up and goes on rather than a watch that ends there.
+    package mutating func update(replacedRootArrives: Bool) throws(FileSystemEventsError) -> [FileSystemEvent] {
         let isShared = !isKnownUniquelyReferenced(&storage)
         // A tree only this snapshot holds is consumed by the diff anyway: the scan may share
         // its unchanged subtrees (one tree at the peak, not two).
@@ -92,16 +99,20 @@ public struct FileTreeSnapshot: Sendable {
             storage = Storage(newer)
             unreadableDirectories = Self.paths(of: result.unreadable, below: root)
         }
-        return Self.events(from: storage.snapshot, to: newer, root: root, copyingOld: isShared, copyingNew: false)
+        return Self.events(from: storage.snapshot, to: newer, root: root, copyingOld: isShared, copyingNew: false,
+                           replacedRootArrives: replacedRootArrives)
     }
 
     /// Items below the root.
     public var entryCount: Int { storage.snapshot.entryCount }
 
-    /// The events that turn `old` into `new` (same root), in replay order.
+    /// The events that turn `old` into `new` (same root), in replay order. A root replaced in
+    /// between (another directory, or a file for a directory) is `rootRemoved`, then `created`
+    /// with everything in it: the events still turn the old tree into the new one.
     public static func events(from old: FileTreeSnapshot, to new: FileTreeSnapshot) -> [FileSystemEvent] {
         // Both snapshots stay valid for their holders: the diff works on private copies.
-        events(from: old.storage.snapshot, to: new.storage.snapshot, root: new.root, copyingOld: true, copyingNew: true)
+        events(from: old.storage.snapshot, to: new.storage.snapshot, root: new.root, copyingOld: true, copyingNew: true,
+               replacedRootArrives: true)
     }
 
     /// The diff consumes the old tree and re-links the new one's unreadable listings, so a
@@ -111,11 +122,13 @@ public struct FileTreeSnapshot: Sendable {
         to newer: RootSnapshot,
         root: FilePath,
         copyingOld: Bool,
-        copyingNew: Bool
+        copyingNew: Bool,
+        replacedRootArrives: Bool = false
     ) -> [FileSystemEvent] {
         // The copies and the diff descend one call per level: on a stack made for any depth.
         ProducerThread.withLargeStack {
-            eventsOnThisStack(from: older, to: newer, root: root, copyingOld: copyingOld, copyingNew: copyingNew)
+            eventsOnThisStack(from: older, to: newer, root: root, copyingOld: copyingOld, copyingNew: copyingNew,
+                              replacedRootArrives: replacedRootArrives)
         }
     }
 
@@ -124,12 +137,17 @@ public struct FileTreeSnapshot: Sendable {
         to newer: RootSnapshot,
         root: FilePath,
         copyingOld: Bool,
-        copyingNew: Bool
+        copyingNew: Bool,
+        replacedRootArrives: Bool
     ) -> [FileSystemEvent] {
         switch SnapshotDiff.rootChange(from: older, to: newer, path: root) {
         case .replaced:
             let type: FileItemType = older.tree == nil ? older.status.itemType : .directory
-            return [FileSystemEvent(kind: .rootRemoved, path: root, itemType: type, isSynthetic: true)]
+            let removed = FileSystemEvent(kind: .rootRemoved, path: root, itemType: type, isSynthetic: true)
+            // Caught up with after the fact, the root that stands there now is the consumer's
+            // next tree: told only `rootRemoved`, and that tree saved (`changes --update`), its
+            // contents were never told at all.
+            return replacedRootArrives ? [removed] + arrival(of: newer, at: root) : [removed]
         case .directory(let oldTree, let newTree):
             return SnapshotDiff.events(
                 from: copyingOld ? oldTree.deepCopy(parent: nil) : oldTree,
@@ -139,6 +157,30 @@ public struct FileTreeSnapshot: Sendable {
         case .file(let events):
             return events
         }
+    }
+}
+
+extension FileTreeSnapshot {
+    /// `created` for the root and everything below it, each directory before its contents,
+    /// names in byte order; walked with a stack of its own, for a tree of any depth.
+    static func arrival(of snapshot: RootSnapshot, at root: FilePath) -> [FileSystemEvent] {
+        let timestamp = FileSystemEvent.Timestamp.now()
+        var events = [FileSystemEvent(kind: .created, path: root, itemType: snapshot.status.itemType, isSynthetic: true,
+                                      identity: snapshot.status.identity, timestamp: timestamp)]
+        guard let tree = snapshot.tree else { return events }
+        let paths = PathBuilder(root: root)
+        var pending: [(entry: SnapshotEntry, relative: [UInt8])] = tree.entries.reversed().compactMap {
+            $0.isVacant ? nil : ($0, $0.name.bytes)
+        }
+        while let (entry, relative) = pending.popLast() {
+            events.append(FileSystemEvent(kind: .created, path: paths.path(relative), itemType: entry.itemType, isSynthetic: true,
+                                          identity: entry.status.identity, timestamp: timestamp))
+            guard let directory = entry.directory else { continue }
+            for child in directory.entries.reversed() where !child.isVacant {
+                pending.append((child, relative.appendingComponent(child.name)))
+            }
+        }
+        return events
     }
 }
 
