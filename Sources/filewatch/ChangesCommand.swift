@@ -11,9 +11,13 @@ struct ChangesCommand: ParsableCommand {
             The events turn the saved tree into today's, in the `watch` output formats (JSON \
             Lines as in docs/cli-json.md, without `ready`: the snapshot is the starting state). \
             The tree is rescanned with the options the snapshot was taken with. --update then \
-            rewrites the snapshot atomically, after every event has been written, so a reader \
-            that stops early never loses a change. A snapshot file that is missing, truncated, \
-            corrupted, of another format version or of another root exits 2 and says which.
+            rewrites the snapshot atomically once every event has been written and, on a pipe, \
+            read: a reader that stops before reading them all leaves the snapshot as it was. A \
+            reader that reads everything and uses only part (`head -1`) cannot be told apart: \
+            for exactly-once catch-up, save today's snapshot elsewhere with --save FILE and \
+            move it over the old one once every change is handled. A snapshot file that is \
+            missing, truncated, corrupted, of another format version or of another root exits \
+            2 and says which.
             """
     )
 
@@ -25,6 +29,16 @@ struct ChangesCommand: ParsableCommand {
 
     @Flag(help: "Rewrite the snapshot with today's tree afterwards.")
     var update = false
+
+    @Option(help: ArgumentHelp("Save today's tree to this file afterwards, leaving the snapshot as it is (move it over the snapshot once the changes are handled).",
+                               valueName: "file"), completion: .file())
+    var save: String?
+
+    func validate() throws {
+        if update && save != nil {
+            throw ValidationError("--update and --save are two ways to store today's tree: give one")
+        }
+    }
 
     @Option(help: "Output format: text (for people) or json (JSON Lines, for scripts).")
     var format: WatchCommand.OutputFormat = .text
@@ -44,13 +58,17 @@ struct ChangesCommand: ParsableCommand {
             StandardError.line("filewatch: warning: cannot list \(directory); changes inside it are not reported")
         }
         let formatter: any EventFormatter = format == .json ? JSONLinesFormatter() : TextFormatter(roots: [root])
-        StandardOutput().write(formatter.events(events))
-        if update {
-            do {
-                try snapshot.save(to: FilePath(argument: since))
-            } catch {
-                throw CommandFailure.failed(error.description)
-            }
+        let output = StandardOutput()
+        output.write(formatter.events(events))
+        guard let destination = update ? since : save else { return }
+        if update && !output.waitUntilRead() {
+            StandardError.line("filewatch: the reader of standard output left before reading every change; \(since) is left as it was")
+            return
+        }
+        do {
+            try snapshot.save(to: FilePath(argument: destination))
+        } catch {
+            throw CommandFailure.failed(error.description)
         }
     }
 }

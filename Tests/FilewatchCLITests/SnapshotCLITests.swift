@@ -127,6 +127,36 @@ struct SnapshotCLITests {
         #expect(again.isEmpty, "\(again)")
     }
 
+    /// `changes --update` wrote its few lines into the pipe's buffer, which takes them
+    /// whether or not anyone reads, and saved the snapshot at once: a reader that stopped
+    /// before reading them lost those changes for good.
+    @Test("changes --update leaves the snapshot as it was when the reader goes away before reading; --save stores today's tree elsewhere")
+    func updateWaitsForTheReader() async throws {
+        let tree = try ScratchTree()
+        let file = tree.path("state.fwsnap", in: .outside).string
+        #expect(try await FilewatchProcess.run(["snapshot", tree.root.string, "--output", file]).0 == 0)
+        for index in 0..<4 { try tree.write(RelativePath("f\(index)"), "\(index)") }
+
+        let changes = try FilewatchProcess(["changes", tree.root.string, "--since", file, "--update", "--format", "json"], readsOutput: false)
+        let writtenBefore = ContinuousClock.now + .seconds(60)
+        while changes.bytesWaitingInOutput == 0 && ContinuousClock.now < writtenBefore {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        changes.closeOutput()  // the reader goes away, having read nothing
+        #expect(try await changes.waitForExit() == 0, "\(changes.standardError)")
+        #expect(changes.standardError.contains("left as it was"), "\(changes.standardError)")
+        let (_, unsaved, _) = try await FilewatchProcess.run(["changes", tree.root.string, "--since", file, "--format", "json"])
+        #expect(unsaved.count == 4, "the changes the reader never read are lost: \(unsaved)")
+
+        let next = tree.path("next.fwsnap", in: .outside).string
+        let (status, told, error) = try await FilewatchProcess.run(["changes", tree.root.string, "--since", file, "--save", next, "--format", "json"])
+        #expect(status == 0 && told.count == 4, "\(error)")
+        #expect(try await FilewatchProcess.run(["changes", tree.root.string, "--since", file]).1.count == 4, "--save changed the snapshot")
+        #expect(try await FilewatchProcess.run(["changes", tree.root.string, "--since", next]).1.isEmpty, "--save did not store today's tree")
+        let (both, _, bothError) = try await FilewatchProcess.run(["changes", tree.root.string, "--since", file, "--update", "--save", next])
+        #expect(both == 2 && bothError.contains("--save"), "\(bothError)")
+    }
+
     /// Root reads every directory, so this runs as `nobody` only: scripts/test.sh reruns it so.
     /// A directory that cannot be listed stands in a diff with what it held (so nothing in it
     /// is told removed), and both commands say on stderr which one was left out; before, they

@@ -41,6 +41,27 @@ struct StandardOutput: Sendable {
         }
     }
 
+    /// Waits until the reader of a pipe has read everything written to it: `false` if it went
+    /// away first, leaving some unread (`true` at once for output that is not a pipe).
+    ///
+    /// For a command that commits to what it printed (`changes --update` saving the snapshot
+    /// it reported against): with the whole output in the pipe's buffer, the writes succeed
+    /// whether or not anyone reads, and a reader that stopped before reading lost what it left.
+    /// A reader that reads everything and uses part of it (`head -1`) cannot be told apart;
+    /// ``ChangesCommand``'s `--save` lets it commit itself.
+    func waitUntilRead() -> Bool {
+        guard Self.isPipe else { return true }
+        while true {
+            var unread: CInt = 0
+            guard ioctl(1, UInt(FIONREAD), &unread) == 0 else { return true }
+            if unread == 0 { return true }
+            // No reader left: the pipe's write end reports an error.
+            var descriptor = pollfd(fd: 1, events: 0, revents: 0)
+            _ = poll(&descriptor, 1, 20)
+            if descriptor.revents & Int16(POLLERR | POLLHUP) != 0 { return false }
+        }
+    }
+
     /// Whether descriptor 1 is a pipe, the only kind of output where a write up to `PIPE_BUF`
     /// bytes is atomic (a file takes a whole write anyway; a terminal has no records to keep).
     private static let isPipe: Bool = {
