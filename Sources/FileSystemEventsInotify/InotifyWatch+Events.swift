@@ -1050,10 +1050,9 @@ extension InotifyWatch {
     mutating func handleRename(from source: Inotify.Event, to destination: Inotify.Event) {
         for index in targets[source.watch]?.fileRoots ?? [] { handleFileRoot(index, source) }
         for index in targets[destination.watch]?.fileRoots ?? [] { handleFileRoot(index, destination) }
-        let sources = liveDirectories(source.watch)
-        let destinations = liveDirectories(destination.watch)
-        guard sources.count > 1 || destinations.count > 1 else {
-            handleRename(from: source, to: destination, sourceDirectory: sources.first, destinationDirectory: destinations.first)
+        guard standsAtSeveralPlaces(source.watch) || standsAtSeveralPlaces(destination.watch) else {
+            handleRename(from: source, to: destination,
+                         sourceDirectory: liveDirectory(source.watch), destinationDirectory: liveDirectory(destination.watch))
             return
         }
         // The kernel has one watch per directory, and the model holds this one at several
@@ -1062,8 +1061,8 @@ extension InotifyWatch {
         // at each of its places, and between two at each pair of places in one root that are
         // the same directory's (their paths share the most). Applied at the first place only,
         // `watch d link-to-d; mv d/a d/b` told `renamed d/b` and left `link-to-d/a`.
-        var unpaired = destinations
-        for sourceDirectory in sources {
+        var unpaired = liveDirectories(destination.watch)
+        for sourceDirectory in liveDirectories(source.watch) {
             let paired = unpaired.firstIndex { $0 === sourceDirectory } ?? unpaired.indices
                 .filter { unpaired[$0].root == sourceDirectory.root }
                 .max { Self.sharedLength(unpaired[$0].relativePath, sourceDirectory.relativePath)
@@ -1085,6 +1084,18 @@ extension InotifyWatch {
     /// stands at several places (see ``handleRename(from:to:)``).
     func liveDirectories(_ watch: CInt) -> [WatchedDirectory] {
         targets[watch]?.directories.filter { $0.isAttached } ?? []
+    }
+
+    /// Whether the model holds `watch`'s directory at more than one place; allocates nothing,
+    /// for the moves of a burst, where it never does.
+    func standsAtSeveralPlaces(_ watch: CInt) -> Bool {
+        guard let directories = targets[watch]?.directories, directories.hasSeveral else { return false }
+        var attached = 0
+        for directory in directories where directory.isAttached {
+            attached += 1
+            if attached > 1 { return true }
+        }
+        return false
     }
 
     /// A rename seen at one place of the model: from `source.name` in `sourceDirectory` to
@@ -1383,7 +1394,7 @@ extension InotifyWatch {
               let destinationDirectory = liveDirectory(second.watch),
               sourceDirectory.root == destinationDirectory.root
         else { return false }
-        if liveDirectories(first.watch).count > 1 || liveDirectories(second.watch).count > 1 {
+        if standsAtSeveralPlaces(first.watch) || standsAtSeveralPlaces(second.watch) {
             // A directory that stands at several places of the model (see
             // ``handleRename(from:to:)``): the model is rebuilt from the disk, which tells the
             // swap at every place. Told as two renames it would undo itself.
@@ -1587,6 +1598,10 @@ extension InotifyWatch {
 
     mutating func handleMoveOut(_ source: Inotify.Event) {
         for index in targets[source.watch]?.fileRoots ?? [] { handleFileRoot(index, source) }
+        guard standsAtSeveralPlaces(source.watch) else {
+            if let directory = liveDirectory(source.watch) { handleMoveOut(source, from: directory) }
+            return
+        }
         // At each place of the model the directory stands (see ``handleRename(from:to:)``).
         for directory in liveDirectories(source.watch) { handleMoveOut(source, from: directory) }
     }
@@ -1655,9 +1670,16 @@ extension InotifyWatch {
 
     private mutating func handleMoveIn(_ destination: Inotify.Event) {
         for index in targets[destination.watch]?.fileRoots ?? [] { handleFileRoot(index, destination) }
+        let isDirectoryHint = destination.mask.contains(.isDirectory)
+        guard standsAtSeveralPlaces(destination.watch) else {
+            if let directory = liveDirectory(destination.watch) {
+                handleCreation(named: destination.name, in: directory, isDirectoryHint: isDirectoryHint, replacing: true)
+            }
+            return
+        }
         // At each place of the model the directory stands (see ``handleRename(from:to:)``).
         for directory in liveDirectories(destination.watch) {
-            handleCreation(named: destination.name, in: directory, isDirectoryHint: destination.mask.contains(.isDirectory), replacing: true)
+            handleCreation(named: destination.name, in: directory, isDirectoryHint: isDirectoryHint, replacing: true)
         }
     }
 

@@ -45,5 +45,8 @@ struct WatchedDirectoryList: Sequence {
     func makeIterator() -> Iterator { Iterator(first: first, others: others.makeIterator()) }
 
     var underestimatedCount: Int { first == nil ? 0 : 1 + others.count }
+
+    /// Whether the list holds more than one directory.
+    var hasSeveral: Bool { first != nil && !others.isEmpty }
 }
 #endif
