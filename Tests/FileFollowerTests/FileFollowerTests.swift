@@ -325,6 +325,43 @@ struct FileFollowerTests {
         #expect(recorder.deliveredNotices.filter { $0.kind == .replaced || $0.kind == .appeared }.count == 3)
     }
 
+    /// `current/app.log` with `current -> releases/N`: a deploy points `current` at the next
+    /// release. Only the release's directory was watched, so the move was heard by nobody and
+    /// found by the once-a-second look, and the new log's first bytes came 2 s late. The
+    /// directory holding the link is watched too now, and a change there tells of the file
+    /// the path leads to: the watch moves to the new release as soon as the link does.
+    @Test("a directory on the way that is a symlink, re-pointed: its holder is watched, and each release's log is followed from its first byte",
+          arguments: FollowBackend.available)
+    func repointedDirectoryOnTheWay(backend: FollowBackend) async throws {
+        let tree = try ScratchTree()
+        for release in 1...3 {
+            try tree.makeDirectory(RelativePath("release-\(release)"))
+            try tree.write(RelativePath("release-\(release)/app.log"), "")
+        }
+        try tree.symlink("current", pointingTo: "release-1")
+        let holder = FilePath(bytes: Syscalls.realPath(tree.root.bytes) ?? tree.root.bytes)
+        let recorder = try await follow(tree.path("current/app.log"), on: backend) { recorder in
+            var expected: [UInt8] = []
+            for release in 1...3 {
+                if release > 1 {
+                    try tree.symlink("current.tmp", pointingTo: "release-\(release)")
+                    try Self.rename(tree.path("current.tmp"), to: tree.path("current"))
+                    let target = FilePath(bytes: Syscalls.realPath(tree.path(RelativePath("release-\(release)")).bytes) ?? [])
+                    // The watch follows the link, told by the holder's event.
+                    try recorder.wait("a watch of release-\(release)") { _, _, starts in starts.last?.contains(target) == true }
+                }
+                let writer = LogWriter(path: tree.path(RelativePath("release-\(release)/app.log")), recorder: recorder, seed: UInt64(40 + release))
+                try writer.reopen()
+                try writer.appendRandom(writer.randomInt(1...20_000))
+                expected += writer.written
+                try recorder.waitForBytes(expected.count)
+            }
+            try recorder.wait("the holder watched") { _, _, starts in starts.allSatisfy { $0.contains(holder) } }
+            return expected
+        }
+        #expect(recorder.problems == [])
+    }
+
     @Test("many rotations in a row (FILEWATCH_FOLLOW_STRESS=1: 1,000)", arguments: FollowBackend.available)
     func manyRotations(backend: FollowBackend) async throws {
         let tree = try ScratchTree()

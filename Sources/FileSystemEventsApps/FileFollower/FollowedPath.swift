@@ -7,7 +7,10 @@ import SystemPackage
 /// the inode, not the name). While that directory does not exist it watches the nearest
 /// existing ancestor and moves down as the missing levels appear. When the path is a symlink
 /// whose target lives elsewhere, the target's directory is watched too, so appends to the
-/// target are heard.
+/// target are heard. When a directory on the way is a symlink (`current/app.log`, with
+/// `current -> releases/v2`), the directory holding that link is watched too, so pointing it
+/// elsewhere is heard at once: unheard, it was found by the once-a-second look, and the new
+/// file's first bytes came 2 s late.
 struct FollowedPath: Sendable {
     /// Absolute and lexically normalised.
     let bytes: [UInt8]
@@ -25,6 +28,11 @@ struct FollowedPath: Sendable {
         let (ancestor, isParent) = nearestExistingDirectory(from: directory)
         let own = Syscalls.realPath(ancestor) ?? ancestor
         var roots = [own]
+        if own != ancestor {
+            for holder in Self.directoriesHoldingLinks(on: ancestor) where holder != own && !roots.contains(holder) {
+                roots.append(holder)
+            }
+        }
         guard isParent,
               case .success(let link) = FollowerSyscalls.status(bytes, followSymlinks: false),
               link.itemType == .symlink
@@ -89,6 +97,25 @@ struct FollowedPath: Sendable {
                 return nil
             }
         }
+    }
+
+    /// The directories, as canonical paths, that hold a symlink met on the way down `path` (an
+    /// existing directory), each one this process may watch; resolved as the kernel resolves
+    /// the path, component by component.
+    private static func directoriesHoldingLinks(on path: [UInt8]) -> [[UInt8]] {
+        var holders: [[UInt8]] = []
+        var current: [UInt8] = [UInt8(ascii: "/")]
+        for component in path.split(separator: UInt8(ascii: "/")) {
+            let candidate = current.count == 1 ? current + component : current + [UInt8(ascii: "/")] + component
+            if case .success(let status) = FollowerSyscalls.status(candidate, followSymlinks: false), status.itemType == .symlink {
+                if !holders.contains(current) && FollowerSyscalls.canWatch(current) { holders.append(current) }
+                guard let resolved = Syscalls.realPath(candidate) else { return holders }
+                current = resolved
+            } else {
+                current = candidate
+            }
+        }
+        return holders
     }
 
     /// The nearest directory at or above `start` that exists, and whether it is `start` itself.

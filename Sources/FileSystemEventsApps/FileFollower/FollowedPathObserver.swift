@@ -179,12 +179,25 @@ final class FollowedPathObserver: Sendable {
     }
 
     /// Remembers the files `events` tell of at the path.
+    ///
+    /// A change to a directory on the way to the path (a symlink `current` pointed at another
+    /// release, watched where it stands: see ``FollowedPath``) tells of whatever the path
+    /// leads to now, a file the source watching the old directory never names: without this,
+    /// it waited the whole second a file found by a look waits to be told of.
     private func noteTold(_ events: [FileSystemEvent], path: [UInt8]) {
         var told: [FileIdentity] = []
         for event in events where event.itemType == .file {
             guard let identity = event.identity else { continue }
             let atPath = event.path.bytes == path || event.previousPath?.bytes == path || event.madeAt?.bytes == path
             if atPath { told.append(identity) }
+        }
+        func isOnTheWay(_ candidate: FilePath?) -> Bool {
+            guard let bytes = candidate?.bytes, bytes.count + 1 < self.path.count else { return false }
+            return self.path[bytes.count] == UInt8(ascii: "/") && self.path.starts(with: bytes)
+        }
+        if events.contains(where: { $0.kind != .modified && (isOnTheWay($0.path) || isOnTheWay($0.previousPath)) }),
+           case .success(let now) = FollowerSyscalls.status(self.path, followSymlinks: true), now.itemType == .file {
+            told.append(now.identity)
         }
         guard !told.isEmpty else { return }
         state.withLock { state in

@@ -22,6 +22,15 @@ enum FollowerSyscalls {
         Syscalls.status(atPath: path, followSymlinks: followSymlinks)
     }
 
+    /// Whether this process may list and search the directory at `path` (`access(2)` with
+    /// `R_OK | X_OK`, by the effective IDs): what a watch of it needs.
+    static func canWatch(_ path: [UInt8]) -> Bool {
+        guard path.count < Int(PATH_MAX) else { return false }
+        return (path + [0]).withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { faccessat(AT_FDCWD, $0.baseAddress!, R_OK | X_OK, AT_EACCESS) == 0 }
+        }
+    }
+
     /// `statx` of an open descriptor (`AT_EMPTY_PATH`): the size the follower compares its
     /// offset with, and the identity it compares the path's with.
     static func status(ofDescriptor descriptor: CInt) -> Result<FileStatus, Errno> {
