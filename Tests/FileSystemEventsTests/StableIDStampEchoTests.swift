@@ -177,5 +177,20 @@ import Testing
         let stored = Self.storedID("doc", in: tree)
         #expect(stored != nil, "doc was never stamped")
         #expect(told.map(\.stableID) == [stored, stored], "\(told.map(\.stableID))")
+
+        // The same save told in two batches (the `created` read alone): identified at the rename.
+        try tree.write(".doc2.tmp", "v2")
+        let second = try Self.identity(".doc2.tmp", in: tree)
+        try tree.rename(".doc2.tmp", to: "doc2")
+        let created = tracker.process([
+            FileSystemEvent(kind: .created, path: tree.path(".doc2.tmp"), itemType: .file, isSynthetic: false, identity: second)
+        ])
+        let renamed = tracker.process([
+            FileSystemEvent(kind: .renamed, path: tree.path("doc2"), previousPath: tree.path(".doc2.tmp"), itemType: .file,
+                            isSynthetic: false, identity: second)
+        ])
+        #expect(created.first?.stableID == nil)
+        #expect(Self.storedID("doc2", in: tree) != nil && renamed.first?.stableID == Self.storedID("doc2", in: tree),
+                "doc2 unstamped, or its rename without its ID: \(renamed.map(\.stableID))")
     }
 }

@@ -20,6 +20,10 @@ struct StableIDTracker {
         /// came at the new path and was reported, and the next change at the old path, another
         /// item's, was dropped in its stead.
         var stamp: Stamp?
+        /// Created, but gone from where it was made when its event was handled (an atomic
+        /// save's temporary file): identified where a later rename puts it, in this batch or
+        /// a later one.
+        var awaitsIdentification = false
 
         init(name: [UInt8], parent: Node?) {
             self.name = name
@@ -133,6 +137,7 @@ struct StableIDTracker {
                 guard holdsItem(of: node, at: path) else {
                     // What stands at the path now is another item (or none): its ID is not
                     // this one's, and a stamp written there would go to the wrong item.
+                    node.awaitsIdentification = true
                     unidentified[ObjectIdentifier(node), default: []].append(result.count)
                     break
                 }
@@ -157,15 +162,16 @@ struct StableIDTracker {
                 if let moving = detach(previous) {
                     remove(path)
                     attach(moving, at: path)
-                    if let earlier = unidentified[ObjectIdentifier(moving)], moving.id == nil, holdsItem(of: moving, at: path) {
-                        unidentified[ObjectIdentifier(moving)] = nil
+                    if moving.awaitsIdentification, moving.id == nil, holdsItem(of: moving, at: path) {
+                        moving.awaitsIdentification = false
                         var id = identify(path, type: event.itemType, of: moving)
                         if let original = liveItem(holding: id, otherThan: moving), let originalPath = self.path(of: original) {
                             event.duplicateOf = FilePath(bytes: originalPath)
                             id = restamp(path, of: moving)
                         }
                         assign(id, to: moving)
-                        for index in earlier { result[index].stableID = id }
+                        // Its earlier events of this batch are not out yet: they get it too.
+                        for index in unidentified.removeValue(forKey: ObjectIdentifier(moving)) ?? [] { result[index].stableID = id }
                     }
                     event.stableID = moving.id
                 } else {
