@@ -64,14 +64,17 @@ struct NestedRootsSource: FileSystemEventSource {
     /// The roots no other root contains, when some root lies inside another (or is named
     /// twice); `nil` when none does, or when nesting cannot be shared safely.
     ///
-    /// Shared only where the nesting is real: a recursive watch, and roots at canonical paths,
-    /// so that the inner root is the very item the outer watch reaches by name (a path through
-    /// a symlink is not: the outer watch does not follow it). A root may be a directory or a
-    /// file (`watch A A/f`, `watch A A/sub B/f`): the subscription watches a file by name, as
-    /// a source of its own does. Anything else is watched root by root.
+    /// Shared only where the nesting is real: a recursive watch, and inner roots at canonical
+    /// paths, so that each is the very item the outer watch reaches by name (a path through a
+    /// symlink is not: the outer watch does not follow it). An outer root may be reached
+    /// through a symlink (`watch A A/sub L` with `L -> A/sub`): the shared watch watches it as
+    /// a root of its own, as a source of its own would. A root may be a directory or a file
+    /// (`watch A A/f`, `watch A A/sub B/f`): the subscription watches a file by name, as a
+    /// source of its own does. Anything else is watched root by root.
     static func outermost(of options: WatchOptions) -> [FilePath]? {
         guard options.isRecursive, options.roots.count > 1 else { return nil }
-        let roots = options.roots.map { $0.lexicallyNormalized() }
+        // Absolute first: `cd /srv; filewatch watch . www` nests as `/srv /srv/www` does.
+        let roots = options.roots.map { WatchOptions.absolute($0).lexicallyNormalized() }
         var outer: [FilePath] = []
         var nests = false
         for (index, root) in roots.enumerated() {
@@ -83,8 +86,10 @@ struct NestedRootsSource: FileSystemEventSource {
         guard nests else { return nil }
         for root in roots {
             let bytes = root.bytes
-            guard Syscalls.realPath(bytes) == bytes, case .success(let status) = Syscalls.status(atPath: bytes),
-                  status.itemType == .directory || status.itemType == .file else { return nil }
+            guard case .success(let status) = Syscalls.status(atPath: bytes, followSymlinks: true),
+                  status.itemType == .directory || status.itemType == .file,
+                  outer.contains(root) || Syscalls.realPath(bytes) == bytes
+            else { return nil }
         }
         return outer
     }

@@ -132,4 +132,40 @@ import Testing
         #expect(model.anomalies.isEmpty, "\(backend): \(model.anomalies.prefix(3)) in \(told)")
         #expect(model.differences(from: disk).isEmpty, "\(backend): \(model.differences(from: disk).prefix(6)) in \(told)")
     }
+
+    /// Roots that nest beside a root reached through a symlink (`watch A A/sub L`, with
+    /// `L -> A/sub`): the symlink root made every root be watched on its own, so each change
+    /// under `A/sub` was told twice under `A/` (and a move out of it as a rename and then a
+    /// removal of what had just moved). The nested roots share a watch now, and the symlink
+    /// root is a root of that watch, told under its own name.
+    @Test("nested roots beside a symlink root: each change once under each name, in an order that replays", arguments: availableBackends)
+    func nestedRootsBesideASymlinkRoot(backend: FileSystemEventBackend) async throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectories("A/sub/deep")
+        try tree.write("A/sub/g", "g")
+        try tree.write("A/h", "h")
+        try tree.symlink("L", pointingTo: "A/sub")
+        let roots = [tree.path("A"), tree.path("A/sub"), tree.path("L")]
+        let outer = [tree.path("A"), tree.path("L")]
+        let start = outer.map { DiskTree.read(root: $0.bytes, recursive: true) { _, _ in true } }
+        let stream = try backend.makeSource(options: WatchOptions(roots: roots, pollInterval: .milliseconds(20))).updates()
+        let observed = try await observe(stream, onReady: {
+            try tree.rename("A/sub/g", to: "A/sub/deep/g2")
+            try tree.rename("A/sub/deep/g2", to: "A/moved")     // out of the inner root
+            try tree.rename("A/h", to: "A/sub/h")               // into it
+            try tree.write("A/sub/new", "n")
+            try tree.write("A/marker", "")
+        }) { observed in
+            observed.events.contains { $0.kind == .created && $0.path == tree.path("A/marker") }
+        }
+        let events = observed.events
+        let told = events.map { "\($0.kind) \($0.path)\($0.previousPath.map { " <- \($0)" } ?? "")" }
+        var model = ReplayModel(initial: start, roots: outer)
+        for event in events where event.kind != .rootRemoved { model.apply(event) }
+        let disk = outer.map { DiskTree.read(root: $0.bytes, recursive: true) { _, _ in true } }
+        #expect(model.anomalies.isEmpty, "\(backend): \(model.anomalies.prefix(3)) in \(told)")
+        #expect(model.differences(from: disk).isEmpty, "\(backend): \(model.differences(from: disk).prefix(6)) in \(told)")
+        let created = events.filter { $0.kind == .created && $0.path == tree.path("A/sub/new") }.count
+        #expect(created == 1, "\(backend): A/sub/new created \(created) times in \(told)")
+    }
 }
