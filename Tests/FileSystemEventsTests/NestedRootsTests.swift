@@ -73,13 +73,9 @@ import Testing
             observed.events.contains { $0.kind == .created && $0.path == tree.path("marker") }
         }
         let events = observed.events
-        let told = events.map { "\($0.kind) \($0.path)\($0.previousPath.map { " <- \($0)" } ?? "")" }
+        let told = Self.describe(events)
         // The outer root's tree, replayed: an inner root's `rootRemoved` changes nothing in it.
-        var model = ReplayModel(initial: start, root: tree.root)
-        for event in events where event.kind != .rootRemoved { model.apply(event) }
-        let disk = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
-        #expect(model.anomalies.isEmpty, "\(backend): \(model.anomalies.prefix(3)) in \(told)")
-        #expect(model.differences(from: disk).isEmpty, "\(backend): \(model.differences(from: disk).prefix(5)) in \(told)")
+        Self.expectReplay(events, from: [start], roots: [tree.root], ignoringRootRemoved: true, backend: backend)
         // Told where it was made, or where it stood when the backend looked: once.
         for names in [["sub/new", "sub2/new"], ["marker"]] {
             let paths = names.map { tree.path(RelativePath($0)) }
@@ -125,12 +121,7 @@ import Testing
             }
         }
         let events = observed.events
-        let told = events.map { "\($0.kind) \($0.path)\($0.previousPath.map { " <- \($0)" } ?? "")" }
-        var model = ReplayModel(initial: start, roots: roots)
-        for event in events { model.apply(event) }
-        let disk = roots.map { DiskTree.read(root: $0.bytes, recursive: true) { _, _ in true } }
-        #expect(model.anomalies.isEmpty, "\(backend): \(model.anomalies.prefix(3)) in \(told)")
-        #expect(model.differences(from: disk).isEmpty, "\(backend): \(model.differences(from: disk).prefix(6)) in \(told)")
+        Self.expectReplay(events, from: start, roots: roots, ignoringRootRemoved: false, backend: backend)
     }
 
     /// Roots that nest beside a root reached through a symlink (`watch A A/sub L`, with
@@ -159,13 +150,29 @@ import Testing
             observed.events.contains { $0.kind == .created && $0.path == tree.path("A/marker") }
         }
         let events = observed.events
-        let told = events.map { "\($0.kind) \($0.path)\($0.previousPath.map { " <- \($0)" } ?? "")" }
-        var model = ReplayModel(initial: start, roots: outer)
-        for event in events where event.kind != .rootRemoved { model.apply(event) }
-        let disk = outer.map { DiskTree.read(root: $0.bytes, recursive: true) { _, _ in true } }
-        #expect(model.anomalies.isEmpty, "\(backend): \(model.anomalies.prefix(3)) in \(told)")
-        #expect(model.differences(from: disk).isEmpty, "\(backend): \(model.differences(from: disk).prefix(6)) in \(told)")
+        let told = Self.describe(events)
+        Self.expectReplay(events, from: start, roots: outer, ignoringRootRemoved: true, backend: backend)
         let created = events.filter { $0.kind == .created && $0.path == tree.path("A/sub/new") }.count
         #expect(created == 1, "\(backend): A/sub/new created \(created) times in \(told)")
+    }
+
+    static func describe(_ events: [FileSystemEvent]) -> [String] {
+        events.map { "\($0.kind) \($0.path)\($0.previousPath.map { " <- \($0)" } ?? "")" }
+    }
+
+    /// Replays `events` onto the trees `start` held at `roots` and expects the disk: no event
+    /// that does not apply, and nothing missing or extra. An inner root's `rootRemoved` is a
+    /// notice to a consumer keeping one tree of all its roots (`ignoringRootRemoved`).
+    static func expectReplay(
+        _ events: [FileSystemEvent], from start: [DiskTree], roots: [FilePath], ignoringRootRemoved: Bool,
+        backend: FileSystemEventBackend, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        var model = ReplayModel(initial: start, roots: roots)
+        for event in events where !(ignoringRootRemoved && event.kind == .rootRemoved) { model.apply(event) }
+        let disk = roots.map { DiskTree.read(root: $0.bytes, recursive: true) { _, _ in true } }
+        let told = describe(events)
+        #expect(model.anomalies.isEmpty, "\(backend): \(model.anomalies.prefix(3)) in \(told)", sourceLocation: sourceLocation)
+        #expect(model.differences(from: disk).isEmpty, "\(backend): \(model.differences(from: disk).prefix(6)) in \(told)",
+                sourceLocation: sourceLocation)
     }
 }
