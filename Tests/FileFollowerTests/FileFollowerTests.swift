@@ -330,25 +330,34 @@ struct FileFollowerTests {
     /// found by the once-a-second look, and the new log's first bytes came 2 s late. The
     /// directory holding the link is watched too now, and a change there tells of the file
     /// the path leads to: the watch moves to the new release as soon as the link does.
-    @Test("a directory on the way that is a symlink, re-pointed: its holder is watched, and each release's log is followed from its first byte",
-          arguments: FollowBackend.available)
-    func repointedDirectoryOnTheWay(backend: FollowBackend) async throws {
+    @Test("a directory on the way that is a symlink, re-pointed (itself, or a link of a chain it goes through): its holders are watched, and each release's log is followed from its first byte",
+          arguments: FollowBackend.available, [false, true])
+    func repointedDirectoryOnTheWay(backend: FollowBackend, throughAChain: Bool) async throws {
         let tree = try ScratchTree()
         for release in 1...3 {
             try tree.makeDirectory(RelativePath("release-\(release)"))
             try tree.write(RelativePath("release-\(release)/app.log"), "")
         }
-        try tree.symlink("current", pointingTo: "release-1")
-        let holder = FilePath(bytes: Syscalls.realPath(tree.root.bytes) ?? tree.root.bytes)
+        // `current -> release-N`, or `current -> links/stable -> ../release-N`, whose last link moves.
+        let moving: RelativePath = throughAChain ? "links/stable" : "current"
+        let prefix = throughAChain ? "../release-" : "release-"
+        if throughAChain {
+            try tree.makeDirectory("links")
+            try tree.symlink("current", pointingTo: "links/stable")
+        }
+        try tree.symlink(moving, pointingTo: prefix + "1")
+        let canonical: @Sendable (FilePath) -> FilePath = { FilePath(bytes: Syscalls.realPath($0.bytes) ?? $0.bytes) }
+        let holders = throughAChain ? [canonical(tree.root), canonical(tree.path("links"))] : [canonical(tree.root)]
         let recorder = try await follow(tree.path("current/app.log"), on: backend) { recorder in
             var expected: [UInt8] = []
             for release in 1...3 {
                 if release > 1 {
-                    try tree.symlink("current.tmp", pointingTo: "release-\(release)")
-                    try Self.rename(tree.path("current.tmp"), to: tree.path("current"))
-                    let target = FilePath(bytes: Syscalls.realPath(tree.path(RelativePath("release-\(release)")).bytes) ?? [])
-                    // The watch follows the link, told by the holder's event.
-                    try recorder.wait("a watch of release-\(release)") { _, _, starts in starts.last?.contains(target) == true }
+                    let temporary = RelativePath(moving.description + ".tmp")
+                    try tree.symlink(temporary, pointingTo: prefix + "\(release)")
+                    try Self.rename(tree.path(temporary), to: tree.path(moving))
+                    let directory = canonical(tree.path(RelativePath("release-\(release)")))
+                    // The watch follows the link, told by its holder's event.
+                    try recorder.wait("a watch of release-\(release)") { _, _, starts in starts.last?.contains(directory) == true }
                 }
                 let writer = LogWriter(path: tree.path(RelativePath("release-\(release)/app.log")), recorder: recorder, seed: UInt64(40 + release))
                 try writer.reopen()
@@ -356,7 +365,7 @@ struct FileFollowerTests {
                 expected += writer.written
                 try recorder.waitForBytes(expected.count)
             }
-            try recorder.wait("the holder watched") { _, _, starts in starts.allSatisfy { $0.contains(holder) } }
+            try recorder.wait("the holders watched") { _, _, starts in starts.allSatisfy { roots in holders.allSatisfy(roots.contains) } }
             return expected
         }
         #expect(recorder.problems == [])

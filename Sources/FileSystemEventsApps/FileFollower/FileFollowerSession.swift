@@ -110,6 +110,7 @@ final class FileFollowerSession {
         while true {
             let roots = tracker.path.watchRoots()
             if let watch, watch.roots == roots, !watch.isOver { return }
+            let replacesAnother = watch != nil
             if let old = watch {
                 watch = nil
                 await old.stop()
@@ -117,7 +118,7 @@ final class FileFollowerSession {
             do throws(FileSystemEventsError) {
                 watch = try FollowerWatch(
                     roots: roots, makeSource: follower.makeSource, wakeup: wakeup, observer: tracker.observer,
-                    didStartWatching: follower.options.didStartWatching)
+                    replacesAnother: replacesAnother, didStartWatching: follower.options.didStartWatching)
                 return
             } catch {
                 // The directory went away between choosing it and watching it: choose again.

@@ -100,22 +100,39 @@ struct FollowedPath: Sendable {
     }
 
     /// The directories, as canonical paths, that hold a symlink met on the way down `path` (an
-    /// existing directory), each one this process may watch; resolved as the kernel resolves
-    /// the path, component by component.
+    /// existing directory), each one this process may watch: resolved as the kernel resolves
+    /// the path, component by component and link by link, so every link of a chain
+    /// (`current -> links/stable -> ../releases/N`) is found where it stands.
     private static func directoriesHoldingLinks(on path: [UInt8]) -> [[UInt8]] {
         var holders: [[UInt8]] = []
-        var current: [UInt8] = [UInt8(ascii: "/")]
-        for component in path.split(separator: UInt8(ascii: "/")) {
-            let candidate = current.count == 1 ? current + component : current + [UInt8(ascii: "/")] + component
-            if case .success(let status) = FollowerSyscalls.status(candidate, followSymlinks: false), status.itemType == .symlink {
-                if !holders.contains(current) && FollowerSyscalls.canWatch(current) { holders.append(current) }
-                guard let resolved = Syscalls.realPath(candidate) else { return holders }
-                current = resolved
-            } else {
-                current = candidate
-            }
-        }
+        var links = 0
+        _ = resolve(path, from: [UInt8(ascii: "/")], holders: &holders, links: &links)
         return holders
+    }
+
+    /// `path` resolved from the directory `start` (a canonical path), noting the directories
+    /// that hold the links met; `nil` where it cannot be (a missing component, a loop).
+    private static func resolve(_ path: [UInt8], from start: [UInt8], holders: inout [[UInt8]], links: inout Int) -> [UInt8]? {
+        var current = path.first == UInt8(ascii: "/") ? [UInt8(ascii: "/")] : start
+        for component in path.split(separator: UInt8(ascii: "/")) {
+            if component.elementsEqual([UInt8(ascii: ".")]) { continue }
+            if component.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) {
+                current = parent(of: current)
+                continue
+            }
+            let candidate = current.count == 1 ? current + component : current + [UInt8(ascii: "/")] + component
+            guard case .success(let status) = FollowerSyscalls.status(candidate, followSymlinks: false) else { return nil }
+            guard status.itemType == .symlink else {
+                current = candidate
+                continue
+            }
+            links += 1
+            guard links <= 40, let target = Syscalls.readLink(candidate) else { return nil }
+            if !holders.contains(current) && FollowerSyscalls.canWatch(current) { holders.append(current) }
+            guard let resolved = resolve(target, from: current, holders: &holders, links: &links) else { return nil }
+            current = resolved
+        }
+        return current
     }
 
     /// The nearest directory at or above `start` that exists, and whether it is `start` itself.

@@ -195,13 +195,36 @@ final class FollowedPathObserver: Sendable {
             guard let bytes = candidate?.bytes, bytes.count + 1 < self.path.count else { return false }
             return self.path[bytes.count] == UInt8(ascii: "/") && self.path.starts(with: bytes)
         }
-        if events.contains(where: { $0.kind != .modified && (isOnTheWay($0.path) || isOnTheWay($0.previousPath)) }),
-           case .success(let now) = FollowerSyscalls.status(self.path, followSymlinks: true), now.itemType == .file {
-            told.append(now.identity)
+        // A directory on the way, or a symlink anywhere in view (one of a chain the path goes
+        // through, `current -> stable -> releases/N`, may be re-pointed where it stands).
+        let leadsElsewhere = events.contains { event in
+            event.kind != .modified && event.kind != .attributesChanged
+                && (event.itemType == .symlink || isOnTheWay(event.path) || isOnTheWay(event.previousPath))
         }
+        if leadsElsewhere, let now = fileAtPath() { told.append(now) }
         guard !told.isEmpty else { return }
         state.withLock { state in
             state.told += told
+            if state.told.count > Self.openedFilesKept { state.told.removeFirst(state.told.count - Self.openedFilesKept) }
+        }
+    }
+
+    /// The identity of the regular file the path leads to now, if any.
+    private func fileAtPath() -> FileIdentity? {
+        guard case .success(let now) = FollowerSyscalls.status(path, followSymlinks: true), now.itemType == .file else { return nil }
+        return now.identity
+    }
+
+    /// Takes the file the path leads to now as told of, for a watch started in place of one
+    /// whose directories no longer lead to the path (a directory on the way re-pointed, or
+    /// gone): the old watch's events went with it, and the new one never names a file that
+    /// stood in its directories before it started. Left waiting to be told, a file found at the
+    /// path then waited the whole second (a write just before the re-point woke the follower,
+    /// whose look found the new file and moved the watch before the re-point was read).
+    func noteToldAtRestart() {
+        guard let now = fileAtPath() else { return }
+        state.withLock { state in
+            state.told.append(now)
             if state.told.count > Self.openedFilesKept { state.told.removeFirst(state.told.count - Self.openedFilesKept) }
         }
     }

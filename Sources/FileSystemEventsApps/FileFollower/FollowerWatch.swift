@@ -27,6 +27,7 @@ final class FollowerWatch: Sendable {
         makeSource: FileFollower.SourceFactory,
         wakeup: FollowerWakeup,
         observer: FollowedPathObserver,
+        replacesAnother: Bool = false,
         didStartWatching: (@Sendable ([FilePath]) -> Void)?
     ) throws(FileSystemEventsError) {
         self.roots = roots
@@ -43,6 +44,7 @@ final class FollowerWatch: Sendable {
             case .ready:
                 // What changed between the follower's own look and the watch's start is
                 // looked at here too, on this thread: the follower's task may be held up.
+                if replacesAnother { observer.noteToldAtRestart() }
                 observer.observe()
                 status.state.withLock { $0.hasStarted = true }
                 didStartWatching?(paths)
