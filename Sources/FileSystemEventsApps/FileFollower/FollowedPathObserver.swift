@@ -202,9 +202,14 @@ final class FollowedPathObserver: Sendable {
                 && (event.itemType == .symlink || isOnTheWay(event.path) || isOnTheWay(event.previousPath))
         }
         if leadsElsewhere, let now = fileAtPath() { told.append(now) }
-        guard !told.isEmpty else { return }
+        remember(told: told)
+    }
+
+    /// Notes `identities` as told of at the path, keeping the last ``openedFilesKept``.
+    private func remember(told identities: [FileIdentity]) {
+        guard !identities.isEmpty else { return }
         state.withLock { state in
-            state.told += told
+            state.told += identities
             if state.told.count > Self.openedFilesKept { state.told.removeFirst(state.told.count - Self.openedFilesKept) }
         }
     }
@@ -222,11 +227,7 @@ final class FollowedPathObserver: Sendable {
     /// path then waited the whole second (a write just before the re-point woke the follower,
     /// whose look found the new file and moved the watch before the re-point was read).
     func noteToldAtRestart() {
-        guard let now = fileAtPath() else { return }
-        state.withLock { state in
-            state.told.append(now)
-            if state.told.count > Self.openedFilesKept { state.told.removeFirst(state.told.count - Self.openedFilesKept) }
-        }
+        if let now = fileAtPath() { remember(told: [now]) }
     }
 
     /// Whether the source has told of the file `identity` at the path.

@@ -109,6 +109,20 @@ package enum Syscalls {
         return .success(())
     }
 
+    /// How many bytes wait unread in the pipe (or socket) `descriptor`, from either end of it
+    /// (`FIONREAD`).
+    package static func bytesWaiting(_ descriptor: CInt) -> Result<Int, Errno> {
+        valueOrErrno(cfse_bytes_waiting(descriptor)).map(Int.init)
+    }
+
+    /// Waits up to `timeoutMilliseconds` for the write end `descriptor` of a pipe to report
+    /// that no reader is left (`POLLERR`, or `POLLHUP`): whether it did.
+    package static func waitForReadersGone(_ descriptor: CInt, timeoutMilliseconds: CInt) -> Result<Bool, Errno> {
+        var state = pollfd(fd: descriptor, events: 0, revents: 0)
+        return valueOrErrno(retryOnInterrupt: true) { poll(&state, 1, timeoutMilliseconds) }
+            .map { _ in state.revents & Int16(POLLERR | POLLHUP) != 0 }
+    }
+
     /// Waits for any of `descriptors` to become readable.
     ///
     /// - Parameter timeoutMilliseconds: -1 waits forever.

@@ -51,22 +51,17 @@ struct StandardOutput: Sendable {
     /// ``ChangesCommand``'s `--save` lets it commit itself.
     func waitUntilRead() -> Bool {
         guard Self.isPipe else { return true }
-        while true {
-            var unread: CInt = 0
-            guard ioctl(1, UInt(FIONREAD), &unread) == 0 else { return true }
-            if unread == 0 { return true }
-            // No reader left: the pipe's write end reports an error.
-            var descriptor = pollfd(fd: 1, events: 0, revents: 0)
-            _ = poll(&descriptor, 1, 20)
-            if descriptor.revents & Int16(POLLERR | POLLHUP) != 0 { return false }
+        while case .success(let unread) = Syscalls.bytesWaiting(1), unread > 0 {
+            if case .success(true) = Syscalls.waitForReadersGone(1, timeoutMilliseconds: 20) { return false }
         }
+        return true
     }
 
     /// Whether descriptor 1 is a pipe, the only kind of output where a write up to `PIPE_BUF`
     /// bytes is atomic (a file takes a whole write anyway; a terminal has no records to keep).
     private static let isPipe: Bool = {
-        var status = stat()
-        return fstat(1, &status) == 0 && (status.st_mode & S_IFMT) == S_IFIFO
+        guard case .success(let status) = Syscalls.status("", relativeTo: 1, followSymlinks: false) else { return false }
+        return status.mode & UInt32(S_IFMT) == UInt32(S_IFIFO)
     }()
 
     /// The largest write a pipe takes atomically (POSIX requires at least 512; Linux: 4096).

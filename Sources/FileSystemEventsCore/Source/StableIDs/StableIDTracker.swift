@@ -141,13 +141,7 @@ struct StableIDTracker {
                     unidentified[ObjectIdentifier(node), default: []].append(result.count)
                     break
                 }
-                var id = identify(path, type: event.itemType, of: node)
-                if let original = liveItem(holding: id, otherThan: node), let originalPath = self.path(of: original) {
-                    event.duplicateOf = FilePath(bytes: originalPath)
-                    id = restamp(path, of: node)
-                }
-                assign(id, to: node)
-                event.stableID = id
+                event.stableID = identifyArrival(path, of: node, for: &event)
             case .removed:
                 event.stableID = node(at: path)?.id
                 if let index = rootPaths.firstIndex(of: path) {
@@ -164,12 +158,7 @@ struct StableIDTracker {
                     attach(moving, at: path)
                     if moving.awaitsIdentification, moving.id == nil, holdsItem(of: moving, at: path) {
                         moving.awaitsIdentification = false
-                        var id = identify(path, type: event.itemType, of: moving)
-                        if let original = liveItem(holding: id, otherThan: moving), let originalPath = self.path(of: original) {
-                            event.duplicateOf = FilePath(bytes: originalPath)
-                            id = restamp(path, of: moving)
-                        }
-                        assign(id, to: moving)
+                        let id = identifyArrival(path, of: moving, for: &event)
                         // Its earlier events of this batch are not out yet: they get it too.
                         for index in unidentified.removeValue(forKey: ObjectIdentifier(moving)) ?? [] { result[index].stableID = id }
                     }
@@ -220,6 +209,19 @@ struct StableIDTracker {
             result.append(event)
         }
         return result
+    }
+
+    /// Identifies an item that has just come into the tree at `path` (`node`), as its event
+    /// says: a copy carrying a live item's ID is a duplicate, told so
+    /// (``FileSystemEvent/duplicateOf``) and given a fresh ID of its own.
+    private mutating func identifyArrival(_ path: [UInt8], of node: Node, for event: inout FileSystemEvent) -> FileStableID? {
+        var id = identify(path, type: event.itemType, of: node)
+        if let original = liveItem(holding: id, otherThan: node), let originalPath = self.path(of: original) {
+            event.duplicateOf = FilePath(bytes: originalPath)
+            id = restamp(path, of: node)
+        }
+        assign(id, to: node)
+        return id
     }
 
     /// Takes up an ID someone else wrote to the item since it was identified.
