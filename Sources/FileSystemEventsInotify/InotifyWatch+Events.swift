@@ -381,7 +381,7 @@ extension InotifyWatch {
                     produced.append(makeEvent(.attributesChanged, root: directory.root, relative: directory.relativePath, type: .directory,
                                               identity: FileIdentity(device: directory.device, inode: directory.inode), synthetic: false))
                 }
-                if !directory.isListed { rescanBecomingReadable(directory) }
+                rescanUnlistedBecomingReadable(within: directory)
             }
             return
         }
@@ -390,7 +390,20 @@ extension InotifyWatch {
         } else if mask.contains(.attrib) {
             produced.append(makeEvent(.attributesChanged, root: directory.root, relative: [], type: .directory,
                                       identity: FileIdentity(device: directory.device, inode: directory.inode), synthetic: false))
-            if !directory.isListed { rescanBecomingReadable(directory) }
+            rescanUnlistedBecomingReadable(within: directory)
+        }
+    }
+
+    /// On a change of `directory`'s own attributes: it, or directories below it that it kept
+    /// from being searched, may have become readable. A root has no parent watch to hear its
+    /// `chmod` by name (``reportChange(_:named:in:)`` does this for the others): `chmod 0 R;
+    /// mkdir -p R/d/x/y; chmod 755 R` as a user without `CAP_DAC_READ_SEARCH` left `R/d/x`
+    /// unlisted, and everything made in it later unreported, for good.
+    private mutating func rescanUnlistedBecomingReadable(within directory: WatchedDirectory) {
+        if !directory.isListed {
+            rescanBecomingReadable(directory)
+        } else if mayHoldUnexamined {
+            for node in unlistedDirectories(within: directory) { rescanBecomingReadable(node) }
         }
     }
 

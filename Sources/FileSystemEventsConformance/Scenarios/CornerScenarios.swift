@@ -323,6 +323,45 @@ extension ConformanceSuite {
             try watch.expect(.created, "m2/locked/sub/later.txt")
             try watch.assertReplayMatchesDisk()
         },
+        ConformanceScenario(131, "the watched root made unsearchable while a tree is made below it (through a descriptor held), then searchable again: the tree is listed, and watched from then on",
+                            runsUnprivileged: true) { context in
+            guard geteuid() != 0 else {
+                throw ConformanceSkip("running as root: CAP_DAC_READ_SEARCH reads every directory; scripts/test.sh reruns this as an unprivileged user")
+            }
+            try context.tree.makeDirectories("d")
+            let watch = try await context.watch()
+            // The scenario runs as the watcher's user, to whom a root of mode 0 is closed too:
+            // it makes the tree through a descriptor of `d` opened before.
+            let held = withC(context.tree.absolute("d", in: .root)) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+            guard held >= 0 else { throw ConformanceFailure("open d: \(Errno(rawValue: errno))") }
+            defer { close(held) }
+            let start = watch.eventCount
+            try context.tree.changeMode(.root, to: 0o000)
+            var isClosed = true
+            defer { if isClosed { try? context.tree.changeMode(.root, to: 0o755) } }
+            for directory in ["x", "x/deep"] {
+                guard mkdirat(held, directory, 0o755) == 0 else { throw ConformanceFailure("mkdir d/\(directory): \(Errno(rawValue: errno))") }
+            }
+            let file = openat(held, "x/deep/f", O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+            guard file >= 0 else { throw ConformanceFailure("create d/x/deep/f: \(Errno(rawValue: errno))") }
+            close(file)
+            // A kernel backend hears `x` made in the watched `d`, and cannot look into it. (A
+            // scan cannot list the closed root at all, and sees the tree once it is open.)
+            if watch.source.capabilities.isEventDriven {
+                let path = context.tree.absolute("d/x", in: .root)
+                try await watch.waitForEvent("created d/x", from: start) { $0.kind == .created && $0.path.bytes == path }
+            }
+            try context.tree.changeMode(.root, to: 0o755)
+            isClosed = false
+            try await watch.sync()
+            try watch.assertReplayMatchesDisk("chmod 0 root; mkdir -p d/x/deep; touch d/x/deep/f; chmod 755 root")
+            try context.tree.write("d/x/deep/later", "l")
+            try context.tree.write("d/x/later2", "l")
+            try await watch.sync()
+            try watch.expect(.created, "d/x/deep/later")
+            try watch.expect(.created, "d/x/later2")
+            try watch.assertReplayMatchesDisk()
+        },
         ConformanceScenario(44, "a file system mounted under the tree: its mount point's chmod, then its unmount") { context in
             try context.tree.makeDirectories("mnt")
             try context.tree.write("mnt/underneath.txt", "hidden by the mount")
