@@ -6,6 +6,7 @@ import PlatformLibc
 @main
 enum FilewatchMain {
     static func main() {
+        StandardDescriptors.reserve()
         MainThreadExecutor.run { await FilewatchCommand.parseAndRun() }
     }
 }

@@ -170,6 +170,18 @@ struct FilewatchRobustnessTests {
         #expect(try await watch.waitForExit(timeout: .seconds(10)) == 0)
     }
 
+    @Test("started with stdin and stdout closed: one line on stderr and exit 1, not output into its own descriptors",
+          arguments: ["inotify", "polling"])
+    func closedStandardDescriptors(backend: String) async throws {
+        let tree = try ScratchTree()
+        // `<&- >&-` as some service managers start a process: the first descriptors it opened
+        // took 0 and 1, and the JSON Lines went into its own signal pipe (exit 162, nothing said).
+        let watch = try FilewatchProcess(["watch", "--backend", backend, "--format", "json", tree.root.string, "<&-", ">&-"],
+                                         shellWords: true)
+        #expect(try await watch.waitForExit(timeout: .seconds(30)) == 1)
+        #expect(watch.standardError.contains("cannot write to standard output"), "stderr: \(watch.standardError)")
+    }
+
     // MARK: Resource limits
 
     @Test("under too low an open file limit: one line naming the limit, the same every run, never a crash, permissions or inotify instances",

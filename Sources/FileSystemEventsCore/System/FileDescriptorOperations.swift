@@ -52,6 +52,12 @@ package enum Syscalls {
         ).map { _ in () }
     }
 
+    /// Whether `descriptor` is open (`fcntl(F_GETFD)` does not fail with `EBADF`).
+    package static func isOpen(_ descriptor: CInt) -> Bool {
+        if case .failure(.badFileDescriptor) = valueOrErrno(retryOnInterrupt: true, { fcntl(descriptor, F_GETFD) }) { return false }
+        return true
+    }
+
     /// `read(2)` into `buffer`; `.wouldBlock` means the descriptor is drained.
     package static func read(
         _ descriptor: CInt,
