@@ -19,6 +19,9 @@ struct PollingWatch {
     /// a scan a quiet period (and at least one interval) after its last change found it
     /// unchanged.
     private var settle: SettleTracker?
+    /// Set when a scan ran out of descriptors: what it could not list is unknown, and no later
+    /// scan can be trusted to list it either, so the watch ends with the limit to raise.
+    private var failure: FileSystemEventsError?
 
     private struct WatchedRoot {
         let paths: PathBuilder
@@ -73,6 +76,10 @@ struct PollingWatch {
                 let result = try scanner.scan(root: root, abandoning: { [channel] in channel.isTerminated })
                 if result.isAbandoned { return }
                 var watched = WatchedRoot(paths: PathBuilder(root: root), snapshot: result.snapshot, isFile: result.snapshot.tree == nil)
+                if let shortage = Self.descriptorShortage(in: result.unreadable, paths: watched.paths) {
+                    channel.finish(throwing: shortage)
+                    return
+                }
                 report(unreadable: result.unreadable, for: &watched)
                 roots.append(watched)
             } catch {
@@ -108,7 +115,7 @@ struct PollingWatch {
                 // One last look, so nothing that happened before the request is lost.
                 scanAll(now: now, isFinalLook: true)
                 sendHeld()
-                channel.finish()
+                channel.finish(throwing: failure)
                 return
             }
             var timeout = MonotonicClock.pollTimeout(from: now, until: nextScan)
@@ -123,6 +130,11 @@ struct PollingWatch {
             let afterWait = MonotonicClock.nanoseconds()
             if afterWait >= nextScan {
                 scanAll(now: afterWait, isFinalLook: false)
+                if let failure {
+                    sendHeld()
+                    channel.finish(throwing: failure)
+                    return
+                }
                 let scanned = MonotonicClock.nanoseconds()
                 if scanned &- afterWait >= Self.trimAfterScansOfNanoseconds { MemoryRelease.returnFreedPages() }
                 nextScan = MonotonicClock.nanoseconds() &+ interval
@@ -181,6 +193,11 @@ struct PollingWatch {
                 }
                 remaining.append(root)
                 continue
+            }
+            if failure == nil, let shortage = Self.descriptorShortage(in: result.unreadable, paths: root.paths) {
+                // What it did list is told (the diff is right for that); what it could not,
+                // the watch cannot promise to see, and it ends.
+                failure = shortage
             }
             if result.isAbandoned {
                 // Nothing of this scan is told. The roots keep their trees, which are whole
@@ -241,6 +258,15 @@ struct PollingWatch {
             identity: root.snapshot.status.identity,
             timestamp: timestamp
         )
+    }
+
+    /// The error for a directory a scan could not open for want of a descriptor, if any.
+    /// Reported as unreadable, it was left unwatched while the watch went on: under a fixed
+    /// limit (`prlimit --nofile=16`, or a chain of directories deeper than the limit allows),
+    /// for good, and nothing said but a warning.
+    private static func descriptorShortage(in unreadable: [(relativePath: [UInt8], errno: Errno)], paths: PathBuilder) -> FileSystemEventsError? {
+        guard let (relativePath, errno) = unreadable.first(where: { FileSystemEventsError.isDescriptorShortage($0.errno) }) else { return nil }
+        return .systemCallFailed(call: "open", path: paths.path(relativePath), errno: errno)
     }
 
     private func report(unreadable: [(relativePath: [UInt8], errno: Errno)], for root: inout WatchedRoot) {

@@ -40,7 +40,8 @@ final class FilewatchProcess: Sendable {
         process = Process()
         if shellWords {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", "exec \"$0\" " + arguments.joined(separator: " "), Self.binary.path]
+            let limit = openFileLimit.map { "ulimit -n \($0) && " } ?? ""
+            process.arguments = ["-c", limit + "exec \"$0\" " + arguments.joined(separator: " "), Self.binary.path]
         } else if let openFileLimit {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", "ulimit -n \(openFileLimit) && exec \"$0\" \"$@\"", Self.binary.path] + arguments

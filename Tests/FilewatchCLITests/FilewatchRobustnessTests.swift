@@ -226,6 +226,34 @@ struct FilewatchRobustnessTests {
         #expect(readyAt == Array(minimum...(minimum + 4)).flatMap { [$0, $0] }, "failed under \(failures), ready under \(readyAt)")
     }
 
+    @Test("polling with too few descriptors left to list every directory: an error naming the limit, never a watch blind to some of them")
+    func pollingDescriptorShortage() async throws {
+        let tree = try ScratchTree()
+        for index in 0..<20 { try tree.makeDirectories(RelativePath("d\(index)/e")) }
+        // Seven descriptors inherited from the parent, under a limit of 16: the scan finds none
+        // free for the directories. It printed `ready`, warned that they could not be listed
+        // "until readable", and reported nothing in them for good.
+        let inherited = (3...9).map { "\($0)</dev/null" }
+        let watch = try FilewatchProcess(["watch", "--backend", "polling", "--format", "json", "--poll-interval", "0.05", tree.root.string] + inherited,
+                                         openFileLimit: 16, shellWords: true)
+        var isReady = true
+        do {
+            try await watch.waitForLine("ready", timeout: .seconds(30)) { $0.contains(#""kind":"ready""#) }
+        } catch is CLITestFailure {
+            isReady = false
+        }
+        if isReady {
+            // Ready with every directory listed after all: then they are watched.
+            defer { watch.signal(SIGTERM) }
+            try tree.write("d7/e/new.txt", "n")
+            let path = tree.root.appending("d7/e/new.txt").string
+            try await watch.waitForLine("created d7/e/new.txt", timeout: .seconds(30)) { $0.contains(#""kind":"created""#) && $0.contains(path) }
+        } else {
+            #expect(try await watch.waitForExit() != 0)
+            #expect(watch.standardError.contains("open file limit"), "\(watch.standardError)")
+        }
+    }
+
     @Test("a tree deeper than the open file limit is scanned whole: a scan does not hold a descriptor per level",
           arguments: ["polling", "inotify"])
     func deeperThanDescriptorLimit(backend: String) async throws {
