@@ -177,7 +177,7 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// The last directory whose path ``relativePath(of:)`` derived, at which
     /// ``WatchedDirectory/linkGeneration``, and the path: a burst's creations mostly share a
     /// directory, whose path was otherwise walked up and joined again for every one.
-    var cachedPath: (directory: ObjectIdentifier, generation: Int, path: [UInt8])?
+    var cachedPath: (directory: UInt64, generation: Int, path: [UInt8])?
     /// Creations of a batch examined before the queue drained whose name held an item the model
     /// has at another name: the rename that put it there is still queued. They are examined
     /// again with the next batch (see ``resolvePending(drained:)``).
@@ -729,11 +729,11 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// of the model changes (a node freed counts, so its identifier is not reused meanwhile).
     mutating func relativePath(of directory: WatchedDirectory) -> [UInt8] {
         let generation = WatchedDirectory.linkGeneration.load(ordering: .relaxed)
-        if let cachedPath, cachedPath.directory == ObjectIdentifier(directory), cachedPath.generation == generation {
+        if let cachedPath, cachedPath.directory == directory.serial, cachedPath.generation == generation {
             return cachedPath.path
         }
         let path = directory.relativePath
-        cachedPath = (ObjectIdentifier(directory), generation, path)
+        cachedPath = (directory.serial, generation, path)
         return path
     }
 

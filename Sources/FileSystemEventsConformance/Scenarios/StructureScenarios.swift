@@ -285,5 +285,31 @@ extension ConformanceSuite {
             try watch.expect(.created, "top/later2.txt")
             try watch.assertReplayMatchesDisk()
         },
+        ConformanceScenario(132, "under a depth limit of 1, a watched directory removed and one at the limit renamed up (rm -rf g; mv c/s a), then files made in it: told under a/, never under the removed g/",
+                            runsUnprivileged: true) { context in
+            // The new directory's node may be allocated where the removed one's was: a path
+            // cached by the node's address told `a`'s creations under `g/` (inotify 17 of 20
+            // runs of the deployment build).
+            try context.tree.makeDirectories("c/s")
+            let watch = try await context.watch {
+                $0.filter = PathFilter(maximumDepth: 1)
+                $0.bufferLimit = backPressureBufferLimit
+            }
+            for round in 0..<6 {
+                let arrived = "a\(round)"
+                // Read at full speed, and from the kernel's queue in one go.
+                let held = round % 2 == 1
+                if held { try await watch.hold(queuing: 200) }
+                try context.tree.makeDirectories("g/d/b/e")
+                try context.tree.makeDirectories("g/d2/b/e")
+                try context.tree.removeTree("g")
+                try context.tree.rename("c/s", to: RelativePath(arrived))
+                for name in ["h.txt", "g", "i", "j"] { try context.tree.write(RelativePath(arrived) / RelativePath(name), "x") }
+                if held { watch.resume() }
+                try await watch.sync()
+                try watch.assertReplayMatchesDisk("round \(round): mkdir -p g/d/b/e g/d2/b/e; rm -rf g; mv c/s \(arrived); touch \(arrived)/{h.txt,g,i,j}")
+                try context.tree.makeDirectories("c/s")
+            }
+        },
     ]
 }
