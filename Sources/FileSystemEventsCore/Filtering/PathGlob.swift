@@ -1,6 +1,7 @@
 /// A shell-style glob over raw path bytes (names need not be UTF-8).
 ///
-/// `*` and `?` stay within one path component, `**` crosses components, `[abc]`, `[a-z]` and
+/// `*` and `?` stay within one path component, `**` crosses components (`**/`: whole
+/// directories, none or more, so `**/build` is never `prebuild`), `[abc]`, `[a-z]` and
 /// `[!x]` match one byte, and `\` escapes. Patterns are compiled once, matched per entry.
 public struct PathGlob: Sendable, Hashable, CustomStringConvertible {
     /// The pattern as written, before a leading or trailing `/` is dropped for matching. A
@@ -55,6 +56,10 @@ public struct PathGlob: Sendable, Hashable, CustomStringConvertible {
         // Backtracking points for the most recent `*` and `**`.
         var starP = -1, starT = -1
         var globstarP = -1, globstarT = -1
+        // Set when the `**` was followed by `/`: it stands for whole directories (none or
+        // more), so what follows starts a component, as in `.gitignore`. Moved on a byte at a
+        // time instead, `**/build` matched `prebuild` and `a/**/d` matched `a/xd`.
+        var globstarEndsComponent = false
         while t < text.endIndex {
             if p < pattern.endIndex {
                 let c = pattern[p]
@@ -62,7 +67,8 @@ public struct PathGlob: Sendable, Hashable, CustomStringConvertible {
                     if p + 1 < pattern.endIndex && pattern[p + 1] == UInt8(ascii: "*") {
                         // `**/` may also match nothing at all.
                         var next = p + 2
-                        if next < pattern.endIndex && pattern[next] == slash { next += 1 }
+                        globstarEndsComponent = next < pattern.endIndex && pattern[next] == slash
+                        if globstarEndsComponent { next += 1 }
                         globstarP = next
                         globstarT = t
                         starP = -1
@@ -87,6 +93,11 @@ public struct PathGlob: Sendable, Hashable, CustomStringConvertible {
                 continue
             }
             if globstarP >= 0 {
+                if globstarEndsComponent {
+                    // On past the next `/`: one more whole directory.
+                    while globstarT < text.endIndex && text[globstarT] != slash { globstarT += 1 }
+                    guard globstarT < text.endIndex else { return false }
+                }
                 globstarT += 1
                 t = globstarT
                 p = globstarP
