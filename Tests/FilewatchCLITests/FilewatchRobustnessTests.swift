@@ -285,13 +285,15 @@ struct FilewatchRobustnessTests {
         #expect(!watch.outputLines.contains { $0.contains(#""kind":"created""#) && $0.contains("/e/old") })
     }
 
-    @Test("a chain of directories 20,000 deep (paths of 40,000 bytes): the watch gets to ready, reports a file made at the bottom and its removal, and stops on SIGTERM",
-          arguments: ["polling", "inotify"])
-    func chainDeeperThanAThreadStack(backend: String) async throws {
+    @Test("a chain of directories 20,000 deep (paths of 40,000 bytes): the watch gets to ready, reports a file made at the bottom and its removal, and stops on SIGTERM; under a 2 GiB address-space limit too",
+          arguments: ["polling", "inotify"], [nil, 2 << 30])
+    func chainDeeperThanAThreadStack(backend: String, addressSpaceLimit: Int?) async throws {
         // The crawl, the scan, the diff and the model's release descend one call per level:
         // on an 8 MiB thread stack a polling watch of 10,000 levels, and an inotify watch of
         // 30,000, crashed. And a crawl holding the descriptors of the first 32 levels opened
-        // every level below at its whole path: 10,000 levels took 8.8 s to `ready`.
+        // every level below at its whole path: 10,000 levels took 8.8 s to `ready`. Under an
+        // address-space limit that refuses the 1 GiB stack, the watch fell back to 8 MiB and
+        // crashed the same way (SIGSEGV, nothing said), where a smaller large stack fits.
         let tree = try ScratchTree()
         let root = tree.root.string
         let top = Array((root + "/chain").utf8)
@@ -299,7 +301,8 @@ struct FilewatchRobustnessTests {
         try DeepChain.make(top, depth: depth)
         // ScratchTree's removal holds a descriptor per level.
         defer { DeepChain.remove(top) }
-        let watch = try FilewatchProcess(["watch", "--backend", backend, "--format", "json", "--poll-interval", "0.05", root])
+        let watch = try FilewatchProcess(["watch", "--backend", backend, "--format", "json", "--poll-interval", "0.05", root],
+                                         addressSpaceLimit: addressSpaceLimit)
         try await watch.waitForLine("ready", timeout: .seconds(120)) { $0.contains(#""kind":"ready""#) }
         try DeepChain.atBottom(top, depth: depth) { directory in
             let file = openat(directory, "deepest", O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)

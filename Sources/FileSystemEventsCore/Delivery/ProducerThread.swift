@@ -18,8 +18,15 @@ package enum ProducerThread {
     /// 1 GiB of address space. A polling watch of the deployment build crashed under 10,000
     /// levels on 8 MiB, some 800 bytes a level: this is room for about a hundred times that.
     /// A debug build's diff takes some 7.7 KB a level, and filled it at 138,000 levels. Where
-    /// the system refuses that much, the thread starts with the default stack instead.
+    /// the system refuses that much, the thread starts with the largest of
+    /// ``smallerStackSizes`` it grants, and with the default stack only where it grants none.
     package static var stackSize: Int { 1 << 30 }
+
+    /// What a thread asks for in turn where ``stackSize`` is refused: under an address-space
+    /// limit (`ulimit -v`, `prlimit --as=2G`), which refused the 1 GiB, a watch fell back to
+    /// the default 8 MiB at once and crashed (SIGSEGV, nothing said) on a chain 12,000
+    /// directories deep that 256 MiB holds many times over.
+    private static var smallerStackSizes: [Int] { [1 << 28, 1 << 26] }
 
     /// Runs `body` on a thread with a stack of ``stackSize`` and waits for it: at once on this
     /// thread if its stack is that large already (a watch's own), otherwise on a thread made
@@ -28,30 +35,36 @@ package enum ProducerThread {
     /// 8 MiB stack crashed on a tree 10,000 levels deep. Where no thread can be made, `body`
     /// runs here. (A throwing body returns a `Result`.)
     package static func withLargeStack<T>(_ body: () -> T) -> T {
-        if currentStackSize() >= stackSize / 2 { return body() }
+        // A watch's own thread, even one that got a smaller large stack: another thread's
+        // stack on top of it (the 1 GiB refused again, then one more 256 MiB) left a watch
+        // under an address-space limit too little for its heap.
+        if currentStackSize() >= smallerStackSizes.last ?? stackSize { return body() }
         var outcome: T?
         withoutActuallyEscaping(body) { escapable in
             let argument = Unmanaged.passRetained(LargeStackCall { outcome = escapable() }).toOpaque()
-            var attributes = pthread_attr_t()
-            pthread_attr_init(&attributes)
-            defer { pthread_attr_destroy(&attributes) }
-            #if canImport(Darwin)
-            var thread: pthread_t?
-            let created = pthread_attr_setstacksize(&attributes, stackSize) == 0
-                && pthread_create(&thread, &attributes, { argument in
-                    Unmanaged<LargeStackCall>.fromOpaque(argument).takeRetainedValue().body()
-                    return nil
-                }, argument) == 0
-            if created, let thread { pthread_join(thread, nil) }
-            #else
-            var thread = pthread_t()
-            let created = pthread_attr_setstacksize(&attributes, stackSize) == 0
-                && pthread_create(&thread, &attributes, { argument in
-                    if let argument { Unmanaged<LargeStackCall>.fromOpaque(argument).takeRetainedValue().body() }
-                    return nil
-                }, argument) == 0
-            if created { pthread_join(thread, nil) }
-            #endif
+            var created = false
+            for size in [stackSize] + smallerStackSizes where !created {
+                var attributes = pthread_attr_t()
+                pthread_attr_init(&attributes)
+                defer { pthread_attr_destroy(&attributes) }
+                #if canImport(Darwin)
+                var thread: pthread_t?
+                created = pthread_attr_setstacksize(&attributes, size) == 0
+                    && pthread_create(&thread, &attributes, { argument in
+                        Unmanaged<LargeStackCall>.fromOpaque(argument).takeRetainedValue().body()
+                        return nil
+                    }, argument) == 0
+                if created, let thread { pthread_join(thread, nil) }
+                #else
+                var thread = pthread_t()
+                created = pthread_attr_setstacksize(&attributes, size) == 0
+                    && pthread_create(&thread, &attributes, { argument in
+                        if let argument { Unmanaged<LargeStackCall>.fromOpaque(argument).takeRetainedValue().body() }
+                        return nil
+                    }, argument) == 0
+                if created { pthread_join(thread, nil) }
+                #endif
+            }
             if !created { Unmanaged<LargeStackCall>.fromOpaque(argument).release() }
         }
         return outcome ?? body()
@@ -70,7 +83,8 @@ package enum ProducerThread {
     /// Returns `false` if the thread could not be created (the caller reports the failure).
     package static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
         let box = Unmanaged.passRetained(Box(body)).toOpaque()
-        if create(box, stackSize: stackSize) || create(box, stackSize: nil) { return true }
+        for size in [stackSize] + smallerStackSizes where create(box, stackSize: size) { return true }
+        if create(box, stackSize: nil) { return true }
         Unmanaged<Box>.fromOpaque(box).release()
         return false
     }
