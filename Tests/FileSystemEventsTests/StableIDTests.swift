@@ -154,6 +154,38 @@ import Testing
         }
     }
 
+    @Test("a full file system: what cannot be stamped goes without an ID, and one diagnostic says why")
+    func fullFileSystem() async throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectory("full")
+        let mountPoint = tree.path("full")
+        // tmpfs charges extended attributes to the space it reserves per inode: with every
+        // inode taken, no ID can be stored.
+        guard mount("tmpfs", mountPoint.string, "tmpfs", 0, "size=1m,nr_inodes=48") == 0 else {
+            return  // not root (no CAP_SYS_ADMIN): no small file system to fill here
+        }
+        defer { umount2(mountPoint.string, Int32(MNT_DETACH)) }
+        var made = 0
+        while made < 100, (try? tree.write(RelativePath("full/file\(made)"), "")) != nil { made += 1 }
+        for backend in availableBackends {
+            let source = try backend.makeSource(options: Self.options(mountPoint))
+            let diagnostics = try await untilDeadline(.seconds(30)) {
+                var diagnostics: [FileSystemWatchDiagnostic] = []
+                for try await update in source.updates() {
+                    switch update {
+                    case .diagnostic(let diagnostic): diagnostics.append(diagnostic)
+                    case .ready: return diagnostics
+                    default: break
+                    }
+                }
+                return diagnostics
+            }
+            #expect(diagnostics?.filter { $0.problem == .stableIDsNotStored && $0.errno == .noSpace }.count == 1,
+                    "\(backend), \(made) files: \(String(describing: diagnostics))")
+        }
+        #expect((0..<made).contains { Self.storedID(tree.path(RelativePath("full/file\($0)"))) == nil }, "every file of a full file system stamped")
+    }
+
     @Test("a hard link shares its inode's ID and is no duplicate")
     func hardLinks() async throws {
         for backend in availableBackends {

@@ -77,6 +77,8 @@ struct StableIDTracker {
     /// False once the tree turned out read-only: IDs are read, never written.
     private var writes: Bool
     private var reportedReadOnly = false
+    /// Set once a stamp found no room (`ENOSPC`, `EDQUOT`) since the last that succeeded.
+    private var reportedNoRoom = false
     private var reportedUnsupported: Set<UInt64> = []
     private(set) var diagnostics: [FileSystemWatchDiagnostic] = []
 
@@ -302,6 +304,7 @@ struct StableIDTracker {
         let before = Syscalls.status(atPath: path)
         switch Syscalls.setExtendedAttribute(FileStableID.extendedAttributeName, of: path, to: id.bytes, createOnly: !replacing) {
         case .success:
+            reportedNoRoom = false
             node.stamp = nil
             // Anything else that changed the item meanwhile (a `chmod` between the two looks)
             // is no echo: no stamp is noted, and its event is reported.
@@ -328,6 +331,17 @@ struct StableIDTracker {
             return nil
         case .failure(.notSupported):
             return derived(path)
+        case .failure(let errno) where errno == .noSpace || errno == .diskQuotaExceeded:
+            // Full (or over quota): the item goes without an ID for now, and is stamped at its
+            // next event once there is room, if it has one. Said once per spell: 187 of 197 creations on a
+            // full tmpfs came without an `id`, and nothing said why.
+            if !reportedNoRoom {
+                reportedNoRoom = true
+                diagnostics.append(FileSystemWatchDiagnostic(
+                    problem: .stableIDsNotStored, path: FilePath(bytes: path), errno: errno,
+                    message: "cannot store a stable ID on \(FilePath(bytes: path)) (\(errno)): items get none while there is no room"))
+            }
+            return nil
         case .failure:
             return nil  // not ours to write (permission): never touched
         }
