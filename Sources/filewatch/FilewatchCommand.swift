@@ -7,6 +7,10 @@ import PlatformLibc
 enum FilewatchMain {
     static func main() {
         StandardDescriptors.reserve()
+        // Past a file-size limit (`ulimit -f`) on the file stdout goes to, a `write(2)` fails
+        // with EFBIG, which the command reports in one line and exit 1; by default the kernel
+        // killed it with SIGXFSZ instead, mid-line and without a word.
+        signal(SIGXFSZ, SIG_IGN)
         MainThreadExecutor.run { await FilewatchCommand.parseAndRun() }
     }
 }

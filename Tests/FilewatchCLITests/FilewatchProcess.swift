@@ -32,20 +32,26 @@ final class FilewatchProcess: Sendable {
     ///   ``closeOutput()``): a reader thread blocked in `read` would keep the pipe open.
     /// - Parameter openFileLimit: run under this `ulimit -n` (through `sh`, which `exec`s it).
     /// - Parameter addressSpaceLimit: run under this `ulimit -v`, in bytes (the same way).
+    /// - Parameter fileSizeLimit: run under this `ulimit -f`, in bytes (the same way).
     /// - Parameter shellWords: the arguments are words for `sh` to expand (`"$(printf '\\377')"`),
     ///   for bytes that a `String` argument cannot carry.
     /// - Parameter nonBlockingOutput: stdout is a pipe whose write end is `O_NONBLOCK`, as a
     ///   parent that set the flag on its own end of a shared pipe leaves it.
     init(_ arguments: [String], environment: [String: String] = [:], directory: URL? = nil, readsOutput: Bool = true,
-         openFileLimit: Int? = nil, addressSpaceLimit: Int? = nil, shellWords: Bool = false, nonBlockingOutput: Bool = false) throws {
+         openFileLimit: Int? = nil, addressSpaceLimit: Int? = nil, fileSizeLimit: Int? = nil, shellWords: Bool = false,
+         nonBlockingOutput: Bool = false) throws {
         process = Process()
         let limits = (openFileLimit.map { "ulimit -n \($0) && " } ?? "") + (addressSpaceLimit.map { "ulimit -v \($0 / 1024) && " } ?? "")
+            + (fileSizeLimit.map { "ulimit -f \(max(1, $0 / 512)) && " } ?? "")
+        // The test process ignores SIGXFSZ, and an ignored signal stays ignored across `exec`:
+        // under a file-size limit the CLI starts with the default action, as from a shell.
+        let exec = fileSizeLimit == nil ? "exec " : "exec env --default-signal=XFSZ "
         if shellWords {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", limits + "exec \"$0\" " + arguments.joined(separator: " "), Self.binary.path]
+            process.arguments = ["-c", limits + exec + "\"$0\" " + arguments.joined(separator: " "), Self.binary.path]
         } else if !limits.isEmpty {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", limits + "exec \"$0\" \"$@\"", Self.binary.path] + arguments
+            process.arguments = ["-c", limits + exec + "\"$0\" \"$@\"", Self.binary.path] + arguments
         } else {
             process.executableURL = Self.binary
             process.arguments = arguments

@@ -182,6 +182,22 @@ struct FilewatchRobustnessTests {
         #expect(watch.standardError.contains("cannot write to standard output"), "stderr: \(watch.standardError)")
     }
 
+    @Test("stdout to a file past the file-size limit: one line on stderr and exit 1, not a silent kill mid-line")
+    func fileSizeLimit() async throws {
+        let tree = try ScratchTree()
+        for index in 0..<40 { try tree.write(RelativePath("file-with-a-long-enough-name-\(index)"), "x") }
+        let output = tree.root.appending("out.json").string
+        // `ulimit -f 1`: 512 bytes, less than `changes` prints here.
+        let snapshot = tree.root.appending("before.snapshot").string
+        let (status, _, _) = try await FilewatchProcess.run(["snapshot", "--output", snapshot, tree.root.string])
+        #expect(status == 0)
+        for index in 0..<40 { try tree.remove(RelativePath("file-with-a-long-enough-name-\(index)")) }
+        let changes = try FilewatchProcess(["changes", "--since", snapshot, "--format", "json", tree.root.string, ">", output],
+                                           fileSizeLimit: 512, shellWords: true)
+        #expect(try await changes.waitForExit(timeout: .seconds(30)) == 1, "stderr: \(changes.standardError)")
+        #expect(changes.standardError.contains("too large"), "stderr: \(changes.standardError)")
+    }
+
     // MARK: Resource limits
 
     @Test("under too low an open file limit: one line naming the limit, the same every run, never a crash, permissions or inotify instances",
