@@ -630,7 +630,7 @@ extension InotifyWatch {
     func watchFailure(_ errno: Errno, path: [UInt8]) -> FileSystemEventsError {
         switch errno {
         case .noSpace:
-            return .watchLimitReached(path: FilePath(bytes: path), currentLimit: InotifyLimits.current("max_user_watches"))
+            return .watchLimitReached(path: FilePath(bytes: path), currentLimit: InotifyLimits.userLimit("watches")?.value)
         case .permissionDenied:
             return .permissionDenied(FilePath(bytes: path), operation: "watch")
         default:

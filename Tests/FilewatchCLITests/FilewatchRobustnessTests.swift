@@ -198,6 +198,28 @@ struct FilewatchRobustnessTests {
         #expect(changes.standardError.contains("too large"), "stderr: \(changes.standardError)")
     }
 
+    @Test("in a user namespace that allows fewer inotify watches or instances, the error names its limit and its sysctl",
+          arguments: [("watches", "10"), ("instances", "0")])
+    func userNamespaceInotifyLimits(kind: String, value: String) async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), geteuid() == 0 else { return }
+        let tree = try ScratchTree()
+        for index in 0..<30 { try tree.makeDirectories(RelativePath("d\(index)")) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        process.arguments = ["-Ur", "/bin/sh", "-c", "echo \(value) > /proc/sys/user/max_inotify_\(kind) && exec \"$0\" watch --backend inotify \"$1\"",
+                             FilewatchProcess.binary.path, tree.root.string]
+        let error = Pipe()
+        process.standardError = error
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let message = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        // A kernel without per-namespace inotify limits refuses the write: nothing to check.
+        guard !message.contains("max_inotify_\(kind)") || !message.hasPrefix("sh:") else { return }
+        #expect(process.terminationStatus == 2, "\(message)")
+        #expect(message.contains("(the limit is \(value))") && message.contains("`sysctl user.max_inotify_\(kind)="), "\(message)")
+    }
+
     // MARK: Resource limits
 
     @Test("under too low an open file limit: one line naming the limit, the same every run, never a crash, permissions or inotify instances",

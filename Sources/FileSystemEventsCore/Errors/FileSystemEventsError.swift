@@ -46,13 +46,15 @@ public enum FileSystemEventsError: Error, Sendable, Hashable, CustomStringConver
             return "permission denied to \(operation) \(path); grant read and execute access or watch another path"
         case .watchLimitReached(let path, let limit):
             let current = limit.map { "the limit is \($0)" } ?? "the limit is exhausted"
+            let sysctl = InotifyLimits.sysctl(for: "watches", limit: limit)
             return "cannot watch \(path): inotify watch limit reached (\(current)); raise it with "
-                + "`sysctl fs.inotify.max_user_watches=524288` (persist in /etc/sysctl.d), "
+                + "`sysctl \(sysctl)=524288`\(Self.persistence(of: sysctl)), "
                 + "or use the polling backend"
         case .instanceLimitReached(let limit):
             let current = limit.map { "the limit is \($0)" } ?? "the limit is exhausted"
+            let sysctl = InotifyLimits.sysctl(for: "instances", limit: limit)
             return "cannot create an inotify instance (\(current)); raise it with "
-                + "`sysctl fs.inotify.max_user_instances=1024` or stop other watchers"
+                + "`sysctl \(sysctl)=1024`\(Self.persistence(of: sysctl)) or stop other watchers"
         case .backendUnavailable(let name, let reason, let remedy):
             return "backend '\(name)' is unavailable: \(reason); \(remedy)"
         case .unknownBackend(let name, let known):
@@ -86,6 +88,13 @@ public enum FileSystemEventsError: Error, Sendable, Hashable, CustomStringConver
     /// Whether `errno` says that no descriptor was left for the call: the process's
     /// (`EMFILE`) or the system's (`ENFILE`). Nothing about the path is wrong then, and the
     /// remedy is the open file limit, whatever the call was.
+    /// Where a raised inotify limit is made to last: the system's in /etc/sysctl.d; a user
+    /// namespace's is set by whoever makes the namespace (a container's runtime), within the
+    /// limits of those above it.
+    private static func persistence(of sysctl: String) -> String {
+        sysctl.hasPrefix("user.") ? " in this user namespace (its parents' limits apply too)" : " (persist in /etc/sysctl.d)"
+    }
+
     package static func isDescriptorShortage(_ errno: Errno) -> Bool {
         errno == .tooManyOpenFiles || errno == .tooManyOpenFilesInSystem
     }

@@ -7,7 +7,30 @@ package enum InotifyLimits {
     /// The current value of `fs.inotify.<name>`, or `nil` where it cannot be read (no procfs,
     /// not Linux).
     package static func current(_ name: String) -> Int? {
-        guard let file = fopen("/proc/sys/fs/inotify/\(name)", "r") else { return nil }
+        read("/proc/sys/fs/inotify/\(name)")
+    }
+
+    /// The limit on a user's inotify `watches` or `instances` in effect here, and the sysctl
+    /// that sets it: `fs.inotify.max_user_<kind>`, or, in a user namespace (a rootless
+    /// container) that allows fewer, its own `user.max_inotify_<kind>`. Only the first was
+    /// read, so inside such a namespace an error named a limit of 192,536 and a sysctl whose
+    /// raising changes nothing there, where the namespace allowed 10.
+    package static func userLimit(_ kind: String) -> (value: Int, sysctl: String)? {
+        let system = current("max_user_\(kind)")
+        if let namespace = read("/proc/sys/user/max_inotify_\(kind)"), namespace < (system ?? .max) {
+            return (namespace, "user.max_inotify_\(kind)")
+        }
+        return system.map { ($0, "fs.inotify.max_user_\(kind)") }
+    }
+
+    /// The sysctl to raise for a limit of `value` on `kind` (see ``userLimit(_:)``).
+    package static func sysctl(for kind: String, limit value: Int?) -> String {
+        if let value, let limit = userLimit(kind), limit.value == value { return limit.sysctl }
+        return "fs.inotify.max_user_\(kind)"
+    }
+
+    private static func read(_ path: String) -> Int? {
+        guard let file = fopen(path, "r") else { return nil }
         defer { fclose(file) }
         var buffer = [CChar](repeating: 0, count: 32)
         guard fgets(&buffer, 32, file) != nil else { return nil }
@@ -25,7 +48,7 @@ package enum InotifyLimits {
         }
         if errno == .tooManyOpenFiles, case .success(let probe) = Syscalls.open(atPath: Array("/".utf8), flags: O_RDONLY | O_DIRECTORY) {
             Syscalls.close(probe)
-            return .instanceLimitReached(currentLimit: current("max_user_instances"))
+            return .instanceLimitReached(currentLimit: userLimit("instances")?.value)
         }
         return .systemCallFailed(call: call, path: nil, errno: errno)
     }
