@@ -1258,7 +1258,12 @@ extension InotifyWatch {
                 // Deeper directories may have come within the limit, or gone beyond it, or
                 // under an exclusion by path: the crawl applies the filter at the new paths.
                 // Moved on since (a rename still queued), or unreadable now: looked at again
-                // where it is once the queue has been read.
+                // where it is once the queue has been read. What the model has that the filter
+                // leaves out at the new paths goes at once, from the model alone: kept until
+                // that look, a write to it was told as `modified` at a path the filter excludes
+                // (`mv a z; echo >> z/s/y` under `--include 'a/**'`), and its `removed` came
+                // only at the next rename.
+                pruneItemsNoLongerAdmitted(in: child, at: path)
                 if rescan(child, changedSince: nil) != .rescanned, !pendingRefilters.contains(where: { $0 === child }) {
                     pendingRefilters.append(child)
                 }
@@ -1634,7 +1639,25 @@ extension InotifyWatch {
 
     /// The model's item at `name` is no longer there, and where it went is not in view:
     /// `removed`, with its subtree unwatched.
-    private mutating func removeItemMovedAway(named name: [UInt8], in directory: WatchedDirectory) {
+    /// Takes the items of `directory`'s subtree (at `path`) that the filter leaves out there
+    /// out of the model, each told `removed` (see ``refilterMovedDirectory(named:in:path:)``).
+    private mutating func pruneItemsNoLongerAdmitted(in directory: WatchedDirectory, at path: [UInt8]) {
+        var leftOut: [[UInt8]] = []
+        var below: [(WatchedDirectory, [UInt8])] = []
+        for (slice, entry) in directory.children {
+            let name = Array(slice)
+            let itemPath = path.appendingComponent(name)
+            if !options.filter.admits(relativePath: itemPath, name: name, isDirectory: entry.type == .directory) {
+                leftOut.append(name)
+            } else if let child = entry.directory {
+                below.append((child, itemPath))
+            }
+        }
+        for name in leftOut { removeItemMovedAway(named: name, in: directory, synthetic: true) }
+        for (child, childPath) in below { pruneItemsNoLongerAdmitted(in: child, at: childPath) }
+    }
+
+    private mutating func removeItemMovedAway(named name: [UInt8], in directory: WatchedDirectory, synthetic: Bool = false) {
         guard let entry = directory.children.removeValue(forKey: name) else {
             noteNameLeftWhilePending(name, in: directory)
             // An item in view that left before it could be examined (its creation still
@@ -1655,7 +1678,7 @@ extension InotifyWatch {
         hardLinks.remove(id, directory, name, movedOutOfView: true)
         dropFileLink(name, in: directory)
         let path = directory.relativePath.appendingComponent(name)
-        produced.append(makeEvent(.removed, root: directory.root, relative: path, type: entry.type, identity: id, synthetic: false))
+        produced.append(makeEvent(.removed, root: directory.root, relative: path, type: entry.type, identity: id, synthetic: synthetic))
     }
 
     /// `name`, which the model does not have, was removed from `directory` or moved away:
