@@ -23,7 +23,16 @@ extension InotifyWatch {
             let key = ObjectIdentifier(directory)
             if let entry = entries[key] { return entry.opening }
             if entries.count >= Self.capacity { closeAll() }
-            let opening = open(directory)
+            var opening = open(directory)
+            // Out of descriptors while holding some: those are handed back and the open tried
+            // again. Under a low `ulimit -n` (16 to 32, which the CLI accepts), the 32 this may
+            // hold ran the process out during a burst of `mkdir -p` chains, and the watch
+            // ended with the open file limit named (inotify 7 runs of 9), where a start-up
+            // crawl of a 500-level tree gets by on 16.
+            if case .inaccessible(let errno) = opening, FileSystemEventsError.isDescriptorShortage(errno), !entries.isEmpty {
+                closeAll()
+                opening = open(directory)
+            }
             entries[key] = (directory, opening)
             return opening
         }

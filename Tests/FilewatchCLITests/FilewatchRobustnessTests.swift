@@ -292,6 +292,28 @@ struct FilewatchRobustnessTests {
         }
     }
 
+    @Test("under an open file limit of 16, a burst of mkdir -p chains made after ready is reported whole, not ended for want of descriptors",
+          arguments: ["inotify", "inotifytools"])
+    func burstOfChainsUnderLowDescriptorLimit(backend: String) async throws {
+        guard try await Self.availableBackends().contains(backend) else { return }
+        let tree = try ScratchTree()
+        let watch = try FilewatchProcess(["watch", "--backend", backend, "--format", "json", tree.root.string], openFileLimit: 16)
+        defer { watch.signal(SIGTERM) }
+        try await watch.waitForLine("ready") { $0.contains(#""kind":"ready""#) }
+        // The names of a burst are examined with up to 32 directories held open, which under
+        // this limit ran out and ended the watch (the deployment build, 7 runs of 9).
+        let chain = Array(repeating: "x", count: 40).joined(separator: "/")
+        for index in 0..<20 {
+            try tree.makeDirectories(RelativePath("b\(index)/\(chain)"))
+            for file in 0..<5 { try tree.write(RelativePath("b\(index)/\(chain)/f\(file)"), "") }
+        }
+        try tree.write("marker", "")
+        let marker = tree.root.appending("marker").string
+        try await watch.waitForLine("the marker", timeout: .seconds(60)) { $0.contains(#""path":"\#(marker)""#) }
+        let created = watch.outputLines.filter { $0.contains(#""kind":"created""#) }.count
+        #expect(created == 20 * (40 + 1 + 5) + 1, "stderr: \(watch.standardError)")
+    }
+
     @Test("a tree deeper than the open file limit is scanned whole: a scan does not hold a descriptor per level",
           arguments: ["polling", "inotify"])
     func deeperThanDescriptorLimit(backend: String) async throws {
