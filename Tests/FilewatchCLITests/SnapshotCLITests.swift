@@ -10,6 +10,18 @@ import Testing
 /// line on stderr and exit status 2.
 @Suite(.serialized)
 struct SnapshotCLITests {
+    @Test("changes --since a FIFO: one line, not a snapshot, exit 2, never a wait for a writer")
+    func sinceAFIFO() async throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectories("r")
+        let fifo = tree.root.appending("snapshot.fifo").string
+        guard mkfifo(fifo, 0o600) == 0 else { throw CLITestFailure("mkfifo: errno \(errno)") }
+        let changes = try FilewatchProcess(["changes", tree.root.appending("r").string, "--since", fifo, "--format", "json"])
+        let status = try await changes.waitForExit(timeout: .seconds(20))
+        #expect(status == 2, "stderr: \(changes.standardError)")
+        #expect(changes.standardError.hasPrefix("filewatch: error:") && changes.standardError.contains("snapshot"), "stderr: \(changes.standardError)")
+    }
+
     @Test("snapshot and changes --since on a chain of directories 20,000 deep: a file made at the bottom since is reported")
     func deepChain() async throws {
         // The scan, the diff, the encoding and the decoding descend one call per level, and
