@@ -121,6 +121,21 @@ import Testing
         }
     }
 
+    /// The diagnostics `source` sends up to its `ready`; `nil` past the deadline.
+    static func diagnosticsUntilReady(of source: some FileSystemEventSource) async throws -> [FileSystemWatchDiagnostic]? {
+        try await untilDeadline(.seconds(30)) {
+            var diagnostics: [FileSystemWatchDiagnostic] = []
+            for try await update in source.updates() {
+                switch update {
+                case .diagnostic(let diagnostic): diagnostics.append(diagnostic)
+                case .ready: return diagnostics
+                default: break
+                }
+            }
+            return diagnostics
+        }
+    }
+
     @Test("a read-only tree is watched without stamping, with one diagnostic")
     func readOnlyTree() async throws {
         let tree = try ScratchTree()
@@ -137,17 +152,7 @@ import Testing
         }
         for backend in availableBackends {
             let source = try backend.makeSource(options: Self.options(mountPoint))
-            let diagnostics = try await untilDeadline(.seconds(30)) {
-                var diagnostics: [FileSystemWatchDiagnostic] = []
-                for try await update in source.updates() {
-                    switch update {
-                    case .diagnostic(let diagnostic): diagnostics.append(diagnostic)
-                    case .ready: return diagnostics
-                    default: break
-                    }
-                }
-                return diagnostics
-            }
+            let diagnostics = try await Self.diagnosticsUntilReady(of: source)
             #expect(diagnostics?.filter { $0.problem == .stableIDsNotStored && $0.errno == .readOnlyFileSystem }.count == 1,
                     "\(backend): \(String(describing: diagnostics))")
             #expect(Self.storedID(tree.path("ro/file.txt")) == nil)
@@ -169,17 +174,7 @@ import Testing
         while made < 100, (try? tree.write(RelativePath("full/file\(made)"), "")) != nil { made += 1 }
         for backend in availableBackends {
             let source = try backend.makeSource(options: Self.options(mountPoint))
-            let diagnostics = try await untilDeadline(.seconds(30)) {
-                var diagnostics: [FileSystemWatchDiagnostic] = []
-                for try await update in source.updates() {
-                    switch update {
-                    case .diagnostic(let diagnostic): diagnostics.append(diagnostic)
-                    case .ready: return diagnostics
-                    default: break
-                    }
-                }
-                return diagnostics
-            }
+            let diagnostics = try await Self.diagnosticsUntilReady(of: source)
             #expect(diagnostics?.filter { $0.problem == .stableIDsNotStored && $0.errno == .noSpace }.count == 1,
                     "\(backend), \(made) files: \(String(describing: diagnostics))")
         }

@@ -1,3 +1,5 @@
+import PlatformLibc
+
 /// A scenario's verdict when a backend breaks the contract. The message says what was
 /// expected, what arrived, and (for replay failures) where the trees differ.
 public struct ConformanceFailure: Error, CustomStringConvertible, Sendable {
@@ -26,6 +28,14 @@ public struct ConformanceSkip: Error, CustomStringConvertible, Sendable {
 
     /// `skipped: ` and the reason.
     public var description: String { "skipped: \(reason)" }
+
+    /// Skips a scenario about directories this process may not read or search: as root,
+    /// `CAP_DAC_READ_SEARCH` reads every one, and the scenario would prove nothing.
+    public static func unlessUnprivileged() throws(ConformanceSkip) {
+        guard geteuid() != 0 else {
+            throw ConformanceSkip("running as root: CAP_DAC_READ_SEARCH reads every directory; scripts/test.sh reruns this as an unprivileged user")
+        }
+    }
 }
 
 func check(_ condition: Bool, _ message: @autoclosure () -> String) throws(ConformanceFailure) {

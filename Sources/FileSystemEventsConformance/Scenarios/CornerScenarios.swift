@@ -135,9 +135,7 @@ extension ConformanceSuite {
             try watch.expect(.removed, "dangling")
         },
         ConformanceScenario(43, "an unreadable directory made readable is watched from then on", runsUnprivileged: true) { context in
-            guard geteuid() != 0 else {
-                throw ConformanceSkip("running as root: CAP_DAC_READ_SEARCH reads every directory; scripts/test.sh reruns this as an unprivileged user")
-            }
+            try ConformanceSkip.unlessUnprivileged()
             try context.tree.makeDirectories("closed")
             try context.tree.changeMode("closed", to: 0o000)
             try context.tree.makeDirectories("open/sub")
@@ -260,9 +258,7 @@ extension ConformanceSuite {
         },
         ConformanceScenario(103, "an unreadable directory made readable and renamed (or its parent renamed) before the watcher reads either change: listed where it went",
                             runsUnprivileged: true) { context in
-            guard geteuid() != 0 else {
-                throw ConformanceSkip("running as root: CAP_DAC_READ_SEARCH reads every directory; scripts/test.sh reruns this as an unprivileged user")
-            }
+            try ConformanceSkip.unlessUnprivileged()
             for parent in ["p", "q"] {
                 try context.tree.makeDirectories(RelativePath(parent) / "secret/inner")
                 try context.tree.write(RelativePath(parent) / "secret/s0", "s")
@@ -292,9 +288,7 @@ extension ConformanceSuite {
         },
         ConformanceScenario(107, "a listed directory made unreadable, then its parent moved under a glob over whole paths (a rescan of the moved subtree): what it holds is kept, not reported removed",
                             runsUnprivileged: true) { context in
-            guard geteuid() != 0 else {
-                throw ConformanceSkip("running as root: CAP_DAC_READ_SEARCH reads every directory; scripts/test.sh reruns this as an unprivileged user")
-            }
+            try ConformanceSkip.unlessUnprivileged()
             try context.tree.makeDirectories("m/locked/sub")
             try context.tree.write("m/locked/f", "f")
             try context.tree.write("m/locked/sub/g", "g")
@@ -325,9 +319,7 @@ extension ConformanceSuite {
         },
         ConformanceScenario(131, "the watched root made unsearchable while a tree is made below it (through a descriptor held), then searchable again: the tree is listed, and watched from then on",
                             runsUnprivileged: true) { context in
-            guard geteuid() != 0 else {
-                throw ConformanceSkip("running as root: CAP_DAC_READ_SEARCH reads every directory; scripts/test.sh reruns this as an unprivileged user")
-            }
+            try ConformanceSkip.unlessUnprivileged()
             try context.tree.makeDirectories("d")
             let watch = try await context.watch()
             // The scenario runs as the watcher's user, to whom a root of mode 0 is closed too:
