@@ -36,7 +36,9 @@ final class TerminationMonitor: Sendable {
         switch Syscalls.pipe() {
         case .success(let fds): pipe = fds
         case .failure(let errno):
-            throw CommandFailure.failed(FileSystemEventsError.systemCallFailed(call: "pipe (for signals)", path: nil, errno: errno).description)
+            // Before anything is watched: the status of a watch that could not start (2), as
+            // for the same shortage met by the source itself.
+            throw CommandFailure.badInput(FileSystemEventsError.systemCallFailed(call: "pipe (for signals)", path: nil, errno: errno).description)
         }
         signal(SIGPIPE, SIG_IGN)
         terminationSignalPipe = pipe.write
@@ -46,7 +48,9 @@ final class TerminationMonitor: Sendable {
             Self.unblock(signals)
             Self.watch(signalPipe: readEnd, onFirstSignal: onFirstSignal, onOutputClosed: onOutputClosed)
         }
-        guard started else { throw CommandFailure.failed("cannot start the signal thread") }
+        guard started else {
+            throw CommandFailure.badInput(FileSystemEventsError.systemCallFailed(call: "pthread_create", path: nil, errno: .resourceTemporarilyUnavailable).description)
+        }
         for number in signals {
             var action = sigaction()
             #if canImport(Darwin)

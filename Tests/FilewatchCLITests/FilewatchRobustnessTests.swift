@@ -220,6 +220,28 @@ struct FilewatchRobustnessTests {
         #expect(message.contains("(the limit is \(value))") && message.contains("`sysctl user.max_inotify_\(kind)="), "\(message)")
     }
 
+    @Test("under a process limit that allows no thread: one line naming `ulimit -u`, and the same exit status whichever thread was refused",
+          arguments: [1, 2])
+    func threadLimit(processes: Int) async throws {
+        // Root is not held to RLIMIT_NPROC: the watch runs as nobody, of `/` (which it may read).
+        guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit"),
+              FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+        process.arguments = ["--nproc=\(processes)", "/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                             FilewatchProcess.binary.path, "watch", "--no-recursive", "--backend", "inotify", "/"]
+        let error = Pipe()
+        process.standardError = error
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let message = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        // The signal thread refused (1 process) said "cannot start the signal thread" and
+        // exited 1; the watch's own (2) named pthread_create and exited 2; neither the limit.
+        #expect(process.terminationStatus == 2, "\(message)")
+        #expect(message.hasPrefix("filewatch: error:") && message.contains("`ulimit -u`"), "\(message)")
+    }
+
     // MARK: Resource limits
 
     @Test("under too low an open file limit: one line naming the limit, the same every run, never a crash, permissions or inotify instances",

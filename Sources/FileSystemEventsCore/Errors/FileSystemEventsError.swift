@@ -80,6 +80,9 @@ public enum FileSystemEventsError: Error, Sendable, Hashable, CustomStringConver
             // than a file system takes.
             case .fileNameTooLong:
                 return failure + "; a name in the path is longer than file systems take (NAME_MAX, 255 bytes): no file can have it"
+            // A thread refused: the user's process limit, or the system's.
+            case .resourceTemporarilyUnavailable where call == "pthread_create":
+                return failure + "; no thread can be started: raise the process limit (`ulimit -u`) or the system's (`sysctl kernel.threads-max`)"
             default: return failure
             }
         }
