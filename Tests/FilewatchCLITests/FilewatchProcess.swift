@@ -215,6 +215,22 @@ final class FilewatchProcess: Sendable {
     }
 
     /// Runs to completion: (status, stdout lines, stderr).
+    /// Runs `executable` (a wrapper such as `unshare` or `prlimit` that runs the binary in
+    /// turn) to its end, stdout discarded; its exit status and stderr. Under `timeout(1)`: a
+    /// run still going after 60 s is ended, with status 124.
+    static func runThrough(_ executable: String, _ arguments: [String]) throws -> (status: Int32, standardError: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        process.arguments = ["60", executable] + arguments
+        let error = Pipe()
+        process.standardError = error
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let message = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, message)
+    }
+
     static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> (Int32, [String], String) {
         let process = try FilewatchProcess(arguments, environment: environment)
         let status = try await process.waitForExit()

@@ -204,19 +204,13 @@ struct FilewatchRobustnessTests {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), geteuid() == 0 else { return }
         let tree = try ScratchTree()
         for index in 0..<30 { try tree.makeDirectories(RelativePath("d\(index)")) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        process.arguments = ["-Ur", "/bin/sh", "-c", "echo \(value) > /proc/sys/user/max_inotify_\(kind) && exec \"$0\" watch --backend inotify \"$1\"",
-                             FilewatchProcess.binary.path, tree.root.string]
-        let error = Pipe()
-        process.standardError = error
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let message = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let (status, message) = try FilewatchProcess.runThrough(
+            "/usr/bin/unshare",
+            ["-Ur", "/bin/sh", "-c", "echo \(value) > /proc/sys/user/max_inotify_\(kind) && exec \"$0\" watch --backend inotify \"$1\"",
+             FilewatchProcess.binary.path, tree.root.string])
         // A kernel without per-namespace inotify limits refuses the write: nothing to check.
         guard !message.contains("max_inotify_\(kind)") || !message.hasPrefix("sh:") else { return }
-        #expect(process.terminationStatus == 2, "\(message)")
+        #expect(status == 2, "\(message)")
         #expect(message.contains("(the limit is \(value))") && message.contains("`sysctl user.max_inotify_\(kind)="), "\(message)")
     }
 
@@ -226,19 +220,13 @@ struct FilewatchRobustnessTests {
         // Root is not held to RLIMIT_NPROC: the watch runs as nobody, of `/` (which it may read).
         guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit"),
               FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
-        process.arguments = ["--nproc=\(processes)", "/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-                             FilewatchProcess.binary.path, "watch", "--no-recursive", "--backend", "inotify", "/"]
-        let error = Pipe()
-        process.standardError = error
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let message = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let (status, message) = try FilewatchProcess.runThrough(
+            "/usr/bin/prlimit",
+            ["--nproc=\(processes)", "/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+             FilewatchProcess.binary.path, "watch", "--no-recursive", "--backend", "inotify", "/"])
         // The signal thread refused (1 process) said "cannot start the signal thread" and
         // exited 1; the watch's own (2) named pthread_create and exited 2; neither the limit.
-        #expect(process.terminationStatus == 2, "\(message)")
+        #expect(status == 2, "\(message)")
         #expect(message.hasPrefix("filewatch: error:") && message.contains("`ulimit -u`"), "\(message)")
     }
 
