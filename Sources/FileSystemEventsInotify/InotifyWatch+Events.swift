@@ -333,11 +333,7 @@ extension InotifyWatch {
         // those below it that it kept from being searched (`chmod 0 S; touch S/d/g; chmod 755
         // S` left `S/d/g` unknown, and a directory made in `S/d` unwatched, for good).
         if kind == .attributesChanged, let child = entry.directory {
-            if !child.isListed {
-                rescanBecomingReadable(child)
-            } else if mayHoldUnexamined {
-                for node in unlistedDirectories(within: child) { rescanBecomingReadable(node) }
-            }
+            rescanUnlistedBecomingReadable(within: child)
         }
         // Written through a name the watcher could not look at: it may be another name of a
         // file in view (`ln top S/h; echo >> S/h` with `S` mode 0), which the files with
@@ -1637,8 +1633,6 @@ extension InotifyWatch {
         removeItemMovedAway(named: source.name, in: directory)
     }
 
-    /// The model's item at `name` is no longer there, and where it went is not in view:
-    /// `removed`, with its subtree unwatched.
     /// Takes the items of `directory`'s subtree (at `path`) that the filter leaves out there
     /// out of the model, each told `removed` (see ``refilterMovedDirectory(named:in:path:)``).
     private mutating func pruneItemsNoLongerAdmitted(in directory: WatchedDirectory, at path: [UInt8]) {
@@ -1657,6 +1651,9 @@ extension InotifyWatch {
         for (child, childPath) in below { pruneItemsNoLongerAdmitted(in: child, at: childPath) }
     }
 
+    /// The model's item at `name` is no longer there, and where it went is not in view:
+    /// `removed`, with its subtree unwatched (`synthetic` where the model, not the kernel,
+    /// says it left: a filter that no longer admits it).
     private mutating func removeItemMovedAway(named name: [UInt8], in directory: WatchedDirectory, synthetic: Bool = false) {
         guard let entry = directory.children.removeValue(forKey: name) else {
             noteNameLeftWhilePending(name, in: directory)

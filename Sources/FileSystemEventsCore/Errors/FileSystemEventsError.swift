@@ -88,9 +88,6 @@ public enum FileSystemEventsError: Error, Sendable, Hashable, CustomStringConver
         }
     }
 
-    /// Whether `errno` says that no descriptor was left for the call: the process's
-    /// (`EMFILE`) or the system's (`ENFILE`). Nothing about the path is wrong then, and the
-    /// remedy is the open file limit, whatever the call was.
     /// Where a raised inotify limit is made to last: the system's in /etc/sysctl.d; a user
     /// namespace's is set by whoever makes the namespace (a container's runtime), within the
     /// limits of those above it.
@@ -98,6 +95,9 @@ public enum FileSystemEventsError: Error, Sendable, Hashable, CustomStringConver
         sysctl.hasPrefix("user.") ? " in this user namespace (its parents' limits apply too)" : " (persist in /etc/sysctl.d)"
     }
 
+    /// Whether `errno` says that no descriptor was left for the call: the process's
+    /// (`EMFILE`) or the system's (`ENFILE`). Nothing about the path is wrong then, and the
+    /// remedy is the open file limit, whatever the call was.
     package static func isDescriptorShortage(_ errno: Errno) -> Bool {
         errno == .tooManyOpenFiles || errno == .tooManyOpenFilesInSystem
     }

@@ -333,8 +333,8 @@ struct StableIDTracker {
             return derived(path)
         case .failure(let errno) where errno == .noSpace || errno == .diskQuotaExceeded:
             // Full (or over quota): the item goes without an ID for now, and is stamped at its
-            // next event once there is room, if it has one. Said once per spell: 187 of 197 creations on a
-            // full tmpfs came without an `id`, and nothing said why.
+            // next event once there is room, if it has one. Said once per spell: 187 of 197
+            // creations on a full tmpfs came without an `id`, and nothing said why.
             if !reportedNoRoom {
                 reportedNoRoom = true
                 diagnostics.append(FileSystemWatchDiagnostic(
