@@ -41,8 +41,11 @@ public enum FileSystemEventBackend: String, Sendable, Hashable, CaseIterable, Cu
         public var isAvailable: Bool { self == .available }
     }
 
-    /// Whether this build can run the backend: `auto` and `polling` always, `inotify` on Linux,
-    /// `inotifytools` on Linux with the `InotifyTools` package trait.
+    /// Whether the backend can run in this process now: `auto` and `polling` always; `inotify`
+    /// on Linux, and `inotifytools` on Linux with the `InotifyTools` package trait, where the
+    /// kernel gives the process an inotify instance (an instance is made and closed to find
+    /// out, so the answer holds for that moment). `auto` passes over a kernel backend that is
+    /// not available.
     public var availability: Availability {
         switch self {
         case .auto, .polling:
@@ -51,6 +54,20 @@ public enum FileSystemEventBackend: String, Sendable, Hashable, CaseIterable, Cu
             return InotifyBackendSupport.availability
         case .inotifytools:
             return InotifyToolsBackendSupport.availability
+        }
+    }
+
+    /// Whether this build has the backend, whatever the kernel allows now. A backend asked for
+    /// by name needs only this: if the kernel then refuses it, its start fails with the typed
+    /// error that says which limit to raise.
+    package var buildAvailability: Availability {
+        switch self {
+        case .auto, .polling:
+            return .available
+        case .inotify:
+            return InotifyBackendSupport.buildAvailability
+        case .inotifytools:
+            return InotifyToolsBackendSupport.buildAvailability
         }
     }
 
@@ -68,11 +85,10 @@ public enum FileSystemEventBackend: String, Sendable, Hashable, CaseIterable, Cu
     /// The concrete backend `auto` picks for `roots`.
     public func resolved(for roots: [FilePath]) -> FileSystemEventBackend {
         guard self == .auto else { return self }
-        guard FileSystemEventBackend.inotify.availability.isAvailable else { return .polling }
         // inotify only hears changes made through this kernel: on a network or FUSE file
         // system other hosts' writes are silent, so only polling is correct there.
         if roots.contains(where: { FileSystemKind.of($0).isRemoteOrUserSpace }) { return .polling }
-        return .inotify
+        return FileSystemEventBackend.inotify.availability.isAvailable ? .inotify : .polling
     }
 
     /// Makes a source for `options`, failing with a typed error that says how to enable a
@@ -81,7 +97,7 @@ public enum FileSystemEventBackend: String, Sendable, Hashable, CaseIterable, Cu
         try options.validate()
         if self == .auto, let preferred = try Self.preferredSource(for: options) { return preferred }
         let backend = resolved(for: options.roots)
-        if case .unavailable(let reason, let remedy) = backend.availability {
+        if case .unavailable(let reason, let remedy) = backend.buildAvailability {
             throw .backendUnavailable(name: backend.rawValue, reason: reason, remedy: remedy)
         }
         return try Self.layered(options, backendName: backend.rawValue, capabilities: backend.capabilities) { inner throws(FileSystemEventsError) in

@@ -94,6 +94,20 @@ package struct RawInotifyKernel: InotifyKernel {
         buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readBufferSize, alignment: 8)
     }
 
+    /// Creates an inotify instance and closes it at once: `nil` where this process can have one
+    /// now, else the error a watch's start would meet (the user's instance limit, most often).
+    /// Why: `auto` takes inotify only where it can start, and `filewatch backends` says whether
+    /// it can, not only whether this build has it.
+    package static func probeInstance() -> FileSystemEventsError? {
+        switch Inotify.initialize() {
+        case .success(let descriptor):
+            Syscalls.close(descriptor)
+            return nil
+        case .failure(let errno):
+            return InotifyLimits.initializationError(errno, call: "inotify_init1")
+        }
+    }
+
     package mutating func addWatch(path: [UInt8], mask: Inotify.Mask) -> Result<CInt, Errno> {
         Inotify.addWatch(readinessDescriptor, path: path, mask: mask)
     }

@@ -66,6 +66,7 @@ struct FollowCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure.badInput(String(describing: error))
         }
+        AutoBackendNotice.warnIfInotifyPassedOver(configuration)
         var options = FileFollower.Options()
         if fromStart {
             options.startPosition = .start

@@ -106,6 +106,7 @@ struct ListCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure.badInput(String(describing: error))
         }
+        AutoBackendNotice.warnIfInotifyPassedOver(configuration)
         options.latency = configuration.options.latency
         let listing = DirectoryListing(directory: path, options: options, configuration: configuration)
 

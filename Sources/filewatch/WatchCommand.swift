@@ -146,6 +146,7 @@ struct WatchCommand: AsyncParsableCommand {
                 throw CommandFailure.badInput("--since needs the roots to exist (a snapshot is of an existing tree); drop --wait-for-roots (or filewatch.waitForRoots / FILEWATCH_WAIT_FOR_ROOTS)")
             }
             source = try configuration.makeSource()
+            AutoBackendNotice.warnIfInotifyPassedOver(configuration)
         } catch let failure as CommandFailure {
             throw failure
         } catch {

@@ -214,6 +214,34 @@ struct FilewatchRobustnessTests {
         #expect(message.contains("(the limit is \(value))") && message.contains("`sysctl user.max_inotify_\(kind)="), "\(message)")
     }
 
+    @Test("with no inotify instance to be had: `backends` says why inotify cannot start, `auto` watches by polling and says why, by the sysctl to raise")
+    func noInotifyInstanceLeft() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), geteuid() == 0 else { return }
+        let tree = try ScratchTree()
+        // Everything the script prints goes to standard error, which runThrough returns. Once
+        // `head` has the ready line, the marker's event makes the watch write into a closed
+        // pipe, which ends it.
+        let script = """
+            echo 0 > /proc/sys/user/max_inotify_instances || exit 3
+            "$0" backends --format json >&2
+            "$0" watch --backend auto --format json "$1" | { head -n 1 >&2; : > "$1/marker"; }
+            """
+        let (status, output) = try FilewatchProcess.runThrough(
+            "/usr/bin/unshare", ["-Ur", "/bin/sh", "-c", script, FilewatchProcess.binary.path, tree.root.string])
+        // A kernel without per-namespace inotify limits refuses the write: nothing to check.
+        guard status != 3 else { return }
+        #expect(status != 124, "the watch did not end: \(output)")
+        let lines = output.split(separator: "\n").map(String.init)
+        let inotify = lines.first { $0.hasPrefix(#"{"name":"inotify","#) } ?? ""
+        #expect(inotify.contains(#""available":false"#) && inotify.contains("the limit is 0")
+                && inotify.contains("user.max_inotify_instances=1024"), "\(output)")
+        #expect(lines.contains { $0.hasPrefix(#"{"name":"auto","#) && $0.contains(#""resolvesTo":"polling""#) }, "\(output)")
+        #expect(lines.contains { $0.hasPrefix("filewatch: warning: auto chose polling: cannot create an inotify instance (the limit is 0)")
+                && $0.contains("user.max_inotify_instances=1024") }, "\(output)")
+        // Before, `auto` took inotify, and the watch ended at once with the limit's error.
+        #expect(lines.contains { $0.hasPrefix(#"{"kind":"ready","backend":"polling""#) }, "\(output)")
+    }
+
     @Test("under a process limit that allows no thread: one line naming `ulimit -u`, and the same exit status whichever thread was refused",
           arguments: [1, 2])
     func threadLimit(processes: Int) async throws {

@@ -51,10 +51,8 @@ public enum FileSystemEventsError: Error, Sendable, Hashable, CustomStringConver
                 + "`sysctl \(sysctl)=524288`\(Self.persistence(of: sysctl)), "
                 + "or use the polling backend"
         case .instanceLimitReached(let limit):
-            let current = limit.map { "the limit is \($0)" } ?? "the limit is exhausted"
-            let sysctl = InotifyLimits.sysctl(for: "instances", limit: limit)
-            return "cannot create an inotify instance (\(current)); raise it with "
-                + "`sysctl \(sysctl)=1024`\(Self.persistence(of: sysctl)) or stop other watchers"
+            let explanation = Self.instanceLimitExplanation(limit)
+            return "\(explanation.reason); \(explanation.remedy)"
         case .backendUnavailable(let name, let reason, let remedy):
             return "backend '\(name)' is unavailable: \(reason); \(remedy)"
         case .unknownBackend(let name, let known):
@@ -91,6 +89,16 @@ public enum FileSystemEventsError: Error, Sendable, Hashable, CustomStringConver
     /// Where a raised inotify limit is made to last: the system's in /etc/sysctl.d; a user
     /// namespace's is set by whoever makes the namespace (a container's runtime), within the
     /// limits of those above it.
+    /// What ``instanceLimitReached(currentLimit:)`` says, in its two parts: what stops an
+    /// inotify instance, and what to do. A backend's availability shows them apart
+    /// (`filewatch backends`).
+    package static func instanceLimitExplanation(_ limit: Int?) -> (reason: String, remedy: String) {
+        let current = limit.map { "the limit is \($0)" } ?? "the limit is exhausted"
+        let sysctl = InotifyLimits.sysctl(for: "instances", limit: limit)
+        return ("cannot create an inotify instance (\(current))",
+                "raise it with `sysctl \(sysctl)=1024`\(Self.persistence(of: sysctl)) or stop other watchers")
+    }
+
     private static func persistence(of sysctl: String) -> String {
         sysctl.hasPrefix("user.") ? " in this user namespace (its parents' limits apply too)" : " (persist in /etc/sysctl.d)"
     }
