@@ -144,6 +144,9 @@ struct FollowPrinter {
         case .replaced: return "'\(name)' has been replaced; following new file"
         case .removed: return "'\(name)' has become inaccessible: No such file or directory"
         case .appeared: return "'\(name)' has appeared; following new file"
+        // tail -F has no such notice: GNU tail polls, or reads inotify events until the
+        // queue overflows and then reverts to polling, without saying what it missed.
+        case .overflowed: return "\(name): events were lost (kernel queue overflow); files rotated through the path meanwhile may be missing"
         }
     }
 }

@@ -81,14 +81,14 @@ struct ConformanceTests {
         try await run(scenario, against: ConformanceBackends.polling)
     }
 
-    @Test("inotify backend", .enabled(if: FileSystemEventBackend.inotify.availability.isAvailable), arguments: scenarios)
+    @Test("inotify backend", .enabled(if: FileSystemEventBackend.inotify.buildAvailability.isAvailable), arguments: scenarios)
     func inotify(_ scenario: ConformanceScenario) async throws {
         try await run(scenario, against: ConformanceBackends.named(.inotify))
     }
 
     /// The same watch delivered to a handler on its own thread, as the CLI consumes it. Not in
     /// the unprivileged rerun: how updates are handed over does not depend on who reads.
-    @Test("inotify backend, handler delivery", .enabled(if: FileSystemEventBackend.inotify.availability.isAvailable && !isUnprivilegedRerun),
+    @Test("inotify backend, handler delivery", .enabled(if: FileSystemEventBackend.inotify.buildAvailability.isAvailable && !isUnprivilegedRerun),
           arguments: deliveryScenarios)
     func inotifyHandlerDelivery(_ scenario: ConformanceScenario) async throws {
         try await run(scenario, against: ConformanceBackends.handlerDelivered(.inotify))
@@ -98,7 +98,7 @@ struct ConformanceTests {
     /// (``subscriptionScenarios``), through a `FileSystemWatcher` of each backend. Not in the unprivileged rerun: what the
     /// process may read is the backend's business, which that rerun checks on its own, and the
     /// three subscription runs would add four minutes to it.
-    @Test("shared watcher subscription (inotify)", .enabled(if: FileSystemEventBackend.inotify.availability.isAvailable && !isUnprivilegedRerun),
+    @Test("shared watcher subscription (inotify)", .enabled(if: FileSystemEventBackend.inotify.buildAvailability.isAvailable && !isUnprivilegedRerun),
           arguments: subscriptionScenarios)
     func sharedWatcher(_ scenario: ConformanceScenario) async throws {
         try await run(scenario, against: ConformanceBackends.shared(over: .inotify))
@@ -109,7 +109,7 @@ struct ConformanceTests {
         try await run(scenario, against: ConformanceBackends.shared(over: .polling))
     }
 
-    @Test("shared watcher subscription (inotifytools)", .enabled(if: FileSystemEventBackend.inotifytools.availability.isAvailable && !isUnprivilegedRerun),
+    @Test("shared watcher subscription (inotifytools)", .enabled(if: FileSystemEventBackend.inotifytools.buildAvailability.isAvailable && !isUnprivilegedRerun),
           arguments: subscriptionScenariosBesideInotify)
     func sharedWatcherInotifyTools(_ scenario: ConformanceScenario) async throws {
         try await run(scenario, against: ConformanceBackends.shared(over: .inotifytools))
@@ -125,7 +125,7 @@ struct ConformanceTests {
 
     /// Runs when the package is built with the InotifyTools trait (scripts/test.sh does so
     /// whenever libinotifytools0-dev is installed or installable).
-    @Test("inotifytools backend", .enabled(if: FileSystemEventBackend.inotifytools.availability.isAvailable), arguments: scenarios)
+    @Test("inotifytools backend", .enabled(if: FileSystemEventBackend.inotifytools.buildAvailability.isAvailable), arguments: scenarios)
     func inotifytools(_ scenario: ConformanceScenario) async throws {
         try await run(scenario, against: ConformanceBackends.named(.inotifytools))
     }

@@ -17,7 +17,7 @@ struct FollowBackend: Sendable, CustomStringConvertible {
                 return PollingEventSource(options: options)
             }
         ]
-        for backend in [FileSystemEventBackend.inotify, .inotifytools] where backend.availability.isAvailable {
+        for backend in [FileSystemEventBackend.inotify, .inotifytools] where backend.buildAvailability.isAvailable {
             backends.append(FollowBackend(name: backend.rawValue) { options throws(FileSystemEventsError) in
                 try backend.makeSource(options: options)
             })

@@ -54,7 +54,7 @@ final class FollowRecorder: @unchecked Sendable {
             // first chunk starts where its earlier generation stopped (the byte-for-byte
             // comparison with what was written checks that nothing was skipped or repeated).
             case .replaced, .appeared: break
-            case .removed: break
+            case .removed, .overflowed: break
             }
         }
     }

@@ -64,7 +64,7 @@ import Testing
     @Test("10,000 subscriptions started and cancelled while the watch runs leave no subscription, descriptor or stale delivery behind")
     func subscribeCancelCycles() async throws {
         let tree = try ScratchTree()
-        let backend: FileSystemEventBackend = FileSystemEventBackend.inotify.availability.isAvailable ? .inotify : .polling
+        let backend: FileSystemEventBackend = FileSystemEventBackend.inotify.buildAvailability.isAvailable ? .inotify : .polling
         let watcher = Self.watcher(backend, root: tree.root)
         // The long-lived subscription keeps the shared source running through the cycles.
         let keeper = watcher.subscribe()

@@ -50,7 +50,7 @@ func observe(
 
 /// The backends that run here, `auto` aside.
 let availableBackends: [FileSystemEventBackend] = FileSystemEventBackend.allCases.filter {
-    $0 != .auto && $0.availability.isAvailable
+    $0 != .auto && $0.buildAvailability.isAvailable
 }
 
 /// What `body` returns, or `nil` once `timeout` has passed (the bound of a wait for a

@@ -76,6 +76,38 @@ struct FollowCommandTests {
         #expect(kinds.contains("replaced") || kinds.contains("appeared"))
     }
 
+    /// A follower stopped while the directory changes faster than the kernel queues:
+    /// whatever rotated through the path then is beyond any event, and the output used to go
+    /// on as if nothing had been missed.
+    @Test("a kernel queue overflow is marked in the output: an `overflowed` record, and the data before and after it whole",
+          arguments: ["inotify", "inotifytools"])
+    func overflowIsMarked(backend: String) async throws {
+        guard try await FilewatchRobustnessTests.availableBackends().contains(backend),
+              let text = try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8),
+              let limit = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), limit <= 1_000_000 else { return }
+        let tree = try ScratchTree()
+        try tree.write("app.log", "line 1\n")
+        let follow = try FilewatchProcess(["follow", tree.path("app.log").string, "--from-start", "--format", "json", "--backend", backend])
+        try await follow.waitForLine("the first line") { $0.contains(#""text":"line 1\n""#) }
+        follow.signal(SIGSTOP)
+        // More events than the queue holds, then a rotation the follower finds by looking.
+        for index in 0...limit { try tree.write(RelativePath("x\(index)")) }
+        try tree.rename("app.log", to: "app.log.1")
+        try tree.write("app.log", "line 2\n")
+        follow.signal(SIGCONT)
+        try await follow.waitForLine("the overflow's record") { $0.contains(#""kind":"overflowed""#) }
+        try await follow.waitForLine("the new file's line") { $0.contains(#""text":"line 2\n""#) }
+        follow.signal(SIGINT)
+        #expect(try await follow.waitForExit() == 0)
+        let kinds = try follow.outputLines.map { try #require(ListCommandTests.object($0)["kind"] as? String) }
+        #expect(kinds.filter { $0 == "overflowed" }.count == 1, "\(kinds)")
+        // Generation 1 or 2: the follower's own look may find the new file before the watch
+        // reads the overflow.
+        #expect(follow.outputLines.contains { $0 == #"{"kind":"overflowed","generation":1}"# || $0 == #"{"kind":"overflowed","generation":2}"# },
+                "\(follow.outputLines)")
+        #expect(follow.outputLines.filter { $0.contains(#""kind":"data""#) }.count == 2, "\(follow.outputLines)")
+    }
+
     @Test("--lines N starts with the last N lines; the default starts at the end")
     func startingPositions() async throws {
         let tree = try ScratchTree()

@@ -6,7 +6,8 @@ public enum FileFollowerLineUpdate: Sendable, Hashable {
     /// (``FileLine/isTerminated`` is `false`).
     case line(FileLine)
     /// Something happened to the file at the path. A partial line held for the old file comes
-    /// first, except before ``FileFollowerNotice/Kind/removed``: the writer may still append to it.
+    /// first, except before ``FileFollowerNotice/Kind/removed`` (the writer may still append to
+    /// it) and ``FileFollowerNotice/Kind/overflowed`` (which changes no file).
     case notice(FileFollowerNotice)
 }
 
@@ -65,7 +66,7 @@ public struct FileFollowerLines: AsyncSequence, Sendable {
                     ready += splitter.add(chunk).map(FileFollowerLineUpdate.line)
                 case .notice(let notice):
                     // Removal alone ends nothing: the writer may still append to the old file.
-                    if notice.kind != .removed, let last = splitter.flush() { ready.append(.line(last)) }
+                    if notice.kind != .removed && notice.kind != .overflowed, let last = splitter.flush() { ready.append(.line(last)) }
                     ready.append(.notice(notice))
                 }
             }

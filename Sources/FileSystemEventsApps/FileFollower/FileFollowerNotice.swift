@@ -20,11 +20,20 @@ public struct FileFollowerNotice: Sendable, Hashable, CustomStringConvertible {
         /// first byte (or, for a file that was followed before, from where it stopped: see
         /// ``replaced``).
         case appeared
+        /// The kernel's event queue overflowed (the follower's watch fell too far behind the
+        /// directory's changes), and the events it dropped may have told of files that stood
+        /// at the path only meanwhile (rotated through it and away): those are not delivered.
+        /// The follower goes on with the file at the path; `generation` is the newest one
+        /// found when the overflow was heard (the follower also looks at the path on its own,
+        /// so a file that came after the overflow may already be among them). The data of
+        /// every generation found is still delivered whole.
+        case overflowed
     }
 
     /// What happened.
     public var kind: Kind
-    /// `truncated`, `removed`: the generation it happened to. `replaced`, `appeared`: the new
+    /// `truncated`, `removed`: the generation it happened to. `overflowed`: the newest
+    /// generation found when it was heard (0 if none was). `replaced`, `appeared`: the new
     /// generation, whose chunks come next.
     public var generation: Int
 

@@ -129,6 +129,9 @@ final class FollowedFileTracker {
         case .departed(let departed):
             if let index = generations.lastIndex(where: { $0.identity == departed }) { noteDeparture(of: index) }
             return
+        case .eventsLost:
+            pendingNotices.append(FileFollowerNotice(kind: .overflowed, generation: nextGenerationNumber - 1))
+            return
         case .movedAwayUnseen(let opened, let openedIdentity):
             insertMovedAwayUnseen(descriptor: opened, identity: openedIdentity, now: now)
             return

@@ -32,6 +32,9 @@ final class FollowedPathObserver: Sendable {
         /// The source told that a file opened before has left the path (renamed away or
         /// removed): the order files leave in is the order they were written in.
         case departed(identity: FileIdentity)
+        /// The source reported a kernel queue overflow: the files that came and went at the
+        /// path meanwhile were not told, so they could not be opened where they went.
+        case eventsLost
     }
 
     private struct State {
@@ -245,6 +248,15 @@ final class FollowedPathObserver: Sendable {
         }
     }
 
+    /// Notes that the source's events since the last batch are incomplete (a kernel queue
+    /// overflow), in order with the looks around it.
+    func noteEventsLost() {
+        state.withLock { state in
+            guard !state.isClosed else { return }
+            state.observations.append(.eventsLost)
+        }
+    }
+
     /// What was observed since the last call, oldest first.
     func take() -> [Observation] {
         state.withLock { state in
@@ -263,7 +275,7 @@ final class FollowedPathObserver: Sendable {
         for observation in left {
             switch observation {
             case .file(let descriptor, _), .movedAwayUnseen(let descriptor, _): Syscalls.close(descriptor)
-            case .missing, .departed: break
+            case .missing, .departed, .eventsLost: break
             }
         }
     }

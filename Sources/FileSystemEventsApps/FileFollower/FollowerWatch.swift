@@ -52,6 +52,9 @@ final class FollowerWatch: Sendable {
             case .events(let events):
                 // A watched directory gone means its watch is gone: start again.
                 if events.contains(where: { $0.kind == .rootRemoved }) { status.state.withLock { $0.isOver = true } }
+                // Said, not hidden: before, the files rotated through the path while the queue
+                // overflowed were simply missing from the output.
+                if events.contains(where: { $0.kind == .overflow }) { observer.noteEventsLost() }
                 observer.observeArrivals(in: events)
                 observer.observe()
                 wakeup.wake()
