@@ -240,6 +240,16 @@ public final class FileSystemEventChannel: Sendable {
 
     /// The blocking counterpart of ``next()``, for threads outside Swift concurrency.
     package func nextBlocking() -> Result<FileSystemWatchUpdate?, FileSystemEventsError> {
+        // Without a deadline the wait ends only with an update or the end.
+        nextBlocking(waitingAtMost: nil) ?? .success(nil)
+    }
+
+    /// ``nextBlocking()``, giving up after `timeout`: `nil` if nothing came by then.
+    package func nextBlocking(waitingAtMost timeout: Duration?) -> Result<FileSystemWatchUpdate?, FileSystemEventsError>? {
+        let deadline = timeout.map { timeout in
+            let (seconds, attoseconds) = timeout.components
+            return DispatchTime.now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+        }
         while true {
             let semaphore = DispatchSemaphore(value: 0)
             let immediate = state.withLock { state -> Result<FileSystemWatchUpdate?, FileSystemEventsError>? in
@@ -256,6 +266,19 @@ public final class FileSystemEventChannel: Sendable {
                 return nil
             }
             if let immediate { return immediate }
+            guard let deadline else {
+                semaphore.wait()
+                continue
+            }
+            if semaphore.wait(timeout: deadline) == .success { continue }
+            // Timed out, unless an update took the reader off meanwhile: its signal is then on
+            // its way, and is taken before looking again.
+            let withdrawn = state.withLock { state -> Bool in
+                guard state.blockedReader === semaphore else { return false }
+                state.blockedReader = nil
+                return true
+            }
+            if withdrawn { return nil }
             semaphore.wait()
         }
     }

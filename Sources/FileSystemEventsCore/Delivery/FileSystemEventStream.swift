@@ -173,6 +173,14 @@ public struct FileSystemEventStream: AsyncSequence, Sendable {
             }
             return try channel.nextBlocking().get()
         }
+
+        /// ``next()``, waiting `timeout` at most: `.none` if nothing came by then, `.some(nil)`
+        /// once the watch has ended.
+        package mutating func next(waitingAtMost timeout: Duration) throws(FileSystemEventsError) -> FileSystemWatchUpdate?? {
+            guard let channel = storage.channel else { return .some(try next()) }
+            guard let result = channel.nextBlocking(waitingAtMost: timeout) else { return .none }
+            return .some(try result.get())
+        }
     }
 
     /// Every iterator reads the stream's one watch: iterators may follow one another, not

@@ -48,7 +48,21 @@ public struct StableIDSource: ProducerThreadEventSource {
             var tracker = StableIDTracker(roots: options.roots, writes: true)
             var iterator = inner.makeBlockingIterator()
             do throws(FileSystemEventsError) {
-                while let update = try iterator.next() {
+                while true {
+                    // Events held for an item that had left its path when its creation was
+                    // handled wait for the next batch, which tells where it went (the kernel
+                    // had queued that before the item was looked for), and not much longer.
+                    let next: FileSystemWatchUpdate?
+                    if tracker.isHoldingEvents {
+                        guard let arrived = try iterator.next(waitingAtMost: Self.heldEventsWait) else {
+                            send([.events(tracker.releaseHeldEvents())], to: channel, inner: inner)
+                            continue
+                        }
+                        next = arrived
+                    } else {
+                        next = try iterator.next()
+                    }
+                    guard let update = next else { break }
                     var outgoing: [FileSystemWatchUpdate] = []
                     switch update {
                     case .ready:
@@ -65,22 +79,35 @@ public struct StableIDSource: ProducerThreadEventSource {
                         }
                         outgoing = tracker.takeDiagnostics().map { .diagnostic($0) } + [update]
                     case .events(let events):
-                        outgoing = [.events(tracker.process(events))] + tracker.takeDiagnostics().map { .diagnostic($0) }
+                        let told = tracker.process(events)
+                        outgoing = (told.isEmpty ? [] : [.events(told)]) + tracker.takeDiagnostics().map { .diagnostic($0) }
                     case .scanStarted, .diagnostic:
                         outgoing = [update]
                     }
-                    for update in outgoing {
-                        if case .terminated = channel.send(update) {
-                            inner.terminate()
-                        }
-                    }
-                    waitForRoom(channel)
+                    send(outgoing, to: channel, inner: inner)
                 }
+                send([.events(tracker.releaseHeldEvents())], to: channel, inner: inner)
                 channel.finish()
             } catch {
+                send([.events(tracker.releaseHeldEvents())], to: channel, inner: inner)
                 channel.finish(throwing: error)
             }
         }
+    }
+
+    /// How long events held for an item not yet found wait for the next batch of the base
+    /// source (``StableIDTracker/isHoldingEvents``). The kernel backends deliver it within
+    /// microseconds of the first; this bounds the wait where nothing follows.
+    static var heldEventsWait: Duration { .milliseconds(200) }
+
+    private func send(_ updates: [FileSystemWatchUpdate], to channel: FileSystemEventChannel, inner: FileSystemEventStream) {
+        for update in updates {
+            if case .events(let events) = update, events.isEmpty { continue }
+            if case .terminated = channel.send(update) {
+                inner.terminate()
+            }
+        }
+        waitForRoom(channel)
     }
 
     /// Stops reading the inner stream while the consumer is behind (the inner source then lets

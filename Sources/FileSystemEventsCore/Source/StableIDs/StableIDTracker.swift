@@ -81,6 +81,27 @@ struct StableIDTracker {
     private var reportedNoRoom = false
     private var reportedUnsupported: Set<UInt64> = []
     private(set) var diagnostics: [FileSystemWatchDiagnostic] = []
+    /// Events handled and not returned yet: held while an item created in them is not
+    /// identified (``unidentified``), so that its events go out with its ID.
+    private var held: [FileSystemEvent] = []
+    /// The items created in ``held`` that had left their path by the time their event was
+    /// handled (`echo > .doc.tmp; mv .doc.tmp doc`), with the positions of their events in it:
+    /// identified where later events put them (``identifyItemsThatLeft()``).
+    ///
+    /// Why held across batches: a watch that keeps up with the writer reads the creation and
+    /// the rename that follows it apart, and the creation's events went out without an ID for
+    /// good (a writer making files and moving them at once: 239 of 301 `created` had none).
+    private var unidentified: [ObjectIdentifier: AwaitedItem] = [:]
+
+    /// An item of ``unidentified``.
+    private struct AwaitedItem {
+        let node: Node
+        /// Where its events are in ``held``, its creation first.
+        var events: [Int] = []
+        /// Gone from the tree when a batch was handled, and not found created in another root
+        /// yet: given one batch more (see ``identifyItemsThatLeft()``).
+        var isGone = false
+    }
 
     init(roots: [FilePath], writes: Bool) {
         self.rootPaths = roots.map(\.bytes)
@@ -121,14 +142,15 @@ struct StableIDTracker {
 
     // MARK: Events
 
-    /// `events` with their IDs, in order; the stamps' own echoes left out.
+    /// Whether events are held for an item not identified yet: the caller hands over the next
+    /// batch, or, if none comes soon, takes them as they are (``releaseHeldEvents()``).
+    var isHoldingEvents: Bool { !held.isEmpty }
+
+    /// `events` with their IDs, in order, after any held before; the stamps' own echoes left
+    /// out. Empty while an item created in them has left its path and has not been found
+    /// where it went (``isHoldingEvents``).
     mutating func process(_ events: [FileSystemEvent]) -> [FileSystemEvent] {
-        var result: [FileSystemEvent] = []
-        result.reserveCapacity(events.count)
-        // Items created in this batch that had left their path by the time it was handled
-        // (`echo > .doc.tmp; mv .doc.tmp doc`, told as two events): identified where a later
-        // event of the batch moves them, and their earlier events given the ID then.
-        var unidentified: [ObjectIdentifier: [Int]] = [:]
+        held.reserveCapacity(held.count + events.count)
         for var event in events {
             let path = event.path.bytes
             switch event.kind {
@@ -140,12 +162,21 @@ struct StableIDTracker {
                     // What stands at the path now is another item (or none): its ID is not
                     // this one's, and a stamp written there would go to the wrong item.
                     node.awaitsIdentification = true
-                    unidentified[ObjectIdentifier(node), default: []].append(result.count)
+                    noteAwaiting(node)
                     break
                 }
                 event.stableID = identifyArrival(path, of: node, for: &event)
+                if event.stableID == nil, !holdsItem(of: node, at: path) {
+                    // It left between the look and the read of its attribute (a writer that
+                    // renames at once: 22 of 300 files were never stamped): found where it
+                    // went, as above.
+                    node.awaitsIdentification = true
+                    noteAwaiting(node)
+                }
             case .removed:
-                event.stableID = node(at: path)?.id
+                let node = node(at: path)
+                noteAwaiting(node)
+                event.stableID = node?.id
                 if let index = rootPaths.firstIndex(of: path) {
                     // A root reported removed (a watch that waits for its roots goes on).
                     dropIDs(below: roots[index])
@@ -159,11 +190,14 @@ struct StableIDTracker {
                     remove(path)
                     attach(moving, at: path)
                     if moving.awaitsIdentification, moving.id == nil, holdsItem(of: moving, at: path) {
-                        moving.awaitsIdentification = false
                         let id = identifyArrival(path, of: moving, for: &event)
-                        // Its earlier events of this batch are not out yet: they get it too.
-                        for index in unidentified.removeValue(forKey: ObjectIdentifier(moving)) ?? [] { result[index].stableID = id }
+                        if id != nil || holdsItem(of: moving, at: path) {
+                            moving.awaitsIdentification = false
+                            // Its earlier events are held: they get it too.
+                            for index in unidentified.removeValue(forKey: ObjectIdentifier(moving))?.events ?? [] { held[index].stableID = id }
+                        }
                     }
+                    noteAwaiting(moving)
                     event.stableID = moving.id
                 } else {
                     remove(path)
@@ -178,6 +212,7 @@ struct StableIDTracker {
                 let first = detach(path), second = detach(other)
                 if let first { attach(first, at: other) }
                 if let second { attach(second, at: path) }
+                noteAwaiting(second)
                 event.stableID = second?.id
             case .modified, .attributesChanged:
                 // Read first: the kernel merges cp's own attribute write into our stamp's echo,
@@ -197,9 +232,12 @@ struct StableIDTracker {
                         continue
                     }
                 }
+                noteAwaiting(node)
                 event.stableID = node?.id
             case .settled:
-                event.stableID = node(at: path)?.id
+                let node = node(at: path)
+                noteAwaiting(node)
+                event.stableID = node?.id
             case .rootRemoved:
                 if let index = rootPaths.firstIndex(of: path) {
                     dropIDs(below: roots[index])
@@ -208,9 +246,62 @@ struct StableIDTracker {
             case .overflow:
                 break
             }
-            result.append(event)
+            held.append(event)
         }
-        return result
+        identifyItemsThatLeft()
+        return unidentified.isEmpty ? releaseHeldEvents() : []
+    }
+
+    /// The held events, as they are: those of an item still not found go without its ID (the
+    /// item is identified still, if a later rename puts it in view, for its later events).
+    mutating func releaseHeldEvents() -> [FileSystemEvent] {
+        defer {
+            held = []
+            unidentified = [:]
+        }
+        return held
+    }
+
+    /// Notes that the event about to be held concerns `node`, if that is an item not
+    /// identified yet: it gets the ID once the item is.
+    private mutating func noteAwaiting(_ node: Node?) {
+        guard let node, node.awaitsIdentification, node.id == nil else { return }
+        unidentified[ObjectIdentifier(node), default: AwaitedItem(node: node)].events.append(held.count)
+    }
+
+    /// Identifies the items created in ``held`` that had left their path, where the events
+    /// since have put them (a rename of the item, or of a directory above it, in any batch),
+    /// and gives their held events the ID. One removed since, or moved out of the roots, goes
+    /// without: nothing is left to stamp. One not found yet keeps the events held.
+    private mutating func identifyItemsThatLeft() {
+        for (key, entry) in unidentified {
+            let node = entry.node
+            guard node.awaitsIdentification, node.id == nil, let path = path(of: node) else {
+                // Identified since, or gone from the tree: removed, or moved into another root,
+                // told as a removal and a creation there, which holds its ID. The creation may
+                // come in the next batch (the kernel backends examine it first): with several
+                // roots, a gone item waits for one more.
+                let id = node.id ?? node.identity.flatMap { identity in
+                    held.last { $0.kind == .created && $0.identity == identity && $0.stableID != nil }?.stableID
+                }
+                if id == nil && rootPaths.count > 1 && !entry.isGone {
+                    unidentified[key]?.isGone = true
+                    continue
+                }
+                if let id { for index in entry.events { held[index].stableID = id } }
+                unidentified[key] = nil
+                continue
+            }
+            guard holdsItem(of: node, at: path) else { continue }
+            var creation = held[entry.events[0]]
+            let id = identifyArrival(path, of: node, for: &creation)
+            // Gone again while it was read or stamped: looked for again after the next batch.
+            if id == nil && !holdsItem(of: node, at: path) { continue }
+            node.awaitsIdentification = false
+            held[entry.events[0]] = creation
+            for index in entry.events { held[index].stableID = id }
+            unidentified[key] = nil
+        }
     }
 
     /// Identifies an item that has just come into the tree at `path` (`node`), as its event
