@@ -96,6 +96,42 @@ import Testing
         }
     }
 
+    /// A writer that makes files and renames them at once, as fast as it can: a watch that
+    /// keeps up reads each creation apart from its rename, and the creation used to go out
+    /// without an ID (most of them, on the kernel backends), and some files were never stamped.
+    @Test("a burst of files made and renamed at once, some moved on again: every event carries the ID its file ends up with")
+    func burstOfCreateAndRename() async throws {
+        for backend in availableBackends {
+            let tree = try ScratchTree()
+            try tree.makeDirectories("a")
+            try tree.makeDirectories("b")
+            let marker = "marker-\(tree.uniqueNumber())"
+            let count = 200
+            let observed = try await observe(try backend.makeSource(options: Self.options(tree.root)).updates(), onReady: {
+                for index in 0..<count {
+                    try tree.write(RelativePath("a/f\(index)"), "x")
+                    try tree.rename(RelativePath("a/f\(index)"), to: RelativePath("b/f\(index)"))
+                    if index % 3 == 0 { try tree.rename(RelativePath("b/f\(index)"), to: RelativePath("a/g\(index)")) }
+                }
+                try tree.write(RelativePath(marker), "m")
+            }, until: { observed in
+                observed.events.contains { $0.path.lastComponent?.string == marker && $0.kind == .created }
+            })
+            var finalID: [FileIdentity: FileStableID] = [:]
+            for index in 0..<count {
+                let path = index % 3 == 0 ? tree.path(RelativePath("a/g\(index)")) : tree.path(RelativePath("b/f\(index)"))
+                let id = Self.storedID(path)
+                #expect(id != nil, "\(backend): \(path) was never stamped")
+                if let id, case .success(let status) = Syscalls.status(path) { finalID[status.identity] = id }
+            }
+            let files = observed.events.filter { $0.itemType == .file && $0.path.lastComponent?.string != marker }
+            let without = files.filter { $0.stableID == nil }
+            #expect(without.isEmpty, "\(backend): \(without.count) of \(files.count) events without an ID, as \(without.prefix(3))")
+            let wrong = files.filter { event in event.identity.flatMap { finalID[$0] }.map { $0 != event.stableID } ?? false }
+            #expect(wrong.isEmpty, "\(backend): events with another ID than their file's: \(wrong.prefix(3))")
+        }
+    }
+
     @Test("a file system without extended attributes: IDs derived from identity, one diagnostic")
     func withoutExtendedAttributes() async throws {
         let tree = try ScratchTree()
