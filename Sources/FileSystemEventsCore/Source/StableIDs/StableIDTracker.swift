@@ -288,7 +288,11 @@ struct StableIDTracker {
                     unidentified[key]?.isGone = true
                     continue
                 }
-                if let id { for index in entry.events { held[index].stableID = id } }
+                // Gone for good before anyone could look at it (deleted, replaced by a rename
+                // over it: an atomic save's file saved over by the next): nothing is left to
+                // stamp, and its events share an ID of their own, stored nowhere.
+                let shared = id ?? FileStableID.random()
+                for index in entry.events { held[index].stableID = shared }
                 unidentified[key] = nil
                 continue
             }
