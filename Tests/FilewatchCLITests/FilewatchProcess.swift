@@ -37,16 +37,21 @@ final class FilewatchProcess: Sendable {
     ///   for bytes that a `String` argument cannot carry.
     /// - Parameter nonBlockingOutput: stdout is a pipe whose write end is `O_NONBLOCK`, as a
     ///   parent that set the flag on its own end of a shared pipe leaves it.
+    /// - Parameter unprivilegedUser: run as this user and group ID, without capabilities
+    ///   (through `setpriv`; the test must run as root).
     init(_ arguments: [String], environment: [String: String] = [:], directory: URL? = nil, readsOutput: Bool = true,
          openFileLimit: Int? = nil, addressSpaceLimit: Int? = nil, fileSizeLimit: Int? = nil, shellWords: Bool = false,
-         nonBlockingOutput: Bool = false) throws {
+         nonBlockingOutput: Bool = false, unprivilegedUser: UInt32? = nil) throws {
         process = Process()
         let limits = (openFileLimit.map { "ulimit -n \($0) && " } ?? "") + (addressSpaceLimit.map { "ulimit -v \($0 / 1024) && " } ?? "")
             + (fileSizeLimit.map { "ulimit -f \(max(1, $0 / 512)) && " } ?? "")
         // The test process ignores SIGXFSZ, and an ignored signal stays ignored across `exec`:
         // under a file-size limit the CLI starts with the default action, as from a shell.
         let exec = fileSizeLimit == nil ? "exec " : "exec env --default-signal=XFSZ "
-        if shellWords {
+        if let user = unprivilegedUser {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", "--inh-caps=-all", Self.binary.path] + arguments
+        } else if shellWords {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", limits + exec + "\"$0\" " + arguments.joined(separator: " "), Self.binary.path]
         } else if !limits.isEmpty {

@@ -333,12 +333,20 @@ final class DirectoryListingSession {
         // directory itself included): what they hold now, or that they went meanwhile.
         if !attributesChanged.isEmpty {
             let changed = Set(attributesChanged)
-            for name in unexamined where changed.contains([]) || Self.hasAncestor(name, in: changed) { touched.insert(name) }
+            for name in unexamined where changed.contains([]) || Self.hasAncestor(name, in: changed) {
+                touched.insert(name)
+                // A directory that arrived while it could not be examined: its subtree too.
+                if isRecursive { arrived.append(name) }
+            }
         }
         var known: [[UInt8]: DirectoryEntry] = [:]
         var directories: Set<[UInt8]> = []
         if isRecursive && descriptor >= 0 {
-            directories = Set(vacated.filter { list.entry(named: $0)?.type == .directory })
+            // Every name vacated, not only those listed as directories: an earlier batch may
+            // have read a name as a file while names below it were still listed (a file made
+            // in `d`, then `d` exchanged with a file: the creation's batch read `d` as the
+            // file, and the exchange's batch left `d/old` listed under it for good).
+            directories = Set(vacated)
             if !directories.isEmpty {
                 for name in list.names where Self.hasAncestor(name, in: directories) { touched.insert(name) }
             }
@@ -378,6 +386,22 @@ final class DirectoryListingSession {
                 drop(name)
                 continue
             }
+            /// The entry of a name the source says stands, where the disk cannot show it: as
+            /// listed, else made from the event that told of it (or of a name below it).
+            func standingEntry() -> DirectoryEntry? {
+                if let kept = list.entry(named: name) { return kept }
+                if let event = said[name]?.event {
+                    return DirectoryEntry(
+                        nameBytes: name, type: event.itemType, size: 0, modificationTime: event.timestamp,
+                        identity: event.identity ?? FileIdentity(device: 0, inode: 0))
+                }
+                if let below = heldBelow[name] {
+                    return DirectoryEntry(
+                        nameBytes: name, type: .directory, size: 0, modificationTime: below.timestamp,
+                        identity: FileIdentity(device: 0, inode: 0))
+                }
+                return nil
+            }
             switch reader.entry(at: name, in: descriptor) {
             case .found(let entry):
                 keep(name, entry)
@@ -387,26 +411,20 @@ final class DirectoryListingSession {
                     continue
                 }
                 // Standing as far as the source knows: kept until an event says otherwise.
-                if let kept = list.entry(named: name) {
-                    replacements.append((name, kept))
-                } else if let event = said[name]?.event {
-                    replacements.append((name, DirectoryEntry(
-                        nameBytes: name, type: event.itemType, size: 0, modificationTime: event.timestamp,
-                        identity: event.identity ?? FileIdentity(device: 0, inode: 0))))
-                } else if let below = heldBelow[name] {
-                    replacements.append((name, DirectoryEntry(
-                        nameBytes: name, type: .directory, size: 0, modificationTime: below.timestamp,
-                        identity: FileIdentity(device: 0, inode: 0))))
-                } else {
+                guard let entry = standingEntry() else {
                     drop(name)
                     continue
                 }
+                replacements.append((name, entry))
                 unconfirmed.insert(name)
             case .unexaminable:
-                // Below a directory removed or replaced, what was listed went with it;
-                // otherwise it is still there, as listed, until it can be examined.
-                if !Self.hasAncestor(name, in: directories), let kept = list.entry(named: name) {
-                    replacements.append((name, kept))
+                // Below a directory removed or replaced, what was listed went with it, unless
+                // an event since says it stands; otherwise it is there, as listed or as the
+                // event told it, until it can be examined (when a directory above it changes
+                // attributes). An item moved into a directory this user could not search was
+                // dropped, and never listed once the directory became searchable again.
+                if stands == true || !Self.hasAncestor(name, in: directories), let entry = stands == true ? standingEntry() : list.entry(named: name) {
+                    replacements.append((name, entry))
                     unexamined.insert(name)
                     continue
                 }
