@@ -158,6 +158,8 @@ struct StableIDTracker {
                 remove(path)
                 guard let node = insert(path) else { break }
                 node.identity = event.identity
+                // Only files and directories have IDs (a symlink, a FIFO: none to wait for).
+                guard event.itemType == .file || event.itemType == .directory else { break }
                 guard holdsItem(of: node, at: path) else {
                     // What stands at the path now is another item (or none): its ID is not
                     // this one's, and a stamp written there would go to the wrong item.
@@ -281,8 +283,10 @@ struct StableIDTracker {
                 // told as a removal and a creation there, which holds its ID. The creation may
                 // come in the next batch (the kernel backends examine it first): with several
                 // roots, a gone item waits for one more.
+                // The same inode told with an ID (its creation in another root, or another name
+                // of a hard-linked file) gives its ID.
                 let id = node.id ?? node.identity.flatMap { identity in
-                    held.last { $0.kind == .created && $0.identity == identity && $0.stableID != nil }?.stableID
+                    held.last { $0.identity == identity && $0.stableID != nil }?.stableID
                 }
                 if id == nil && rootPaths.count > 1 && !entry.isGone {
                     unidentified[key]?.isGone = true
