@@ -2,6 +2,9 @@ import ConformanceTestSupport
 import FileSystemEventsConformance
 @testable import FileSystemEventsCore
 import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 
 /// Items that have left their path by the time their creation is handled (``StableIDTracker``
@@ -140,6 +143,21 @@ import Testing
         #expect(events.map(\.kind) == [.created, .renamed])
         let stored = try #require(Self.storedID(of: tree.path("b")))
         #expect(events.allSatisfy { $0.stableID == stored }, "\(events)")
+    }
+
+    @Test("a symlink that left its path is neither waited for nor given an ID")
+    func symlinkIsNotWaitedFor() throws {
+        let tree = try ScratchTree()
+        var tracker = StableIDTracker(roots: [tree.root], writes: true)
+        tracker.load([try FileTreeSnapshot.scan(tree.root)])
+        #expect(symlink("nowhere", tree.path("l").string) == 0)
+        guard case .success(let status) = Syscalls.status(atPath: tree.path("l").bytes) else { throw StableIDTestFailure("no link") }
+        try tree.rename("l", to: "m")
+        let link = FileSystemEvent(kind: .created, path: tree.path("l"), itemType: .symlink, isSynthetic: false, identity: status.identity)
+        let told = tracker.process([link])
+        #expect(told.count == 1 && told[0].stableID == nil && !tracker.isHoldingEvents, "\(told)")
+        let removed = tracker.process([FileSystemEvent(kind: .removed, path: tree.path("l"), itemType: .symlink, isSynthetic: false, identity: status.identity)])
+        #expect(removed.count == 1 && removed[0].stableID == nil, "\(removed)")
     }
 
     @Test("held events are released as they are when nothing tells where the item went")
