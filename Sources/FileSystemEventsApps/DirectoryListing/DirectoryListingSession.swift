@@ -243,13 +243,79 @@ final class DirectoryListingSession {
             if heldBelow[directory] == nil { heldBelow[directory] = event }
         }
         func goes(_ name: [UInt8]) { said[name] = (order, false, nil) }
+
+        /// The listed subtree of a directory renamed in this batch, under its new name: the
+        /// names the source told of, moved as the rename moves them, with their entries (the
+        /// disk says what each holds now). Read from the disk instead, the subtree took in what
+        /// the source was never to tell of: a file made in the directory just after the rename
+        /// and deleted at once (its two events merged into none) stayed listed for good.
+        var carried: [[UInt8]: DirectoryEntry] = [:]
+        /// The listed names below each listed directory, built at the first rename that needs it.
+        var listedBelow: [[UInt8]: [[UInt8]]]? = nil
+        /// Carries the subtree of `old` to `new`; `false` where `old` is no directory the
+        /// listing knows (moved in from a name it does not list): its subtree is read from disk.
+        func carry(_ old: [UInt8], to new: [UInt8]) -> Bool {
+            let isListed = list.entry(named: old)?.type == .directory
+            guard isListed || carried[old]?.type == .directory || said[old]?.event?.itemType == .directory else { return false }
+            let slash = UInt8(ascii: "/")
+            func moved(_ name: [UInt8]) -> [UInt8] { new + name[old.count...] }
+            var names: [[UInt8]] = []
+            if isListed {
+                if listedBelow == nil {
+                    var index: [[UInt8]: [[UInt8]]] = [:]
+                    for name in list.names {
+                        guard let last = name.lastIndex(of: slash) else { continue }
+                        index[Array(name[..<last]), default: []].append(name)
+                    }
+                    listedBelow = index
+                }
+                var pending = [old]
+                while let directory = pending.popLast() {
+                    for name in listedBelow?[directory] ?? [] {
+                        names.append(name)
+                        pending.append(name)
+                    }
+                }
+            }
+            let prefix = old + [slash]
+            // Taken into the subtree earlier in this batch (told of, or carried by a rename),
+            // and not gone since; of the listed names, those no event of the batch took away
+            // (the rename of a directory made in this batch where a listed one stood before
+            // carries nothing of the listed one's).
+            let toldBelow = said.filter { $0.key.starts(with: prefix) && verdict($0.key, before: order) == true }
+            let carriedBelow = carried.filter { $0.key.starts(with: prefix) && verdict($0.key, before: order) != false }
+            for name in names where toldBelow[name] == nil && carriedBelow[name] == nil && verdict(name, before: order) != false {
+                guard var entry = list.entry(named: name) else { continue }
+                let target = moved(name)
+                entry.nameBytes = target
+                carried[target] = entry
+                touched.insert(target)
+                stands(target, nil)
+            }
+            for (name, entry) in carriedBelow {
+                var entry = entry
+                let target = moved(name)
+                entry.nameBytes = target
+                carried[target] = entry
+                touched.insert(target)
+                stands(target, nil)
+            }
+            for (name, verdict) in toldBelow {
+                let target = moved(name)
+                touched.insert(target)
+                said[target] = (order, true, verdict.event)
+            }
+            return true
+        }
         func takesSubtree(_ name: [UInt8]) { if isRecursive { subtreeGone[name] = order } }
-        /// `true` if the source says the name stands, `false` if gone, `nil` if it said nothing.
-        func verdict(_ name: [UInt8]) -> Bool? {
-            var latest = said[name].map { (order: $0.order, stands: $0.stands) }
+        /// `true` if the source says the name stands, `false` if gone, `nil` if it said nothing;
+        /// as of the events before the one numbered `limit`, if given.
+        func verdict(_ name: [UInt8], before limit: Int = .max) -> Bool? {
+            var latest: (order: Int, stands: Bool)? = nil
+            if let entry = said[name], entry.order < limit { latest = (entry.order, entry.stands) }
             if !subtreeGone.isEmpty {
                 for (index, byte) in name.enumerated() where byte == UInt8(ascii: "/") {
-                    if let at = subtreeGone[Array(name[..<index])], at > (latest?.order ?? -1) { latest = (at, false) }
+                    if let at = subtreeGone[Array(name[..<index])], limit > at, at > (latest?.order ?? -1) { latest = (at, false) }
                 }
             }
             return latest?.stands
@@ -315,6 +381,12 @@ final class DirectoryListingSession {
                 // What stood at the path goes with its subtree: removed, replaced by a creation,
                 // or exchanged for the item that now stands there.
                 if event.kind == .removed || event.kind == .created || event.kind == .exchanged { vacated.append(relative) }
+                if event.kind == .renamed && event.itemType != .file, let previous = event.previousPath,
+                   let (previousName, isItself) = root.relative(previous).map({ ($0, !$0.isEmpty) }), isItself,
+                   carry(previousName, to: relative)
+                {
+                    continue
+                }
                 if (event.kind == .renamed || event.kind == .exchanged) && event.itemType != .file { arrived.append(relative) }
             }
         }
@@ -389,6 +461,7 @@ final class DirectoryListingSession {
             /// The entry of a name the source says stands, where the disk cannot show it: as
             /// listed, else made from the event that told of it (or of a name below it).
             func standingEntry() -> DirectoryEntry? {
+                if let moved = carried[name] { return moved }
                 if let kept = list.entry(named: name) { return kept }
                 if let event = said[name]?.event {
                     return DirectoryEntry(
