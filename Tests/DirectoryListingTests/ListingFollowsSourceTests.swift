@@ -17,6 +17,13 @@ import Testing
         }
     }
 
+    /// A recursive listing over a scripted source standing for a kernel one.
+    private func recursiveListing(_ tree: ScratchTree, _ script: ScriptedSource.Script) -> DirectoryListing {
+        DirectoryListing(directory: tree.root, options: .init(isRecursive: true)) { options throws(FileSystemEventsError) in
+            ScriptedSource(options: options, script: script)
+        }
+    }
+
     @Test("the first list is the source's first scan: a name made after it and gone before the next is never listed")
     func firstListIsTheFirstScan() async throws {
         let tree = try ScratchTree()
@@ -52,10 +59,7 @@ import Testing
         defer { tree.remove() }
         try tree.write("a", "a")
         let script = ScriptedSource.Script()
-        let listing = DirectoryListing(directory: tree.root, options: .init(isRecursive: true)) { options throws(FileSystemEventsError) in
-            ScriptedSource(options: options, script: script)
-        }
-        let observer = ListingObserver(listing)
+        let observer = ListingObserver(recursiveListing(tree, script))
         defer { Task { await observer.stop() } }
         try await observer.started()
         #expect(observer.list.map(\.name) == ["a"])
@@ -95,10 +99,7 @@ import Testing
         try tree.makeDirectories("s")
         try tree.write("s/f", "f")
         let script = ScriptedSource.Script()
-        let listing = DirectoryListing(directory: tree.root, options: .init(isRecursive: true)) { options throws(FileSystemEventsError) in
-            ScriptedSource(options: options, script: script)
-        }
-        let observer = ListingObserver(listing)
+        let observer = ListingObserver(recursiveListing(tree, script))
         defer { Task { await observer.stop() } }
         try await observer.started()
         #expect(observer.list.map(\.name) == ["d", "d/old", "s", "s/f"])
@@ -128,10 +129,7 @@ import Testing
         try tree.makeDirectories("d")
         try tree.write("d/k", "k")
         let script = ScriptedSource.Script()
-        let listing = DirectoryListing(directory: tree.root, options: .init(isRecursive: true)) { options throws(FileSystemEventsError) in
-            ScriptedSource(options: options, script: script)
-        }
-        let observer = ListingObserver(listing)
+        let observer = ListingObserver(recursiveListing(tree, script))
         defer { Task { await observer.stop() } }
         try await observer.started()
         #expect(observer.list.map(\.name) == ["d", "d/k"])

@@ -16,6 +16,13 @@ import Testing
         FileSystemEvent(kind: kind, path: path, previousPath: previous, itemType: .file, isSynthetic: false, identity: identity)
     }
 
+    /// A tracker loaded with the tree at `tree.root` as it is.
+    static func tracker(for tree: ScratchTree) throws -> StableIDTracker {
+        var tracker = StableIDTracker(roots: [tree.root], writes: true)
+        tracker.load([try FileTreeSnapshot.scan(tree.root)])
+        return tracker
+    }
+
     static func identity(of path: FilePath) throws -> FileIdentity {
         guard case .success(let status) = Syscalls.status(atPath: path.bytes) else { throw StableIDTestFailure("\(path) is gone") }
         return status.identity
@@ -32,8 +39,7 @@ import Testing
     @Test("a file created and renamed, told in two batches: both batches' events carry the ID stamped on the file")
     func createdThenRenamedAcrossBatches() throws {
         let tree = try ScratchTree()
-        var tracker = StableIDTracker(roots: [tree.root], writes: true)
-        tracker.load([try FileTreeSnapshot.scan(tree.root)])
+        var tracker = try Self.tracker(for: tree)
         try tree.write("a", "x")
         let identity = try Self.identity(of: tree.path("a"))
         try tree.rename("a", to: "b")
@@ -53,8 +59,7 @@ import Testing
     func foundAfterAChainOfRenames() throws {
         let tree = try ScratchTree()
         try tree.makeDirectory("d")
-        var tracker = StableIDTracker(roots: [tree.root], writes: true)
-        tracker.load([try FileTreeSnapshot.scan(tree.root)])
+        var tracker = try Self.tracker(for: tree)
         try tree.write("d/a", "x")
         let identity = try Self.identity(of: tree.path("d/a"))
         try tree.rename("d/a", to: "d/b")
@@ -79,8 +84,7 @@ import Testing
     @Test("a file created and removed before it was looked at: released with the removal, both events with one ID stored nowhere")
     func createdThenRemoved() throws {
         let tree = try ScratchTree()
-        var tracker = StableIDTracker(roots: [tree.root], writes: true)
-        tracker.load([try FileTreeSnapshot.scan(tree.root)])
+        var tracker = try Self.tracker(for: tree)
         try tree.write("t", "x")
         let identity = try Self.identity(of: tree.path("t"))
         try tree.remove("t")
@@ -148,8 +152,7 @@ import Testing
     @Test("a symlink that left its path is neither waited for nor given an ID")
     func symlinkIsNotWaitedFor() throws {
         let tree = try ScratchTree()
-        var tracker = StableIDTracker(roots: [tree.root], writes: true)
-        tracker.load([try FileTreeSnapshot.scan(tree.root)])
+        var tracker = try Self.tracker(for: tree)
         #expect(symlink("nowhere", tree.path("l").string) == 0)
         guard case .success(let status) = Syscalls.status(atPath: tree.path("l").bytes) else { throw StableIDTestFailure("no link") }
         try tree.rename("l", to: "m")
@@ -163,8 +166,7 @@ import Testing
     @Test("held events are released as they are when nothing tells where the item went")
     func releasedWhenNothingFollows() throws {
         let tree = try ScratchTree()
-        var tracker = StableIDTracker(roots: [tree.root], writes: true)
-        tracker.load([try FileTreeSnapshot.scan(tree.root)])
+        var tracker = try Self.tracker(for: tree)
         try tree.write("a", "x")
         let identity = try Self.identity(of: tree.path("a"))
         try tree.rename("a", to: "b")

@@ -284,15 +284,11 @@ final class DirectoryListingSession {
             // carries nothing of the listed one's).
             let toldBelow = said.filter { $0.key.starts(with: prefix) && verdict($0.key, before: order) == true }
             let carriedBelow = carried.filter { $0.key.starts(with: prefix) && verdict($0.key, before: order) != false }
+            var entries = carriedBelow
             for name in names where toldBelow[name] == nil && carriedBelow[name] == nil && verdict(name, before: order) != false {
-                guard var entry = list.entry(named: name) else { continue }
-                let target = moved(name)
-                entry.nameBytes = target
-                carried[target] = entry
-                touched.insert(target)
-                stands(target, nil)
+                entries[name] = list.entry(named: name)
             }
-            for (name, entry) in carriedBelow {
+            for (name, entry) in entries {
                 var entry = entry
                 let target = moved(name)
                 entry.nameBytes = target
