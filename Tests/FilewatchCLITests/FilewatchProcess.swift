@@ -202,6 +202,19 @@ final class FilewatchProcess: Sendable {
         kill(process.processIdentifier, number)
     }
 
+    /// Waits until the process is stopped (`T` in `/proc/PID/stat`), as `SIGSTOP` leaves it
+    /// a moment after it is sent.
+    func waitUntilStopped(timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let stat = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)) ?? ""
+            // The state follows the command name, which is in parentheses and may hold spaces.
+            if let close = stat.lastIndex(of: ")"), stat[close...].dropFirst(2).first == "T" { return }
+            guard ContinuousClock.now < deadline else { throw CLITestFailure("the process never stopped: \(stat)") }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
     /// Waits for the process to exit and returns its status.
     func waitForExit(timeout: Duration = .seconds(60)) async throws -> Int32 {
         let deadline = ContinuousClock.now + timeout
