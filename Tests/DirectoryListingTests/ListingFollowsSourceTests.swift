@@ -150,6 +150,46 @@ import Testing
         await observer.stop()
     }
 
+    /// A directory made where a listed one stood, or made anew, and renamed on within one
+    /// batch: the rename's own removal of the old name hid what the batch had said of it, so
+    /// the listed directory's children went along with the new one (`q1/k`), or the new one,
+    /// unknown, had its subtree read from the disk, with a file there for a moment (`r1/b`).
+    @Test("a directory made and renamed on in one batch brings what the batch says it holds, nothing more")
+    func directoryMadeAndRenamedInOneBatch() async throws {
+        let tree = try ScratchTree()
+        defer { tree.remove() }
+        try tree.makeDirectories("s/y")
+        try tree.write("s/y/k", "k")
+        try tree.makeDirectories("t")
+        let script = ScriptedSource.Script()
+        let observer = ListingObserver(recursiveListing(tree, script))
+        defer { Task { await observer.stop() } }
+        try await observer.started()
+        #expect(observer.list.map(\.name) == ["s", "s/y", "s/y/k", "t"])
+
+        try tree.rename("s/y", to: "q0")
+        try tree.makeDirectories("s/y")
+        try tree.rename("s/y", to: "q1")
+        try tree.makeDirectories("t/y")
+        try tree.rename("t/y", to: "r1")
+        try tree.write("r1/b", "b")  // made and removed again before the source looks: never told
+        func event(_ kind: FileSystemEvent.Kind, _ path: String, from previous: String? = nil) -> FileSystemEvent {
+            FileSystemEvent(kind: kind, path: tree.path(RelativePath(path)), previousPath: previous.map { tree.path(RelativePath($0)) },
+                            itemType: .directory, isSynthetic: false)
+        }
+        script.send([
+            event(.renamed, "q0", from: "s/y"), event(.created, "s/y"), event(.renamed, "q1", from: "s/y"),
+            event(.created, "t/y"), event(.renamed, "r1", from: "t/y"),
+        ])
+        try await observer.wait(for: "the batch") { $0.list.contains { $0.name == "r1" } }
+        try tree.remove("r1/b")
+        try tree.write("m1")
+        script.send([event(.modified, "r1"), FileSystemEvent(kind: .created, path: tree.path("m1"), itemType: .file, isSynthetic: false)])
+        try await observer.sync(marker: "m1")
+        #expect(observer.list.map(\.name) == ["m1", "q0", "q0/k", "q1", "r1", "s", "t"], "\(observer.list.map(\.name))")
+        await observer.stop()
+    }
+
     @Test("a name the source says is gone stays out of the list whatever the disk shows meanwhile")
     func goneNameStaysOut() async throws {
         let tree = try ScratchTree()

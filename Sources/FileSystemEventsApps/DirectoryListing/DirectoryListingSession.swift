@@ -252,7 +252,8 @@ final class DirectoryListingSession {
         var carried: [[UInt8]: DirectoryEntry] = [:]
         /// The listed names below each listed directory, built at the first rename that needs it.
         var listedBelow: [[UInt8]: [[UInt8]]]? = nil
-        /// Carries the subtree of `old` to `new`; `false` where `old` is no directory the
+        /// Carries the subtree of `old` to `new`, as the events before the rename left it (it
+        /// is called before the rename's own are noted); `false` where `old` is no directory the
         /// listing knows (moved in from a name it does not list): its subtree is read from disk.
         func carry(_ old: [UInt8], to new: [UInt8]) -> Bool {
             let isListed = list.entry(named: old)?.type == .directory
@@ -282,10 +283,10 @@ final class DirectoryListingSession {
             // and not gone since; of the listed names, those no event of the batch took away
             // (the rename of a directory made in this batch where a listed one stood before
             // carries nothing of the listed one's).
-            let toldBelow = said.filter { $0.key.starts(with: prefix) && verdict($0.key, before: order) == true }
-            let carriedBelow = carried.filter { $0.key.starts(with: prefix) && verdict($0.key, before: order) != false }
+            let toldBelow = said.filter { $0.key.starts(with: prefix) && verdict($0.key) == true }
+            let carriedBelow = carried.filter { $0.key.starts(with: prefix) && verdict($0.key) != false }
             var entries = carriedBelow
-            for name in names where toldBelow[name] == nil && carriedBelow[name] == nil && verdict(name, before: order) != false {
+            for name in names where toldBelow[name] == nil && carriedBelow[name] == nil && verdict(name) != false {
                 entries[name] = list.entry(named: name)
             }
             for (name, entry) in entries {
@@ -304,14 +305,12 @@ final class DirectoryListingSession {
             return true
         }
         func takesSubtree(_ name: [UInt8]) { if isRecursive { subtreeGone[name] = order } }
-        /// `true` if the source says the name stands, `false` if gone, `nil` if it said nothing;
-        /// as of the events before the one numbered `limit`, if given.
-        func verdict(_ name: [UInt8], before limit: Int = .max) -> Bool? {
-            var latest: (order: Int, stands: Bool)? = nil
-            if let entry = said[name], entry.order < limit { latest = (entry.order, entry.stands) }
+        /// `true` if the source says the name stands, `false` if gone, `nil` if it said nothing.
+        func verdict(_ name: [UInt8]) -> Bool? {
+            var latest = said[name].map { (order: $0.order, stands: $0.stands) }
             if !subtreeGone.isEmpty {
                 for (index, byte) in name.enumerated() where byte == UInt8(ascii: "/") {
-                    if let at = subtreeGone[Array(name[..<index])], limit > at, at > (latest?.order ?? -1) { latest = (at, false) }
+                    if let at = subtreeGone[Array(name[..<index])], at > (latest?.order ?? -1) { latest = (at, false) }
                 }
             }
             return latest?.stands
@@ -355,6 +354,15 @@ final class DirectoryListingSession {
                 if event.kind == .attributesChanged && !unexamined.isEmpty && event.itemType == .directory {
                     if let changed = root.relative(event.path) { attributesChanged.append(changed) }
                 }
+                // A renamed directory's subtree is carried as the batch stood before this
+                // event: its own removal of the old name would hide what the old name held.
+                var isCarried = false
+                if isRecursive, event.kind == .renamed, event.itemType != .file, let previous = event.previousPath,
+                   let previousName = root.relative(previous), !previousName.isEmpty,
+                   let newName = root.relative(event.path), !newName.isEmpty
+                {
+                    isCarried = carry(previousName, to: newName)
+                }
                 if let previous = event.previousPath, let (previousName, isItself) = touch(previous, by: event) {
                     if isItself {
                         event.kind == .exchanged ? stands(previousName, nil) : goes(previousName)
@@ -377,13 +385,7 @@ final class DirectoryListingSession {
                 // What stood at the path goes with its subtree: removed, replaced by a creation,
                 // or exchanged for the item that now stands there.
                 if event.kind == .removed || event.kind == .created || event.kind == .exchanged { vacated.append(relative) }
-                if event.kind == .renamed && event.itemType != .file, let previous = event.previousPath,
-                   let (previousName, isItself) = root.relative(previous).map({ ($0, !$0.isEmpty) }), isItself,
-                   carry(previousName, to: relative)
-                {
-                    continue
-                }
-                if (event.kind == .renamed || event.kind == .exchanged) && event.itemType != .file { arrived.append(relative) }
+                if (event.kind == .renamed && !isCarried || event.kind == .exchanged) && event.itemType != .file { arrived.append(relative) }
             }
         }
 
