@@ -16,21 +16,9 @@ import Testing
         FileSystemEvent(kind: kind, path: path, previousPath: previous, itemType: .file, isSynthetic: false, identity: identity)
     }
 
-    /// A tracker loaded with the tree at `tree.root` as it is.
-    static func tracker(for tree: ScratchTree) throws -> StableIDTracker {
-        var tracker = StableIDTracker(roots: [tree.root], writes: true)
-        tracker.load([try FileTreeSnapshot.scan(tree.root)])
-        return tracker
-    }
-
     static func identity(of path: FilePath) throws -> FileIdentity {
-        guard case .success(let status) = Syscalls.status(atPath: path.bytes) else { throw StableIDTestFailure("\(path) is gone") }
+        guard case .success(let status) = Syscalls.status(atPath: path.bytes) else { throw ConformanceFailure("\(path) is gone") }
         return status.identity
-    }
-
-    static func storedID(of path: FilePath) -> FileStableID? {
-        guard case .success(let value?) = Syscalls.extendedAttribute(FileStableID.extendedAttributeName, of: path.bytes) else { return nil }
-        return FileStableID(bytes: value)
     }
 
     /// `echo > a; mv a b`, read as two batches: the creation's events went out without an ID
@@ -39,7 +27,7 @@ import Testing
     @Test("a file created and renamed, told in two batches: both batches' events carry the ID stamped on the file")
     func createdThenRenamedAcrossBatches() throws {
         let tree = try ScratchTree()
-        var tracker = try Self.tracker(for: tree)
+        var tracker = try StableIDStampEchoTests.tracker(for: tree)
         try tree.write("a", "x")
         let identity = try Self.identity(of: tree.path("a"))
         try tree.rename("a", to: "b")
@@ -51,7 +39,7 @@ import Testing
         let second = tracker.process([Self.event(.renamed, tree.path("b"), previous: tree.path("a"), identity: identity)])
         #expect(!tracker.isHoldingEvents)
         #expect(second.map(\.kind) == [.created, .modified, .renamed])
-        let stored = try #require(Self.storedID(of: tree.path("b")))
+        let stored = try #require(StableIDTests.storedID(tree.path("b")))
         #expect(second.allSatisfy { $0.stableID == stored }, "\(second)")
     }
 
@@ -59,7 +47,7 @@ import Testing
     func foundAfterAChainOfRenames() throws {
         let tree = try ScratchTree()
         try tree.makeDirectory("d")
-        var tracker = try Self.tracker(for: tree)
+        var tracker = try StableIDStampEchoTests.tracker(for: tree)
         try tree.write("d/a", "x")
         let identity = try Self.identity(of: tree.path("d/a"))
         try tree.rename("d/a", to: "d/b")
@@ -75,7 +63,7 @@ import Testing
         #expect(!tracker.isHoldingEvents)
         let fileEvents = told.filter { $0.itemType == .file }
         #expect(fileEvents.count == 3)
-        let stored = try #require(Self.storedID(of: tree.path("e/c")))
+        let stored = try #require(StableIDTests.storedID(tree.path("e/c")))
         #expect(fileEvents.allSatisfy { $0.stableID == stored }, "\(told)")
     }
 
@@ -84,7 +72,7 @@ import Testing
     @Test("a file created and removed before it was looked at: released with the removal, both events with one ID stored nowhere")
     func createdThenRemoved() throws {
         let tree = try ScratchTree()
-        var tracker = try Self.tracker(for: tree)
+        var tracker = try StableIDStampEchoTests.tracker(for: tree)
         try tree.write("t", "x")
         let identity = try Self.identity(of: tree.path("t"))
         try tree.remove("t")
@@ -111,7 +99,7 @@ import Testing
             Self.event(.created, tree.path("B/f"), identity: identity),
         ])
         #expect(told.map(\.kind) == [.created, .removed, .created])
-        let stored = try #require(Self.storedID(of: tree.path("B/f")))
+        let stored = try #require(StableIDTests.storedID(tree.path("B/f")))
         #expect(told.allSatisfy { $0.stableID == stored }, "\(told)")
     }
 
@@ -145,28 +133,28 @@ import Testing
         await stream.stop()
         let events = try #require(told, "the events never came")
         #expect(events.map(\.kind) == [.created, .renamed])
-        let stored = try #require(Self.storedID(of: tree.path("b")))
+        let stored = try #require(StableIDTests.storedID(tree.path("b")))
         #expect(events.allSatisfy { $0.stableID == stored }, "\(events)")
     }
 
     @Test("a symlink that left its path is neither waited for nor given an ID")
     func symlinkIsNotWaitedFor() throws {
         let tree = try ScratchTree()
-        var tracker = try Self.tracker(for: tree)
+        var tracker = try StableIDStampEchoTests.tracker(for: tree)
         #expect(symlink("nowhere", tree.path("l").string) == 0)
-        guard case .success(let status) = Syscalls.status(atPath: tree.path("l").bytes) else { throw StableIDTestFailure("no link") }
+        let identity = try Self.identity(of: tree.path("l"))
         try tree.rename("l", to: "m")
-        let link = FileSystemEvent(kind: .created, path: tree.path("l"), itemType: .symlink, isSynthetic: false, identity: status.identity)
+        let link = FileSystemEvent(kind: .created, path: tree.path("l"), itemType: .symlink, isSynthetic: false, identity: identity)
         let told = tracker.process([link])
         #expect(told.count == 1 && told[0].stableID == nil && !tracker.isHoldingEvents, "\(told)")
-        let removed = tracker.process([FileSystemEvent(kind: .removed, path: tree.path("l"), itemType: .symlink, isSynthetic: false, identity: status.identity)])
+        let removed = tracker.process([FileSystemEvent(kind: .removed, path: tree.path("l"), itemType: .symlink, isSynthetic: false, identity: identity)])
         #expect(removed.count == 1 && removed[0].stableID == nil, "\(removed)")
     }
 
     @Test("held events are released as they are when nothing tells where the item went")
     func releasedWhenNothingFollows() throws {
         let tree = try ScratchTree()
-        var tracker = try Self.tracker(for: tree)
+        var tracker = try StableIDStampEchoTests.tracker(for: tree)
         try tree.write("a", "x")
         let identity = try Self.identity(of: tree.path("a"))
         try tree.rename("a", to: "b")
@@ -175,11 +163,6 @@ import Testing
         #expect(released.map(\.kind) == [.created] && released[0].stableID == nil && !tracker.isHoldingEvents)
         // The rename told later still identifies the file, for its own event and those after.
         let told = tracker.process([Self.event(.renamed, tree.path("b"), previous: tree.path("a"), identity: identity)])
-        #expect(told.first?.stableID != nil && told.first?.stableID == Self.storedID(of: tree.path("b")))
+        #expect(told.first?.stableID != nil && told.first?.stableID == StableIDTests.storedID(tree.path("b")))
     }
-}
-
-struct StableIDTestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

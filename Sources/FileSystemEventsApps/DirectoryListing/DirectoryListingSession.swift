@@ -494,12 +494,14 @@ final class DirectoryListingSession {
                 // event told it, until it can be examined (when a directory above it changes
                 // attributes). An item moved into a directory this user could not search was
                 // dropped, and never listed once the directory became searchable again.
-                if stands == true || !Self.hasAncestor(name, in: directories), let entry = stands == true ? standingEntry() : list.entry(named: name) {
-                    replacements.append((name, entry))
-                    unexamined.insert(name)
+                let entry = stands == true ? standingEntry()
+                    : Self.hasAncestor(name, in: directories) ? nil : list.entry(named: name)
+                guard let entry else {
+                    drop(name)
                     continue
                 }
-                drop(name)
+                replacements.append((name, entry))
+                unexamined.insert(name)
             }
         }
         return replacements

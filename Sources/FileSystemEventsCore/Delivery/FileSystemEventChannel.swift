@@ -246,10 +246,7 @@ public final class FileSystemEventChannel: Sendable {
 
     /// ``nextBlocking()``, giving up after `timeout`: `nil` if nothing came by then.
     package func nextBlocking(waitingAtMost timeout: Duration?) -> Result<FileSystemWatchUpdate?, FileSystemEventsError>? {
-        let deadline = timeout.map { timeout in
-            let (seconds, attoseconds) = timeout.components
-            return DispatchTime.now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
-        }
+        let deadline = timeout.map { DispatchTime.now() + .nanoseconds(Int(clamping: $0.saturatingNanoseconds)) }
         while true {
             let semaphore = DispatchSemaphore(value: 0)
             let immediate = state.withLock { state -> Result<FileSystemWatchUpdate?, FileSystemEventsError>? in

@@ -86,9 +86,6 @@ public enum FileSystemEventsError: Error, Sendable, Hashable, CustomStringConver
         }
     }
 
-    /// Where a raised inotify limit is made to last: the system's in /etc/sysctl.d; a user
-    /// namespace's is set by whoever makes the namespace (a container's runtime), within the
-    /// limits of those above it.
     /// What ``instanceLimitReached(currentLimit:)`` says, in its two parts: what stops an
     /// inotify instance, and what to do. A backend's availability shows them apart
     /// (`filewatch backends`).
@@ -99,6 +96,9 @@ public enum FileSystemEventsError: Error, Sendable, Hashable, CustomStringConver
                 "raise it with `sysctl \(sysctl)=1024`\(Self.persistence(of: sysctl)) or stop other watchers")
     }
 
+    /// Where a raised inotify limit is made to last: the system's in /etc/sysctl.d; a user
+    /// namespace's is set by whoever makes the namespace (a container's runtime), within the
+    /// limits of those above it.
     private static func persistence(of sysctl: String) -> String {
         sysctl.hasPrefix("user.") ? " in this user namespace (its parents' limits apply too)" : " (persist in /etc/sysctl.d)"
     }

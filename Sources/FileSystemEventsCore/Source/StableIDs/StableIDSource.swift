@@ -47,6 +47,8 @@ public struct StableIDSource: ProducerThreadEventSource {
             channel.link(onTerminate: { inner.terminate() }, onFinish: { inner.finish() })
             var tracker = StableIDTracker(roots: options.roots, writes: true)
             var iterator = inner.makeBlockingIterator()
+            /// Sends the held events as they are (``StableIDTracker/releaseHeldEvents()``).
+            func releaseHeld() { send([.events(tracker.releaseHeldEvents())], to: channel, inner: inner) }
             do throws(FileSystemEventsError) {
                 while true {
                     // Events held for an item that had left its path when its creation was
@@ -55,7 +57,7 @@ public struct StableIDSource: ProducerThreadEventSource {
                     let next: FileSystemWatchUpdate?
                     if tracker.isHoldingEvents {
                         guard let arrived = try iterator.next(waitingAtMost: Self.heldEventsWait) else {
-                            send([.events(tracker.releaseHeldEvents())], to: channel, inner: inner)
+                            releaseHeld()
                             continue
                         }
                         next = arrived
@@ -86,10 +88,10 @@ public struct StableIDSource: ProducerThreadEventSource {
                     }
                     send(outgoing, to: channel, inner: inner)
                 }
-                send([.events(tracker.releaseHeldEvents())], to: channel, inner: inner)
+                releaseHeld()
                 channel.finish()
             } catch {
-                send([.events(tracker.releaseHeldEvents())], to: channel, inner: inner)
+                releaseHeld()
                 channel.finish(throwing: error)
             }
         }

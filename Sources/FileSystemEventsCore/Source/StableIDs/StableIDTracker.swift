@@ -192,12 +192,7 @@ struct StableIDTracker {
                     remove(path)
                     attach(moving, at: path)
                     if moving.awaitsIdentification, moving.id == nil, holdsItem(of: moving, at: path) {
-                        let id = identifyArrival(path, of: moving, for: &event)
-                        if id != nil || holdsItem(of: moving, at: path) {
-                            moving.awaitsIdentification = false
-                            // Its earlier events are held: they get it too.
-                            for index in unidentified.removeValue(forKey: ObjectIdentifier(moving))?.events ?? [] { held[index].stableID = id }
-                        }
+                        identifyAwaited(moving, at: path, for: &event)
                     }
                     noteAwaiting(moving)
                     event.stableID = moving.id
@@ -279,12 +274,11 @@ struct StableIDTracker {
         for (key, entry) in unidentified {
             let node = entry.node
             guard node.awaitsIdentification, node.id == nil, let path = path(of: node) else {
-                // Identified since, or gone from the tree: removed, or moved into another root,
-                // told as a removal and a creation there, which holds its ID. The creation may
+                // Identified since, or gone from the tree: removed, or moved into another root
+                // (told as a removal and a creation there). The same inode told with an ID (that
+                // creation, or another name of a hard-linked file) gives its ID. The creation may
                 // come in the next batch (the kernel backends examine it first): with several
                 // roots, a gone item waits for one more.
-                // The same inode told with an ID (its creation in another root, or another name
-                // of a hard-linked file) gives its ID.
                 let id = node.id ?? node.identity.flatMap { identity in
                     held.last { $0.identity == identity && $0.stableID != nil }?.stableID
                 }
@@ -301,15 +295,23 @@ struct StableIDTracker {
                 continue
             }
             guard holdsItem(of: node, at: path) else { continue }
+            // A duplicate is told on its creation.
             var creation = held[entry.events[0]]
-            let id = identifyArrival(path, of: node, for: &creation)
-            // Gone again while it was read or stamped: looked for again after the next batch.
-            if id == nil && !holdsItem(of: node, at: path) { continue }
-            node.awaitsIdentification = false
-            held[entry.events[0]] = creation
-            for index in entry.events { held[index].stableID = id }
-            unidentified[key] = nil
+            if identifyAwaited(node, at: path, for: &creation) { held[entry.events[0]].duplicateOf = creation.duplicateOf }
         }
+    }
+
+    /// Identifies `node`, an item awaiting identification, at `path`, where it stands now: its
+    /// held events get the ID, and `event` (the one that found it there) a `duplicateOf`, as
+    /// ``identifyArrival(_:of:for:)`` says. `false` where it left again while its attribute was
+    /// read or written: it goes on waiting, looked for again after the next batch.
+    @discardableResult
+    private mutating func identifyAwaited(_ node: Node, at path: [UInt8], for event: inout FileSystemEvent) -> Bool {
+        let id = identifyArrival(path, of: node, for: &event)
+        if id == nil && !holdsItem(of: node, at: path) { return false }
+        node.awaitsIdentification = false
+        for index in unidentified.removeValue(forKey: ObjectIdentifier(node))?.events ?? [] { held[index].stableID = id }
+        return true
     }
 
     /// Identifies an item that has just come into the tree at `path` (`node`), as its event
