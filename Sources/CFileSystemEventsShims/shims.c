@@ -14,6 +14,7 @@
 #endif
 #if defined(__linux__)
 #include <sys/vfs.h>
+#include <sched.h>
 #endif
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -136,6 +137,15 @@ int64_t cfse_file_system_magic(const char *path) {
 int cfse_exchange(const char *first, const char *second) {
 #if defined(__linux__) && defined(SYS_renameat2)
     return (int)syscall(SYS_renameat2, AT_FDCWD, first, AT_FDCWD, second, 2 /* RENAME_EXCHANGE */);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int cfse_unshare_working_directory(void) {
+#if defined(__linux__)
+    return unshare(CLONE_FS);
 #else
     errno = ENOSYS;
     return -1;

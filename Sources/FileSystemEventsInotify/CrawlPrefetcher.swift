@@ -16,11 +16,17 @@ import SystemPackage
 /// On one thread they add up; here they overlap, on two cores in about the time of the larger.
 ///
 /// Nothing about the watch-then-list rule changes: each directory is opened, checked, watched
-/// through `/proc/self/fd` and only then listed, exactly as ``InotifyWatch/crawl(_:emitting:state:parentDescriptor:identityFromListing:)``
+/// through its descriptor and only then listed, exactly as ``InotifyWatch/crawl(_:emitting:state:parentDescriptor:identityFromListing:)``
 /// does it. What the prefetcher does not do is decide: whether the directory opened is the one
 /// the model means, what a failure means, and where a watch goes in the model stay with the
 /// crawl, which takes each ``Listed`` in turn. Events are not read until the crawl is done, so
 /// a watch added here and registered a moment later by the crawl misses nothing.
+///
+/// The thread has a working directory of its own (``Syscalls/separateWorkingDirectory()``)
+/// and watches a directory as `.` once it is in it, where the crawl goes through
+/// `/proc/self/fd`: the same directory, for half the cost, which took `ready` on 110,101
+/// entries from 180 to 174 ms. Where it may not go in (no search permission), or the kernel
+/// refuses it a working directory of its own, it goes through `/proc/self/fd` too.
 ///
 /// The walk descends into exactly the directories the crawl does in that case (entries that
 /// the listing types as directories, in listing order, depth first), so the two stay in step;
@@ -263,6 +269,11 @@ final class CrawlPrefetcher: @unchecked Sendable {
         // met before: a bind mount of a directory of the tree (or of the root itself), which
         // the crawl does not enter either (another node holds its watch).
         var watches: Set<CInt> = []
+        // Watched through `.` once in the directory, a thread of its own being in it: half the
+        // cost of `/proc/self/fd/N`. Not where the root's path is relative (the walk opens
+        // deep directories by path, from the process's working directory).
+        var watchesFromInside = false
+        if rootPath.first == UInt8(ascii: "/"), case .success = Syscalls.separateWorkingDirectory() { watchesFromInside = true }
         defer {
             for _ in stack { descent.leave() }
             pthread_mutex_lock(mutex)
@@ -299,7 +310,12 @@ final class CrawlPrefetcher: @unchecked Sendable {
                     Syscalls.close(descriptor)
                     break  // `.unexamined`
                 }
-                let watch = Inotify.addWatch(adder.inotifyDescriptor, path: Syscalls.processDescriptorPath(descriptor), mask: adder.mask)
+                let watch: Result<CInt, Errno>
+                if watchesFromInside, case .success = Syscalls.changeWorkingDirectory(to: descriptor) {
+                    watch = Inotify.addWatch(adder.inotifyDescriptor, path: Syscalls.workingDirectoryPath, mask: adder.mask)
+                } else {
+                    watch = Inotify.addWatch(adder.inotifyDescriptor, path: Syscalls.processDescriptorPath(descriptor), mask: adder.mask)
+                }
                 var isMetBefore = false
                 if case .success(let found) = watch { isMetBefore = !watches.insert(found).inserted }
                 var listed: Result<DirectoryListing, Errno>?

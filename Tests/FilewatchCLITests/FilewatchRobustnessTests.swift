@@ -198,6 +198,30 @@ struct FilewatchRobustnessTests {
         #expect(changes.standardError.contains("too large"), "stderr: \(changes.standardError)")
     }
 
+    @Test("run unprivileged, a directory it may read but not search is watched all the same (the start-up's crawl cannot go into it to watch it)",
+          arguments: ["inotify", "inotifytools"])
+    func readableUnsearchableDirectory(backend: String) async throws {
+        guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+              try await Self.availableBackends().contains(backend) else { return }
+        let tree = try ScratchTree()
+        // The scratch directory is the test's (0700): the user must reach the tree.
+        for path in [tree.root.removingLastComponent(), tree.root] { #expect(chmod(path.string, 0o777) == 0) }
+        // Directories enough for the start-up's crawl to open them on a second thread.
+        for index in 0..<40 { try tree.makeDirectories(RelativePath("d\(index)/e")) }
+        try tree.makeDirectories("d7/readOnly")
+        #expect(chmod(tree.path("d7/readOnly").string, 0o444) == 0)
+        let watch = try FilewatchProcess(["watch", tree.root.string, "--format", "json", "--backend", backend], unprivilegedUser: 65534)
+        try await watch.waitForLine("ready") { $0.contains(#""kind":"ready""#) }
+        try tree.write("d7/readOnly/new", "n")
+        try tree.write("marker")
+        try await watch.waitForLine("the marker") { $0.contains(#"/marker""#) }
+        // Told in order: by the marker, the file made before it.
+        #expect(watch.outputLines.contains { $0.contains(#""kind":"created""#) && $0.contains(#"/d7/readOnly/new""#) },
+                "\(backend): \(watch.outputLines.joined(separator: "\n"))")
+        watch.signal(SIGINT)
+        #expect(try await watch.waitForExit() == 0)
+    }
+
     @Test("in a user namespace that allows fewer inotify watches or instances, the error names its limit and its sysctl",
           arguments: [("watches", "10"), ("instances", "0")])
     func userNamespaceInotifyLimits(kind: String, value: String) async throws {

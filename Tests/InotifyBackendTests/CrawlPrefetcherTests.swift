@@ -1,5 +1,6 @@
 #if os(Linux)
 import FileSystemEventsConformance
+import Foundation
 import FileSystemEventsCore
 @testable import FileSystemEventsInotify
 import Glibc
@@ -122,6 +123,57 @@ import Testing
         #expect(watches.count == directories.count + 1)
         #expect(Self.openDescriptors(tree) == before)
         Syscalls.close(inotify)
+    }
+
+    @Test("each watch lands on the directory handed over, and the process's working directory stays where it was")
+    func watchesFromInside() throws {
+        let tree = try ScratchTree()
+        defer { tree.remove() }
+        let directories = try Self.makeTree(tree, width: 3, depth: 3)  // 39 directories
+        guard case .success(let inotify) = Inotify.initialize() else {
+            Issue.record("no inotify instance")
+            return
+        }
+        defer { Syscalls.close(inotify) }
+        let workingDirectory = FileManager.default.currentDirectoryPath
+        let prefetcher = try Self.prefetcher(tree, inotify, budget: 4)
+        // The crawl's order, each directory with its watch.
+        var watchOf: [String: CInt] = [:]
+        func take(name: [UInt8], relative: String, depth: Int) {
+            guard let listed = prefetcher.take(name: name, depth: depth), case .success(let watch)? = listed.watch,
+                  let (_, listing) = Self.accept(listed, reader: DirectoryEntryReader()), let listing
+            else {
+                Issue.record("\(relative) was not watched and listed")
+                return
+            }
+            watchOf[relative] = watch
+            for entry in listing.entries where entry.isDirectory {
+                let child = String(decoding: listing.name(of: entry), as: UTF8.self)
+                take(name: listing.name(of: entry), relative: relative.isEmpty ? child : relative + "/" + child, depth: depth + 1)
+            }
+        }
+        take(name: [], relative: "", depth: 0)
+        #expect(prefetcher.finish().isEmpty)
+        #expect(FileManager.default.currentDirectoryPath == workingDirectory)
+        #expect(Set(watchOf.keys) == Set(directories + [""]))
+
+        // A file made in each directory is heard through that directory's watch.
+        for directory in directories + [""] { try tree.write(RelativePath(directory.isEmpty ? "marker" : directory + "/marker"), "m") }
+        var heard: [CInt: [UInt8]] = [:]
+        let deadline = ContinuousClock.now + .seconds(30)
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while heard.count < watchOf.count && ContinuousClock.now < deadline {
+            var pollDescriptor = pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)
+            guard poll(&pollDescriptor, 1, 1_000) > 0 else { continue }
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(inotify, $0.baseAddress, $0.count) }
+            guard count > 0 else { continue }
+            var events: [Inotify.Event] = []
+            buffer.withUnsafeBytes { Inotify.parse(UnsafeRawBufferPointer(rebasing: $0[..<count]), into: &events) }
+            for event in events where event.mask.contains(.create) { heard[event.watch] = event.name }
+        }
+        for (directory, watch) in watchOf {
+            #expect(heard[watch] == Array("marker".utf8), "\(directory.isEmpty ? "the root" : directory): its watch heard \(heard[watch].map { String(decoding: $0, as: UTF8.self) } ?? "nothing")")
+        }
     }
 
     @Test("a crawl that falls behind: the descriptors handed over and not yet taken stay within the budget")

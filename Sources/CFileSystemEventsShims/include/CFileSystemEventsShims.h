@@ -45,6 +45,10 @@ int cfse_exchange(const char *first, const char *second);
 /// Bytes waiting to be read on `fd` (`ioctl(FIONREAD)`), or -1 with errno set.
 int cfse_bytes_waiting(int fd);
 
+/// `unshare(CLONE_FS)`: the calling thread gets a working directory of its own. -1 with errno
+/// set (ENOSYS where there is no such call).
+int cfse_unshare_working_directory(void);
+
 /// A 64-bit hash of `count` bytes, a word at a time: the test harness hashes every file a
 /// consumer reads, some of hundreds of MiB, in debug builds where a Swift loop per byte is
 /// far too slow. Not cryptographic; equal content gives equal hashes.

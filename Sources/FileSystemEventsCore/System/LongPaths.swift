@@ -40,6 +40,25 @@ extension Syscalls {
 
     private static let processDescriptorPrefix = Array("/proc/self/fd/".utf8)
 
+    /// Gives the calling thread a working directory of its own (`unshare(CLONE_FS)`), so that
+    /// ``changeWorkingDirectory(to:)`` there moves no other thread. Then `.` is the shortest
+    /// path to an open directory for the calls that take only a path: `inotify_add_watch` of
+    /// `.` after `fchdir` took 3.3 µs a directory here, of `/proc/self/fd/N` 6.0 µs, most of it
+    /// spent resolving procfs's links. Only for a thread this package started for one job:
+    /// from then on it no longer follows the process's `chdir`, and a relative path given to
+    /// it means its own directory.
+    package static func separateWorkingDirectory() -> Result<Void, Errno> {
+        valueOrErrno(cfse_unshare_working_directory()).map { _ in () }
+    }
+
+    /// `fchdir(2)`: needs search permission on the directory, which `/proc/self/fd` does not.
+    package static func changeWorkingDirectory(to descriptor: CInt) -> Result<Void, Errno> {
+        valueOrErrno(retryOnInterrupt: true) { fchdir(descriptor) }.map { _ in () }
+    }
+
+    /// `.`, the working directory, as a path.
+    package static let workingDirectoryPath: [UInt8] = [UInt8(ascii: ".")]
+
     /// An `O_PATH` descriptor of `name` in `directory` (following a final symlink unless told
     /// not to), which pins the item it names: what is checked through it is what is then
     /// watched through `/proc/self/fd`, even if the name is re-pointed in between.
