@@ -34,8 +34,8 @@ import SystemPackage
 /// the directory's descendants (``skipDescendants(below:)``). A directory met twice (a bind
 /// mount of one of the tree's, or of the root) is entered once, as by the crawl, whose second
 /// node finds the watch held by the first. It is only used where the crawl makes
-/// no other choice (no filter, no followed symlinks, recursive, no settling), with the raw
-/// kernel (``InotifyKernel/concurrentInotifyDescriptor``), `/proc/self/fd` visible, and two
+/// no other choice (no filter, no followed symlinks, recursive, no settling), with a kernel
+/// that lets another thread add watches (``InotifyKernel/concurrentWatchAdder``), `/proc/self/fd` visible, and two
 /// processors to run on: on one, the two threads would only take turns.
 final class CrawlPrefetcher: @unchecked Sendable {
     /// One directory as the prefetcher found it.
@@ -71,11 +71,11 @@ final class CrawlPrefetcher: @unchecked Sendable {
         }
     }
 
-    /// Adds a watch from the prefetcher's thread: `inotify_add_watch` on the watch's inotify
-    /// descriptor, which the kernel lets any thread call.
+    /// Adds a watch from the prefetcher's thread, with the mask the crawl would ask for: the
+    /// kernel's ``InotifyKernel/concurrentWatchAdder``.
     struct WatchAdder: Sendable {
-        let inotifyDescriptor: CInt
         let mask: Inotify.Mask
+        let add: ConcurrentWatchAdder
     }
 
     private let rootPath: [UInt8]
@@ -312,9 +312,9 @@ final class CrawlPrefetcher: @unchecked Sendable {
                 }
                 let watch: Result<CInt, Errno>
                 if watchesFromInside, case .success = Syscalls.changeWorkingDirectory(to: descriptor) {
-                    watch = Inotify.addWatch(adder.inotifyDescriptor, path: Syscalls.workingDirectoryPath, mask: adder.mask)
+                    watch = adder.add(Syscalls.workingDirectoryPath, adder.mask)
                 } else {
-                    watch = Inotify.addWatch(adder.inotifyDescriptor, path: Syscalls.processDescriptorPath(descriptor), mask: adder.mask)
+                    watch = adder.add(Syscalls.processDescriptorPath(descriptor), adder.mask)
                 }
                 var isMetBefore = false
                 if case .success(let found) = watch { isMetBefore = !watches.insert(found).inserted }

@@ -47,7 +47,7 @@ package struct ForeignInotifyKernel: InotifyKernel {
         base.queueMarker()
     }
 
-    package var concurrentInotifyDescriptor: CInt? { base.concurrentInotifyDescriptor }
+    package var concurrentWatchAdder: ConcurrentWatchAdder? { base.concurrentWatchAdder }
 
     package func status(of name: UnsafePointer<CChar>, relativeTo directory: CInt, followSymlinks: Bool) -> Result<FileStatus, Errno> {
         base.status(of: name, relativeTo: directory, followSymlinks: followSymlinks)

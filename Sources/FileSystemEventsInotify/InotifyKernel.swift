@@ -46,11 +46,13 @@ package protocol InotifyKernel: SendableMetatype {
     /// tells those, which the listing already shows, from the events of later changes.
     mutating func queueMarker() -> CInt?
 
-    /// The inotify descriptor, where another thread may add watches to it while the watch's
-    /// own thread works (a start-up's ``CrawlPrefetcher``); `nil` where only the kernel's
-    /// own methods may touch it (a library's bookkeeping, a test kernel's script). The default
-    /// is `nil`.
-    var concurrentInotifyDescriptor: CInt? { get }
+    /// ``addWatch(path:mask:)`` for another thread than the watch's own, to call while that one
+    /// works (a start-up's ``CrawlPrefetcher``); `nil` where only the kernel's own methods may
+    /// add watches (a test kernel's script). The default is `nil`.
+    ///
+    /// The watch must be added on the calling thread: a path relative to that thread's working
+    /// directory (`.`) means the directory that thread is in.
+    var concurrentWatchAdder: ConcurrentWatchAdder? { get }
 
     /// Looks at a name the kernel reported created (`statx` relative to its directory's
     /// descriptor): the one system call a watch makes per creation, here so that a test kernel
@@ -58,8 +60,12 @@ package protocol InotifyKernel: SendableMetatype {
     func status(of name: UnsafePointer<CChar>, relativeTo directory: CInt, followSymlinks: Bool) -> Result<FileStatus, Errno>
 }
 
+/// `inotify_add_watch` of a path with a mask, as a kernel lets another thread make it
+/// (``InotifyKernel/concurrentWatchAdder``).
+package typealias ConcurrentWatchAdder = @Sendable (_ path: [UInt8], _ mask: Inotify.Mask) -> Result<CInt, Errno>
+
 extension InotifyKernel {
-    package var concurrentInotifyDescriptor: CInt? { nil }
+    package var concurrentWatchAdder: ConcurrentWatchAdder? { nil }
 
     package var emptyReadProvesDrained: Bool { false }
 
@@ -153,7 +159,10 @@ package struct RawInotifyKernel: InotifyKernel {
     }
 
     /// `inotify_add_watch` is a plain system call on the descriptor: any thread may make it.
-    package var concurrentInotifyDescriptor: CInt? { readinessDescriptor }
+    package var concurrentWatchAdder: ConcurrentWatchAdder? {
+        let descriptor = readinessDescriptor
+        return { path, mask in Inotify.addWatch(descriptor, path: path, mask: mask) }
+    }
 
     package mutating func close() {
         guard !isClosed else { return }

@@ -25,12 +25,12 @@ extension InotifyWatch {
             if settle != nil { crawlState.presentFiles = [] }
             if settle == nil, options.filter.isEmpty, !options.followsSymlinks, options.isRecursive, ProcessDescriptors.areVisible,
                CrawlPrefetcher.hasProcessorsToOverlap,
-               let inotifyDescriptor = kernel?.concurrentInotifyDescriptor
+               let add = kernel?.concurrentWatchAdder
             {
                 var mask = watchMask
                 mask.remove(.dontFollow)  // the magic link of `/proc/self/fd` must be followed (see `addWatch`)
                 crawlState.prefetcher = CrawlPrefetcher.start(
-                    rootPath: bytes, adder: .init(inotifyDescriptor: inotifyDescriptor, mask: mask),
+                    rootPath: bytes, adder: .init(mask: mask, add: add),
                     maximumHeldDescriptors: ProcessDescriptors.startUpBudget(), examinesFiles: crawlState.examinesFiles)
             }
             crawl(tree, emitting: false, state: &crawlState)

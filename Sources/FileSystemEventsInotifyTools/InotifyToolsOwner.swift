@@ -200,6 +200,17 @@ final class InotifyToolsOwner: Sendable {
         }
     }
 
+    /// ``addWatch(_:mask:for:)`` on the calling thread, for a caller that knows the library's
+    /// descriptor is known (``knowsLibraryDescriptor``): it stays known while `subscription` is
+    /// subscribed. A path relative to the working directory means the calling thread's, which
+    /// the owner thread's hand-off would not.
+    func addWatchOnCallingThread(_ path: [UInt8], mask: Inotify.Mask, for subscription: Subscription) -> Result<CInt, Errno> {
+        addWatchOnLibraryDescriptor(path, mask: mask, holder: ObjectIdentifier(subscription)) ?? .failure(.badFileDescriptor)
+    }
+
+    /// Whether the library's descriptor is known, so that watches are added on it directly.
+    var knowsLibraryDescriptor: Bool { state.withLock { $0.libraryDescriptor >= 0 } }
+
     /// The watch added on the library's descriptor (`nil` while it is not known), and its
     /// holder recorded in the same critical section.
     ///

@@ -17,7 +17,7 @@ import Testing
     /// A prefetcher walking `tree` for the inotify instance `inotify`.
     private static func prefetcher(_ tree: ScratchTree, _ inotify: CInt, budget: Int) throws -> CrawlPrefetcher {
         let prefetcher = CrawlPrefetcher.start(
-            rootPath: tree.root.bytes, adder: .init(inotifyDescriptor: inotify, mask: Inotify.Mask.eventModel.union(.onlyDirectory)),
+            rootPath: tree.root.bytes, adder: .init(mask: Inotify.Mask.eventModel.union(.onlyDirectory), add: { Inotify.addWatch(inotify, path: $0, mask: $1) }),
             maximumHeldDescriptors: budget)
         guard let prefetcher else { throw PrefetchTestFailure("no thread for the prefetcher") }
         return prefetcher
