@@ -276,6 +276,7 @@ final class CrawlPrefetcher: @unchecked Sendable {
         if rootPath.first == UInt8(ascii: "/"), case .success = Syscalls.separateWorkingDirectory() { watchesFromInside = true }
         defer {
             for _ in stack { descent.leave() }
+            if watchesFromInside { Syscalls.leaveWorkingDirectory() }
             pthread_mutex_lock(mutex)
             published += pending
             isFinished = true

@@ -155,6 +155,12 @@ import Testing
         take(name: [], relative: "", depth: 0)
         #expect(prefetcher.finish().isEmpty)
         #expect(FileManager.default.currentDirectoryPath == workingDirectory)
+        // Nor is any thread left in the tree, which that would keep busy.
+        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        for thread in threads {
+            let directory = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/task/\(thread)/cwd")) ?? ""
+            #expect(!directory.hasPrefix(tree.root.string), "thread \(thread) is still in \(directory)")
+        }
         #expect(Set(watchOf.keys) == Set(directories + [""]))
 
         // A file made in each directory is heard through that directory's watch.

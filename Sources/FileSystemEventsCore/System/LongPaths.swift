@@ -56,6 +56,13 @@ extension Syscalls {
         valueOrErrno(retryOnInterrupt: true) { fchdir(descriptor) }.map { _ in () }
     }
 
+    /// `chdir("/")`, for a thread done with ``changeWorkingDirectory(to:)``: in a directory of a
+    /// tree, it would keep that busy (a file system mounted there could not be unmounted).
+    @discardableResult
+    package static func leaveWorkingDirectory() -> Result<Void, Errno> {
+        valueOrErrno(retryOnInterrupt: true) { chdir("/") }.map { _ in () }
+    }
+
     /// `.`, the working directory, as a path.
     package static let workingDirectoryPath: [UInt8] = [UInt8(ascii: ".")]
 
