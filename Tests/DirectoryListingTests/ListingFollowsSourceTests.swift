@@ -86,47 +86,6 @@ import Testing
         await observer.stop()
     }
 
-    /// A directory renamed across levels while the listing started: a walk of the disk then
-    /// could list the directory at its old name and miss its subtree at both (gone from the
-    /// old place before the walk went in, at the new one before the walk got there), and the
-    /// rename's event carried the empty subtree over (`filewatch list --live --recursive` with
-    /// directories moved during start-up, 5 of 5 runs on every backend). The names are the
-    /// source's at `ready`, which its events apply to: here the kernel's crawl saw `a/x`
-    /// whole before the move, and the rename's event is still to come.
-    @Test("the first list of a kernel source is its tree at ready, so a rename it has yet to tell moves the whole subtree")
-    func firstListIsTheSourcesTreeAtReady() async throws {
-        let tree = try ScratchTree()
-        defer { tree.remove() }
-        try tree.makeDirectories("a/x/deep")
-        try tree.write("a/x/deep/f", "f")
-        try tree.makeDirectories("b")
-        let recursive = DirectoryListing(directory: tree.root, options: .init(isRecursive: true)) { options throws(FileSystemEventsError) in
-            ScriptedSource(options: options, script: ScriptedSource.Script())
-        }.watchOptions
-        let scanned = try FileTreeSnapshot.scan(tree.root, options: recursive)
-        // Names only, as a kernel backend's model holds them.
-        let atReady = FileTreeSnapshot(root: scanned.root, snapshot: scanned.rootSnapshot, options: recursive, recordsAttributes: false)
-        try tree.rename("a/x", to: "b/x")
-        let script = ScriptedSource.Script()
-        let observer = ListingObserver(DirectoryListing(directory: tree.root, options: .init(isRecursive: true)) { options throws(FileSystemEventsError) in
-            ScriptedSource(options: options, script: script, firstScan: atReady)
-        })
-        defer { Task { await observer.stop() } }
-        try await observer.started()
-        #expect(observer.list.map(\.name) == ["a", "a/x", "a/x/deep", "a/x/deep/f", "b"], "\(observer.list.map(\.name))")
-        #expect(observer.list.first { $0.name == "b" }?.type == .directory)
-
-        try tree.write("m1")
-        script.send([
-            FileSystemEvent(kind: .renamed, path: tree.path("b/x"), previousPath: tree.path("a/x"), itemType: .directory, isSynthetic: false),
-            FileSystemEvent(kind: .created, path: tree.path("m1"), itemType: .file, isSynthetic: false),
-        ])
-        try await observer.sync(marker: "m1")
-        #expect(observer.list.map(\.name) == ["a", "b", "b/x", "b/x/deep", "b/x/deep/f", "m1"], "\(observer.list.map(\.name))")
-        #expect(observer.list.first { $0.name == "b/x/deep/f" }?.size == 1)
-        await observer.stop()
-    }
-
     /// `touch d/new; renameat2(s/f, d, RENAME_EXCHANGE)`, read in two batches: the creation's
     /// batch reads `d` from the disk as the file that is there by then, and the exchange's
     /// batch, seeing no listed directory at `d`, left `d/old` listed under a file for good

@@ -58,26 +58,26 @@ final class DirectoryListingSession {
     // MARK: Start
 
     /// Opens the directory, starts the source and waits for it to be ready, then lists the
-    /// directory: the names are the source's at `ready` (its initial state), what each holds is
-    /// read from the disk.
+    /// directory. Listing after `ready` means nothing is missed: whatever changes after the
+    /// listing has an event still to come, and an event for something the listing already
+    /// shows is harmless, because the listing re-reads the entry rather than replaying it.
     ///
-    /// The names are the source's because its events apply to them, and to nothing else: every
-    /// source's events replay its tree at `ready` to the tree on disk. A listing read from the
-    /// disk instead, while the tree changed, missed for good what a walk cannot see: a
-    /// directory renamed from where the walk had yet to go to where it had been, during the
-    /// walk, was listed nowhere, and the rename's event, which moves the listed subtree, then
-    /// moved none (`list --live --recursive` with directories renamed across levels during
-    /// start-up, 5 runs of 5, every backend). Polling's scans
-    /// record sizes and times, which are then taken as they are: read again from the disk, a
-    /// name made since and gone again before the next scan, which no event tells, would stay.
+    /// That holds for a source that hears every change. One that compares scans (polling) does
+    /// not tell of a state that came and went between two of them, so a listing read from disk
+    /// after its first scan could show a name made since and gone again before the next one,
+    /// for good. Such a source hands over the tree of its first scan, with sizes and times,
+    /// and that is the first list: what the source's events then apply to.
     private func start(isolation actor: isolated (any Actor)?) async throws(FileSystemEventsError) -> DirectoryListingUpdate? {
         let options = listing.options
         let reader = try DirectoryReader(listing.directory, isRecursive: options.isRecursive, includesHidden: options.includesHidden)
         var started: FileSystemEventStream?
         do {
-            var watchOptions = listing.watchOptions
-            watchOptions.capturesInitialState = true
-            let source = try listing.makeSource(watchOptions)
+            var source = try listing.makeSource(listing.watchOptions)
+            if !source.capabilities.isEventDriven {
+                var watchOptions = listing.watchOptions
+                watchOptions.capturesInitialState = true
+                source = try listing.makeSource(watchOptions)
+            }
             let stream = source.updates()
             started = stream
             var updates = stream.makeAsyncIterator()
@@ -89,10 +89,10 @@ final class DirectoryListingSession {
                 }
                 if case .ready = update { break waitForReady }
             }
-            let (list, update, unexamined, unconfirmed) = try await Self.initialList(
-                reader: reader, initialState: stream.initialState?.first, order: options.sortOrder, resumingFrom: listing.resumedEntries)
-            state = .running(Running(reader: reader, stream: stream, updates: updates, list: list, unexamined: unexamined,
-                                     unconfirmed: unconfirmed))
+            let scanned = stream.initialState?.first.flatMap { $0.recordsAttributes ? $0.rootSnapshot.tree : nil }
+            let (list, update) = try await Self.initialList(reader: reader, scanned: scanned.map { reader.entries(of: $0) },
+                                                             order: options.sortOrder, resumingFrom: listing.resumedEntries)
+            state = .running(Running(reader: reader, stream: stream, updates: updates, list: list))
             return update
         } catch {
             state = .finished
@@ -104,36 +104,25 @@ final class DirectoryListingSession {
     /// Lists the directory and sorts it, away from the caller's actor (a view model on the
     /// main actor must not stall for a large directory): the whole list, or, when resuming, the
     /// change from the app's last list.
-    ///
-    /// Also returns the names that could not be examined, and those the disk no longer showed
-    /// (see ``Running``).
     @concurrent
     private static func initialList(
         reader: DirectoryReader,
-        initialState: FileTreeSnapshot?,
+        scanned: [DirectoryEntry]?,
         order: DirectoryListing.SortOrder,
         resumingFrom previous: [DirectoryEntry]?
-    ) async throws(FileSystemEventsError) -> (SortedEntryList, DirectoryListingUpdate, unexamined: Set<[UInt8]>, unconfirmed: Set<[UInt8]>) {
-        var unexamined = Set<[UInt8]>()
-        var unconfirmed = Set<[UInt8]>()
+    ) async throws(FileSystemEventsError) -> (SortedEntryList, DirectoryListingUpdate) {
         let current: [DirectoryEntry]
-        if let initialState, let tree = initialState.rootSnapshot.tree {
-            let told = reader.entries(of: tree)
-            current = initialState.recordsAttributes
-                ? told : try reader.examine(told, unexamined: &unexamined, unconfirmed: &unconfirmed)
-        } else {
-            current = try reader.listAll()  // a source that hands over no initial state
-        }
+        if let scanned { current = scanned } else { current = try reader.listAll() }
         guard let previous else {
             let list = SortedEntryList(order: order, unsorted: current)
-            return (list, .listing(list.entries), unexamined, unconfirmed)
+            return (list, .listing(list.entries))
         }
         var list = SortedEntryList(order: order, sorted: previous)
         var replacements: [(name: [UInt8], entry: DirectoryEntry?)] = current.map { ($0.nameBytes, $0) }
         let currentNames = Set(current.map(\.nameBytes))
         for name in list.names where !currentNames.contains(name) { replacements.append((name, nil)) }
         let changes = list.apply(replacements) ?? noChanges(list.entries)
-        return (list, .changes(changes), unexamined, unconfirmed)
+        return (list, .changes(changes))
     }
 
     // MARK: Changes

@@ -108,31 +108,7 @@ package struct DirectoryReader: Sendable {
         }
     }
 
-    /// `told` (a source's names at `ready`, ``entries(of:)``), each as the disk shows it now.
-    /// A name the disk does not show (gone since: its event is to come) keeps the entry it was
-    /// told with and goes into `unconfirmed`; one that cannot be examined now keeps it too, and
-    /// goes into `unexamined`.
-    package func examine(_ told: [DirectoryEntry], unexamined: inout Set<[UInt8]>, unconfirmed: inout Set<[UInt8]>) throws(FileSystemEventsError) -> [DirectoryEntry] {
-        let descriptor = try open()
-        defer { Syscalls.close(descriptor) }
-        var entries: [DirectoryEntry] = []
-        entries.reserveCapacity(told.count)
-        for entry in told {
-            switch self.entry(at: entry.nameBytes, in: descriptor) {
-            case .found(let found):
-                entries.append(found)
-            case .absent:
-                unconfirmed.insert(entry.nameBytes)
-                entries.append(entry)
-            case .unexaminable:
-                unexamined.insert(entry.nameBytes)
-                entries.append(entry)
-            }
-        }
-        return entries
-    }
-
-    /// The entries of a tree a source handed over (its model at `ready`), as
+    /// The entries of a tree a scan already made (a polling source's model at `ready`), as
     /// ``listAll()`` would give them. The source of a listing that is not recursive watches a
     /// level deeper (a change inside a subdirectory changes its time and size), which is left
     /// out here.
