@@ -290,8 +290,9 @@ public struct WatchConfiguration: Sendable {
     }
 
     /// A source for what an app feature decided to watch (`DirectoryListing`, `FileFollower`:
-    /// the roots, recursion, symlinks, filter, latency and whether directories whose entries
-    /// changed are reported, in `featureOptions`), watched the way this configuration says
+    /// the roots, recursion, symlinks, filter, latency, whether directories whose entries
+    /// changed are reported and whether the source's first tree is wanted, in
+    /// `featureOptions`), watched the way this configuration says
     /// (backend, poll interval, buffer limit, logger, settling).
     public func makeSource(watching featureOptions: WatchOptions) throws(FileSystemEventsError) -> any FileSystemEventSource {
         var merged = options
@@ -301,6 +302,11 @@ public struct WatchConfiguration: Sendable {
         merged.filter = featureOptions.filter
         merged.latency = featureOptions.latency
         merged.reportsDirectoryContentChanges = featureOptions.reportsDirectoryContentChanges
+        // A feature that starts from the source's own first tree (a listing over polling) must
+        // get it: without it `list --live --backend polling` listed the disk as it was a moment
+        // after the first scan, and the first scan's differences, replayed over that, lost
+        // renamed directories' children for good.
+        merged.capturesInitialState = featureOptions.capturesInitialState || options.capturesInitialState
         if let registeredBackend { return try registeredBackend.makeSource(options: merged) }
         return try backend.makeSource(options: merged)
     }

@@ -26,6 +26,29 @@ import Testing
         #expect(configuration.options.filter.ignoresEditorFiles)        // file only
     }
 
+    /// `list --live --backend polling` asked its configured source for the first scan's tree
+    /// and got none: the merge of the listing's options into the configuration's dropped the
+    /// request, so the listing read the disk a moment after the first scan and replayed that
+    /// scan's differences over it, losing renamed directories' children for good.
+    @Test("a feature that asks for the source's first tree gets it from a configured source")
+    func featureGetsTheFirstTree() async throws {
+        let tree = try ScratchTree()
+        defer { tree.remove() }
+        try tree.write("a", "a")
+        let configuration = try await WatchConfiguration.load(roots: [tree.root], environment: ["FILEWATCH_BACKEND": "polling"])
+        var feature = WatchOptions(roots: [tree.root])
+        feature.capturesInitialState = true
+        let stream = try configuration.makeSource(watching: feature).updates()
+        var updates = stream.makeAsyncIterator()
+        while let update = try await updates.next() {
+            if case .ready = update { break }
+        }
+        let firstTree = stream.initialState?.first
+        await stream.stop()
+        #expect(firstTree?.recordsAttributes == true)
+        #expect(firstTree?.rootSnapshot.tree?.entries.count == 1)
+    }
+
     @Test("nothing set: the defaults")
     func defaults() async throws {
         let configuration = try await WatchConfiguration.load(roots: roots, environment: [:])
