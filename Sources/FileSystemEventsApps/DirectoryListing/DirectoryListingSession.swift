@@ -18,13 +18,24 @@ final class DirectoryListingSession {
         var stream: FileSystemEventStream
         var updates: FileSystemEventStream.Iterator
         var list: SortedEntryList
+        var outstanding = Outstanding()
+    }
+
+    /// What a batch left to look at again, carried into the next.
+    struct Outstanding {
         /// Names kept as listed because they could not be examined (``DirectoryReader/Lookup/unexaminable``),
         /// looked at again when a directory above them changes attributes (it may be searchable
         /// again): what they hold then, or that they are gone.
         var unexamined: Set<[UInt8]> = []
         /// Names the source says stand that the disk did not show when last read (see
-        /// ``replacements(for:reader:list:unexamined:unconfirmed:listing:root:)``): read again with every batch.
+        /// ``replacements(for:reader:list:outstanding:listing:root:)``): read again with every batch.
         var unconfirmed: Set<[UInt8]> = []
+        /// Directories whose subtree the listing has yet to read: one that arrived (renamed in
+        /// from a name the listing did not hold) or was known only by what was told inside it,
+        /// and had been renamed on by the end of its batch. Read with every batch, where that
+        /// batch's renames take them, until found or gone. Listed without its subtree instead,
+        /// such a directory kept its children unlisted for good once its later renames were told.
+        var unread: Set<[UInt8]> = []
     }
 
     private let listing: DirectoryListing
@@ -150,12 +161,10 @@ final class DirectoryListingSession {
             // changes it in place.
             let list = running.list
             running.list = SortedEntryList(order: list.order, unsorted: [])
-            let (changed, changes, unexamined, unconfirmed) = try await Self.apply(
-                events, to: consume list, unexamined: running.unexamined, unconfirmed: running.unconfirmed,
-                reader: running.reader, listing: listing, root: root)
+            let (changed, changes, outstanding) = try await Self.apply(
+                events, to: consume list, outstanding: running.outstanding, reader: running.reader, listing: listing, root: root)
             running.list = changed
-            running.unexamined = unexamined
-            running.unconfirmed = unconfirmed
+            running.outstanding = outstanding
             if let changes { return .changes(changes) }
         }
     }
@@ -165,18 +174,15 @@ final class DirectoryListingSession {
     private static func apply(
         _ events: [FileSystemEvent],
         to list: consuming SortedEntryList,
-        unexamined: Set<[UInt8]>,
-        unconfirmed: Set<[UInt8]>,
+        outstanding: Outstanding,
         reader: DirectoryReader,
         listing: DirectoryListing,
         root: PathBuilder
-    ) async throws(FileSystemEventsError) -> (SortedEntryList, DirectoryListingChanges?, Set<[UInt8]>, Set<[UInt8]>) {
-        var unexamined = unexamined
-        var unconfirmed = unconfirmed
-        let replacements = try replacements(for: events, reader: reader, list: list, unexamined: &unexamined,
-                                            unconfirmed: &unconfirmed, listing: listing, root: root)
+    ) async throws(FileSystemEventsError) -> (SortedEntryList, DirectoryListingChanges?, Outstanding) {
+        var outstanding = outstanding
+        let replacements = try replacements(for: events, reader: reader, list: list, outstanding: &outstanding, listing: listing, root: root)
         let changes = list.apply(replacements)
-        return (list, changes, unexamined, unconfirmed)
+        return (list, changes, outstanding)
     }
 
     /// The names the events touch, each with what the disk holds there now, or with nothing
@@ -207,8 +213,7 @@ final class DirectoryListingSession {
         for events: [FileSystemEvent],
         reader: DirectoryReader,
         list: SortedEntryList,
-        unexamined: inout Set<[UInt8]>,
-        unconfirmed: inout Set<[UInt8]>,
+        outstanding: inout Outstanding,
         listing: DirectoryListing,
         root: PathBuilder
     ) throws(FileSystemEventsError) -> [(name: [UInt8], entry: DirectoryEntry?)] {
@@ -252,12 +257,17 @@ final class DirectoryListingSession {
         var carried: [[UInt8]: DirectoryEntry] = [:]
         /// The listed names below each listed directory, built at the first rename that needs it.
         var listedBelow: [[UInt8]: [[UInt8]]]? = nil
+        /// A directory the batch made or brought, whose contents the batch tells; one it only
+        /// said something of (a change in it) may hold anything, to be read from the disk.
+        func isToldDirectory(_ name: [UInt8]) -> Bool {
+            said[name]?.event.map { $0.itemType == .directory && ($0.kind == .created || $0.kind == .renamed) } ?? false
+        }
         /// Carries the subtree of `old` to `new`, as the events before the rename left it (it
         /// is called before the rename's own are noted); `false` where `old` is no directory the
         /// listing knows (moved in from a name it does not list): its subtree is read from disk.
         func carry(_ old: [UInt8], to new: [UInt8]) -> Bool {
             let isListed = list.entry(named: old)?.type == .directory
-            guard isListed || carried[old]?.type == .directory || said[old]?.event?.itemType == .directory else { return false }
+            guard isListed || carried[old]?.type == .directory || isToldDirectory(old) else { return false }
             let slash = UInt8(ascii: "/")
             func moved(_ name: [UInt8]) -> [UInt8] { new + name[old.count...] }
             var names: [[UInt8]] = []
@@ -282,11 +292,15 @@ final class DirectoryListingSession {
             // Taken into the subtree earlier in this batch (told of, or carried by a rename),
             // and not gone since; of the listed names, those no event of the batch took away
             // (the rename of a directory made in this batch where a listed one stood before
-            // carries nothing of the listed one's).
+            // carries nothing of the listed one's). A listed name an event told of goes with
+            // its entry too: a listed directory that held a name told of (its `said` has no
+            // event of its own) was moved by name alone, so a second rename of it found no
+            // directory to carry and read its subtree from the disk at a path that a third
+            // rename had left empty: its listed children were lost for good.
             let toldBelow = said.filter { $0.key.starts(with: prefix) && verdict($0.key) == true }
             let carriedBelow = carried.filter { $0.key.starts(with: prefix) && verdict($0.key) != false }
             var entries = carriedBelow
-            for name in names where toldBelow[name] == nil && carriedBelow[name] == nil && verdict(name) != false {
+            for name in names where carriedBelow[name] == nil && verdict(name) != false {
                 entries[name] = list.entry(named: name)
             }
             for (name, entry) in entries {
@@ -305,6 +319,28 @@ final class DirectoryListingSession {
             return true
         }
         func takesSubtree(_ name: [UInt8]) { if isRecursive { subtreeGone[name] = order } }
+        /// A subtree still to be read from the disk moves with a rename (or an exchange) of a
+        /// directory it is in: it is read where the batch leaves it, whether or not the listing
+        /// knew the directory renamed. Returns whether `old` is such a subtree or lies in one:
+        /// what it holds is then what the disk will say, not what is listed, and it goes to be
+        /// read where it went. Carried from the list instead, a directory renamed out of one
+        /// just exchanged took the listed names below it, which the exchange had marked gone,
+        /// and nothing else: its subtree was lost for good.
+        func moveArrived(_ old: [UInt8], _ new: [UInt8], exchanging: Bool) -> Bool {
+            let slash = UInt8(ascii: "/")
+            var isToBeRead = false
+            for (index, path) in arrived.enumerated() {
+                if path == old || path.starts(with: old + [slash]) {
+                    arrived[index] = new + path[old.count...]
+                    if path == old { isToBeRead = true }
+                } else if exchanging, path == new || path.starts(with: new + [slash]) {
+                    arrived[index] = old + path[new.count...]
+                } else if old.starts(with: path + [slash]) {
+                    isToBeRead = true
+                }
+            }
+            return isToBeRead
+        }
         /// `true` if the source says the name stands, `false` if gone, `nil` if it said nothing.
         func verdict(_ name: [UInt8]) -> Bool? {
             var latest = said[name].map { (order: $0.order, stands: $0.stands) }
@@ -341,27 +377,31 @@ final class DirectoryListingSession {
         }
 
         // Standing, as far as the source said, since before this batch.
-        for unconfirmedName in unconfirmed {
+        for unconfirmedName in outstanding.unconfirmed {
             touched.insert(unconfirmedName)
             stands(unconfirmedName, nil)
         }
+        // Still to be read, wherever this batch's renames take them.
+        arrived.append(contentsOf: outstanding.unread)
+        outstanding.unread = []
         for event in events {
             order += 1
             switch event.kind {
             case .overflow, .rootRemoved, .settled:
                 continue  // settled: no change to the listing; overflow: the synthetic events that follow name what changed
             case .created, .removed, .renamed, .exchanged, .modified, .attributesChanged:
-                if event.kind == .attributesChanged && !unexamined.isEmpty && event.itemType == .directory {
+                if event.kind == .attributesChanged && !outstanding.unexamined.isEmpty && event.itemType == .directory {
                     if let changed = root.relative(event.path) { attributesChanged.append(changed) }
                 }
                 // A renamed directory's subtree is carried as the batch stood before this
                 // event: its own removal of the old name would hide what the old name held.
                 var isCarried = false
-                if isRecursive, event.kind == .renamed, event.itemType != .file, let previous = event.previousPath,
-                   let previousName = root.relative(previous), !previousName.isEmpty,
+                if isRecursive, event.kind == .renamed && event.itemType != .file || event.kind == .exchanged,
+                   let previous = event.previousPath, let previousName = root.relative(previous), !previousName.isEmpty,
                    let newName = root.relative(event.path), !newName.isEmpty
                 {
-                    isCarried = carry(previousName, to: newName)
+                    let isToBeRead = !arrived.isEmpty && moveArrived(previousName, newName, exchanging: event.kind == .exchanged)
+                    if event.kind == .renamed && !isToBeRead { isCarried = carry(previousName, to: newName) }
                 }
                 if let previous = event.previousPath, let (previousName, isItself) = touch(previous, by: event) {
                     if isItself {
@@ -376,10 +416,24 @@ final class DirectoryListingSession {
                 }
                 guard let (relative, isItself) = touch(event.path, by: event) else { continue }
                 if isItself {
-                    event.kind == .removed ? goes(relative) : stands(relative, event)
-                    if event.kind == .removed || event.kind == .created || event.kind == .renamed || event.kind == .exchanged {
-                        takesSubtree(relative)
+                    if event.kind == .removed {
+                        goes(relative)
+                    } else if event.kind == .modified || event.kind == .attributesChanged, let earlier = said[relative], earlier.stands, earlier.event != nil {
+                        // A change to what the batch made or brought: that is still what it is.
+                        said[relative] = (order, true, earlier.event)
+                    } else {
+                        stands(relative, event)
                     }
+                    // What stood below the path went, except below a directory renamed into
+                    // place: the kernel renames a directory only onto an empty one, so what is
+                    // listed there is the renamed directory's own subtree, listed by a walk
+                    // that ran after the rename (the listing reads the disk after the source is
+                    // ready, and the source's first events may be older than that). Marked
+                    // gone, those names were not carried by a later rename of one of them, and
+                    // were lost for good once the directory moved on before the batch's end.
+                    let replacesSubtree = event.kind == .renamed ? event.itemType != .directory
+                        : event.kind == .removed || event.kind == .created || event.kind == .exchanged
+                    if replacesSubtree { takesSubtree(relative) }
                 }
                 guard isRecursive else { continue }
                 // What stood at the path goes with its subtree: removed, replaced by a creation,
@@ -403,7 +457,7 @@ final class DirectoryListingSession {
         // directory itself included): what they hold now, or that they went meanwhile.
         if !attributesChanged.isEmpty {
             let changed = Set(attributesChanged)
-            for name in unexamined where changed.contains([]) || Self.hasAncestor(name, in: changed) {
+            for name in outstanding.unexamined where changed.contains([]) || Self.hasAncestor(name, in: changed) {
                 touched.insert(name)
                 // A directory that arrived while it could not be examined: its subtree too.
                 if isRecursive { arrived.append(name) }
@@ -420,8 +474,13 @@ final class DirectoryListingSession {
             if !directories.isEmpty {
                 for name in list.names where Self.hasAncestor(name, in: directories) { touched.insert(name) }
             }
-            for path in arrived {
-                for entry in reader.listSubtree(path, in: descriptor) {
+            for path in Set(arrived) {
+                guard let entries = reader.listSubtree(path, in: descriptor) else {
+                    // Renamed on already: its rename is still to be told, and brings it here.
+                    if verdict(path) != false { outstanding.unread.insert(path) }
+                    continue
+                }
+                for entry in entries {
                     known[entry.nameBytes] = entry
                     touched.insert(entry.nameBytes)
                 }
@@ -432,13 +491,13 @@ final class DirectoryListingSession {
         replacements.reserveCapacity(touched.count)
         func drop(_ name: [UInt8]) {
             replacements.append((name, nil))
-            if !unexamined.isEmpty { unexamined.remove(name) }
-            if !unconfirmed.isEmpty { unconfirmed.remove(name) }
+            if !outstanding.unexamined.isEmpty { outstanding.unexamined.remove(name) }
+            if !outstanding.unconfirmed.isEmpty { outstanding.unconfirmed.remove(name) }
         }
         func keep(_ name: [UInt8], _ entry: DirectoryEntry) {
             replacements.append((name, entry))
-            if !unexamined.isEmpty { unexamined.remove(name) }
-            if !unconfirmed.isEmpty { unconfirmed.remove(name) }
+            if !outstanding.unexamined.isEmpty { outstanding.unexamined.remove(name) }
+            if !outstanding.unconfirmed.isEmpty { outstanding.unconfirmed.remove(name) }
         }
         for name in touched {
             if !listing.options.includesHidden && DirectoryEntry.isHidden(name) { continue }
@@ -487,7 +546,13 @@ final class DirectoryListingSession {
                     continue
                 }
                 replacements.append((name, entry))
-                unconfirmed.insert(name)
+                outstanding.unconfirmed.insert(name)
+                // A directory the listing never read (known by what was told inside it, in a
+                // subtree read from the disk after it had been renamed on): its subtree is read
+                // where its rename, still to come, takes it.
+                if isRecursive && entry.type == .directory && list.entry(named: name) == nil && carried[name] == nil && !isToldDirectory(name) {
+                    outstanding.unread.insert(name)
+                }
             case .unexaminable:
                 // Below a directory removed or replaced, what was listed went with it, unless
                 // an event since says it stands; otherwise it is there, as listed or as the
@@ -501,7 +566,7 @@ final class DirectoryListingSession {
                     continue
                 }
                 replacements.append((name, entry))
-                unexamined.insert(name)
+                outstanding.unexamined.insert(name)
             }
         }
         return replacements

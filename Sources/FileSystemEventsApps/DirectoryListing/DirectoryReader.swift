@@ -71,11 +71,16 @@ package struct DirectoryReader: Sendable {
         return (entries, unreadable)
     }
 
-    /// The entries at and below `relativePath` (a directory renamed into the tree), or nothing
-    /// if it is not a directory any more.
-    package func listSubtree(_ relativePath: [UInt8], in descriptor: CInt) -> [DirectoryEntry] {
+    /// The entries below `relativePath` (a directory renamed into the tree): none if it is not
+    /// a directory any more or cannot be read, `nil` if nothing is there (renamed on, or
+    /// removed), for the caller to look for it where the next events put it.
+    package func listSubtree(_ relativePath: [UInt8], in descriptor: CInt) -> [DirectoryEntry]? {
         let opened = withCString(relativePath) { Syscalls.openDirectory($0, relativeTo: descriptor) }
-        guard case .success(let fd) = opened else { return [] }
+        let fd: CInt
+        switch opened {
+        case .success(let opened): fd = opened
+        case .failure(let errno): return errno == .noSuchFileOrDirectory ? nil : []
+        }
         let (tree, _) = scanner.scanDirectory(fd, relativePath: relativePath)
         var entries: [DirectoryEntry] = []
         flatten(tree, prefix: relativePath, into: &entries)
