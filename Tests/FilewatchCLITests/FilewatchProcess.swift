@@ -91,16 +91,22 @@ final class FilewatchProcess: Sendable {
     /// Reads a pipe on a thread of its own, splitting it into lines.
     private func read(_ handle: FileHandle, _ deliver: @escaping @Sendable ([String]) -> Void) {
         let thread = Thread { [self] in
-            var pending = Data()
+            var pending: [UInt8] = []
             while true {
                 let data = handle.availableData
                 if data.isEmpty { break }
-                pending.append(data)
+                // Only the new bytes are searched for a line's end: searching the whole of a
+                // 9 MB line again with every 64 KiB read took a debug build over a minute.
+                var searchFrom = pending.count
+                pending.append(contentsOf: data)
+                var lineStart = 0
                 var complete: [String] = []
-                while let newline = pending.firstIndex(of: 0x0A) {
-                    complete.append(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
-                    pending.removeSubrange(pending.startIndex...newline)
+                while let newline = pending[searchFrom...].firstIndex(of: 0x0A) {
+                    complete.append(String(decoding: pending[lineStart..<newline], as: UTF8.self))
+                    lineStart = newline + 1
+                    searchFrom = lineStart
                 }
+                if lineStart > 0 { pending.removeSubrange(..<lineStart) }
                 if !complete.isEmpty {
                     deliver(complete)
                     notify()

@@ -61,14 +61,25 @@ package struct DirectoryReader: Sendable {
     /// Every entry of the directory, unsorted, and the subdirectories that could not be listed
     /// (their entries are missing), relative to the directory, for a caller that says so.
     package func listAllNamingUnreadable() throws(FileSystemEventsError) -> (entries: [DirectoryEntry], unreadable: [(relativePath: [UInt8], errno: Errno)]) {
-        let (tree, unreadable) = scanner.scanDirectory(try open(), relativePath: [])
+        let descriptor = try open()
+        let (entries, unreadable) = Self.onLargeStack { [self] in
+            let (tree, unreadable) = scanner.scanDirectory(descriptor, relativePath: [])
+            var entries: [DirectoryEntry] = []
+            entries.reserveCapacity(tree.entries.count)
+            flatten(tree, prefix: [], into: &entries)
+            return (entries, unreadable)
+        }
         if let failure = unreadable.first(where: { $0.relativePath.isEmpty }) {
             throw .forRoot(directory, call: DirectoryEntryReader.callName, errno: failure.errno)
         }
-        var entries: [DirectoryEntry] = []
-        entries.reserveCapacity(tree.entries.count)
-        flatten(tree, prefix: [], into: &entries)
         return (entries, unreadable)
+    }
+
+    /// The scan, the flattening and the release of the scanned tree each descend one call per
+    /// level of the directory, which can be nested to any depth: on a task's stack, a listing
+    /// of a chain 3,000 directories deep crashed (`filewatch list --recursive`, debug build).
+    private static func onLargeStack<T>(_ body: () -> T) -> T {
+        ProducerThread.withLargeStack(body)
     }
 
     /// The entries below `relativePath` (a directory renamed into the tree): none if it is not
@@ -81,10 +92,12 @@ package struct DirectoryReader: Sendable {
         case .success(let opened): fd = opened
         case .failure(let errno): return errno == .noSuchFileOrDirectory ? nil : []
         }
-        let (tree, _) = scanner.scanDirectory(fd, relativePath: relativePath)
-        var entries: [DirectoryEntry] = []
-        flatten(tree, prefix: relativePath, into: &entries)
-        return entries
+        return Self.onLargeStack { [self] in
+            let (tree, _) = scanner.scanDirectory(fd, relativePath: relativePath)
+            var entries: [DirectoryEntry] = []
+            flatten(tree, prefix: relativePath, into: &entries)
+            return entries
+        }
     }
 
     /// What a look at one path of the listing found.
@@ -118,9 +131,11 @@ package struct DirectoryReader: Sendable {
     /// level deeper (a change inside a subdirectory changes its time and size), which is left
     /// out here.
     package func entries(of tree: SnapshotDirectory) -> [DirectoryEntry] {
-        var entries: [DirectoryEntry] = []
-        flatten(tree, prefix: [], into: &entries, descends: isRecursive)
-        return entries
+        Self.onLargeStack { [self] in
+            var entries: [DirectoryEntry] = []
+            flatten(tree, prefix: [], into: &entries, descends: isRecursive)
+            return entries
+        }
     }
 
     private func flatten(_ directory: SnapshotDirectory, prefix: [UInt8], into entries: inout [DirectoryEntry], descends: Bool = true) {
