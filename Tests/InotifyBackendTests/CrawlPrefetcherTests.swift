@@ -66,9 +66,9 @@ import Testing
 
     /// Walks what the prefetcher hands over the way the crawl does (depth first, listing
     /// order), collecting the relative paths it takes; `skip` names directories the crawl does
-    /// not enter.
+    /// not enter; `watches` records each directory's watch (the root's under "").
     private static func crawl(_ prefetcher: CrawlPrefetcher, name: [UInt8], relative: String, depth: Int, skip: Set<String>,
-                              reader: DirectoryEntryReader, into taken: inout [String], watches: inout Set<CInt>, leftToList: inout Int) {
+                              reader: DirectoryEntryReader, into taken: inout [String], watches: inout [CInt: String], leftToList: inout Int) {
         guard let listed = prefetcher.take(name: name, depth: depth) else {
             Issue.record("out of step at \(relative.isEmpty ? "the root" : relative)")
             return
@@ -86,8 +86,8 @@ import Testing
                 Issue.record("\(relative), left to list, has a subdirectory")
             }
         }
-        #expect(!watches.contains(watch), "\(relative) shares a watch")
-        watches.insert(watch)
+        #expect(watches[watch] == nil, "\(relative) shares a watch")
+        watches[watch] = relative
         if !relative.isEmpty { taken.append(relative) }
         if skip.contains(relative) {
             _ = prefetcher.skipDescendants(below: depth)
@@ -113,7 +113,7 @@ import Testing
         let before = Self.openDescriptors(tree)
         let prefetcher = try Self.prefetcher(tree, inotify, budget: heldDescriptors)
         var taken: [String] = []
-        var watches: Set<CInt> = []
+        var watches: [CInt: String] = [:]
         var leftToList = 0
         Self.crawl(prefetcher, name: [], relative: "", depth: 0, skip: [], reader: DirectoryEntryReader(), into: &taken,
                    watches: &watches, leftToList: &leftToList)
@@ -137,22 +137,11 @@ import Testing
         defer { Syscalls.close(inotify) }
         let workingDirectory = FileManager.default.currentDirectoryPath
         let prefetcher = try Self.prefetcher(tree, inotify, budget: 4)
-        // The crawl's order, each directory with its watch.
-        var watchOf: [String: CInt] = [:]
-        func take(name: [UInt8], relative: String, depth: Int) {
-            guard let listed = prefetcher.take(name: name, depth: depth), case .success(let watch)? = listed.watch,
-                  let (_, listing) = Self.accept(listed, reader: DirectoryEntryReader()), let listing
-            else {
-                Issue.record("\(relative) was not watched and listed")
-                return
-            }
-            watchOf[relative] = watch
-            for entry in listing.entries where entry.isDirectory {
-                let child = String(decoding: listing.name(of: entry), as: UTF8.self)
-                take(name: listing.name(of: entry), relative: relative.isEmpty ? child : relative + "/" + child, depth: depth + 1)
-            }
-        }
-        take(name: [], relative: "", depth: 0)
+        var taken: [String] = []
+        var watches: [CInt: String] = [:]
+        var leftToList = 0
+        Self.crawl(prefetcher, name: [], relative: "", depth: 0, skip: [], reader: DirectoryEntryReader(), into: &taken,
+                   watches: &watches, leftToList: &leftToList)
         #expect(prefetcher.finish().isEmpty)
         #expect(FileManager.default.currentDirectoryPath == workingDirectory)
         // Nor is any thread left in the tree, which that would keep busy.
@@ -161,23 +150,22 @@ import Testing
             let directory = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/task/\(thread)/cwd")) ?? ""
             #expect(!directory.hasPrefix(tree.root.string), "thread \(thread) is still in \(directory)")
         }
-        #expect(Set(watchOf.keys) == Set(directories + [""]))
+        #expect(Set(watches.values) == Set(directories + [""]))
 
         // A file made in each directory is heard through that directory's watch.
         for directory in directories + [""] { try tree.write(RelativePath(directory.isEmpty ? "marker" : directory + "/marker"), "m") }
         var heard: [CInt: [UInt8]] = [:]
         let deadline = ContinuousClock.now + .seconds(30)
         var buffer = [UInt8](repeating: 0, count: 65_536)
-        while heard.count < watchOf.count && ContinuousClock.now < deadline {
-            var pollDescriptor = pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)
-            guard poll(&pollDescriptor, 1, 1_000) > 0 else { continue }
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(inotify, $0.baseAddress, $0.count) }
-            guard count > 0 else { continue }
+        while heard.count < watches.count && ContinuousClock.now < deadline {
+            guard case .success(let revents) = Syscalls.pollReadable([inotify], timeoutMilliseconds: 1_000),
+                  revents.first.map({ $0 & Int16(POLLIN) != 0 }) == true else { continue }
+            guard case .success(let count) = buffer.withUnsafeMutableBytes({ Syscalls.read(inotify, into: $0) }), count > 0 else { continue }
             var events: [Inotify.Event] = []
             buffer.withUnsafeBytes { Inotify.parse(UnsafeRawBufferPointer(rebasing: $0[..<count]), into: &events) }
             for event in events where event.mask.contains(.create) { heard[event.watch] = event.name }
         }
-        for (directory, watch) in watchOf {
+        for (watch, directory) in watches {
             #expect(heard[watch] == Array("marker".utf8), "\(directory.isEmpty ? "the root" : directory): its watch heard \(heard[watch].map { String(decoding: $0, as: UTF8.self) } ?? "nothing")")
         }
     }
@@ -201,7 +189,7 @@ import Testing
         #expect(prefetcher.hasEnded)
         #expect(Self.openDescriptors(tree) - before <= budget, "\(Self.openDescriptors(tree) - before) descriptors held for 400 directories")
         var taken: [String] = []
-        var watches: Set<CInt> = []
+        var watches: [CInt: String] = [:]
         var leftToList = 0
         Self.crawl(prefetcher, name: [], relative: "", depth: 0, skip: [], reader: DirectoryEntryReader(), into: &taken,
                    watches: &watches, leftToList: &leftToList)
@@ -225,7 +213,7 @@ import Testing
         // d1 and d2/d0 are not entered: none of their descendants is handed over.
         let prefetcher = try Self.prefetcher(tree, inotify, budget: 4)
         var taken: [String] = []
-        var watches: Set<CInt> = []
+        var watches: [CInt: String] = [:]
         var leftToList = 0
         Self.crawl(prefetcher, name: [], relative: "", depth: 0, skip: ["d1", "d2/d0"], reader: DirectoryEntryReader(), into: &taken,
                    watches: &watches, leftToList: &leftToList)
