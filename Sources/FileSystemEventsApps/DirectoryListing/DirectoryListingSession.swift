@@ -19,6 +19,16 @@ final class DirectoryListingSession {
         var updates: FileSystemEventStream.Iterator
         var list: SortedEntryList
         var outstanding = Outstanding()
+        /// Whether a directory renamed or exchanged into place has its subtree read from the
+        /// disk where the listing does not know it, and exchanged ones always: so for a source
+        /// that hears every change (whatever the disk shows, an event for anything that changes
+        /// after is still to come). Not for one that compares scans: the disk, read a moment
+        /// after the scan, may show a state that comes and goes before the next one, and that
+        /// no event will ever correct. A directory rotated through three places by exchanges
+        /// faster than the scans left another's children listed in it for good (polling, probe16).
+        /// Its exchanges swap what is listed instead, as its renames carry it: the list it
+        /// starts from is its first scan, so what is listed is what it saw.
+        let readsMovedSubtrees: Bool
     }
 
     /// What a batch left to look at again, carried into the next.
@@ -28,7 +38,7 @@ final class DirectoryListingSession {
         /// again): what they hold then, or that they are gone.
         var unexamined: Set<[UInt8]> = []
         /// Names the source says stand that the disk did not show when last read (see
-        /// ``replacements(for:reader:list:outstanding:listing:root:)``): read again with every batch.
+        /// ``replacements(for:reader:list:outstanding:readsMovedSubtrees:listing:root:)``): read again with every batch.
         var unconfirmed: Set<[UInt8]> = []
         /// Directories whose subtree the listing has yet to read: one that arrived (renamed in
         /// from a name the listing did not hold) or was known only by what was told inside it,
@@ -103,7 +113,8 @@ final class DirectoryListingSession {
             let scanned = stream.initialState?.first.flatMap { $0.recordsAttributes ? $0.rootSnapshot.tree : nil }
             let (list, update) = try await Self.initialList(reader: reader, scanned: scanned.map { reader.entries(of: $0) },
                                                              order: options.sortOrder, resumingFrom: listing.resumedEntries)
-            state = .running(Running(reader: reader, stream: stream, updates: updates, list: list))
+            state = .running(Running(reader: reader, stream: stream, updates: updates, list: list,
+                                     readsMovedSubtrees: source.capabilities.isEventDriven))
             return update
         } catch {
             state = .finished
@@ -162,7 +173,8 @@ final class DirectoryListingSession {
             let list = running.list
             running.list = SortedEntryList(order: list.order, unsorted: [])
             let (changed, changes, outstanding) = try await Self.apply(
-                events, to: consume list, outstanding: running.outstanding, reader: running.reader, listing: listing, root: root)
+                events, to: consume list, outstanding: running.outstanding, readsMovedSubtrees: running.readsMovedSubtrees,
+                reader: running.reader, listing: listing, root: root)
             running.list = changed
             running.outstanding = outstanding
             if let changes { return .changes(changes) }
@@ -175,12 +187,14 @@ final class DirectoryListingSession {
         _ events: [FileSystemEvent],
         to list: consuming SortedEntryList,
         outstanding: Outstanding,
+        readsMovedSubtrees: Bool,
         reader: DirectoryReader,
         listing: DirectoryListing,
         root: PathBuilder
     ) async throws(FileSystemEventsError) -> (SortedEntryList, DirectoryListingChanges?, Outstanding) {
         var outstanding = outstanding
-        let replacements = try replacements(for: events, reader: reader, list: list, outstanding: &outstanding, listing: listing, root: root)
+        let replacements = try replacements(for: events, reader: reader, list: list, outstanding: &outstanding,
+                                            readsMovedSubtrees: readsMovedSubtrees, listing: listing, root: root)
         let changes = list.apply(replacements)
         return (list, changes, outstanding)
     }
@@ -214,6 +228,7 @@ final class DirectoryListingSession {
         reader: DirectoryReader,
         list: SortedEntryList,
         outstanding: inout Outstanding,
+        readsMovedSubtrees: Bool,
         listing: DirectoryListing,
         root: PathBuilder
     ) throws(FileSystemEventsError) -> [(name: [UInt8], entry: DirectoryEntry?)] {
@@ -275,16 +290,23 @@ final class DirectoryListingSession {
         /// A directory the batch made or brought, whose contents the batch tells; one it only
         /// said something of (a change in it) may hold anything, to be read from the disk.
         func isToldDirectory(_ name: [UInt8]) -> Bool {
-            said[name]?.event.map { $0.itemType == .directory && ($0.kind == .created || $0.kind == .renamed) } ?? false
+            said[name]?.event.map { $0.itemType == .directory && ($0.kind == .created || $0.kind == .renamed || $0.kind == .exchanged) } ?? false
         }
         /// Carries the subtree of `old` to `new`, as the events before the rename left it (it
         /// is called before the rename's own are noted); `false` where `old` is no directory the
         /// listing knows (moved in from a name it does not list): its subtree is read from disk.
         func carry(_ old: [UInt8], to new: [UInt8]) -> Bool {
+            guard let taken = subtree(of: old) else { return false }
+            place(taken, from: old, to: new)
+            return true
+        }
+        typealias Subtree = (entries: [[UInt8]: DirectoryEntry], told: [[UInt8]: (order: Int, stands: Bool, event: FileSystemEvent?)])
+        /// What a rename of `old` takes along (see ``carry(_:to:)``), or `nil` where `old` is no
+        /// directory the listing knows.
+        func subtree(of old: [UInt8]) -> Subtree? {
             let isListed = list.entry(named: old)?.type == .directory
-            guard isListed || carried[old]?.type == .directory || isToldDirectory(old) else { return false }
+            guard isListed || carried[old]?.type == .directory || isToldDirectory(old) else { return nil }
             let slash = UInt8(ascii: "/")
-            func moved(_ name: [UInt8]) -> [UInt8] { new + name[old.count...] }
             var names: [[UInt8]] = []
             if isListed {
                 if listedBelow == nil {
@@ -318,7 +340,12 @@ final class DirectoryListingSession {
             for name in names where carriedBelow[name] == nil && verdict(name) != false {
                 entries[name] = list.entry(named: name)
             }
-            for (name, entry) in entries {
+            return (entries, toldBelow)
+        }
+        /// Puts a subtree taken from `old` under `new`.
+        func place(_ subtree: Subtree, from old: [UInt8], to new: [UInt8]) {
+            func moved(_ name: [UInt8]) -> [UInt8] { new + name[old.count...] }
+            for (name, entry) in subtree.entries {
                 var entry = entry
                 let target = moved(name)
                 entry.nameBytes = target
@@ -326,11 +353,40 @@ final class DirectoryListingSession {
                 touched.insert(target)
                 stands(target, nil)
             }
-            for (name, verdict) in toldBelow {
+            for (name, verdict) in subtree.told {
                 let target = moved(name)
                 touched.insert(target)
                 said[target] = (order, true, verdict.event)
             }
+        }
+        /// Swaps the subtrees of `first` and `second`, for a source that compares scans (see
+        /// ``Running/readsMovedSubtrees``); `false` where either is no item the listing knows.
+        func exchange(_ first: [UInt8], _ second: [UInt8]) -> Bool {
+            func taken(_ name: [UInt8]) -> Subtree? {
+                if let subtree = subtree(of: name) { return subtree }
+                // A file has nothing below it to take along; a directory the listing does not
+                // know is read from the disk.
+                let type = carried[name]?.type ?? said[name]?.event?.itemType ?? list.entry(named: name)?.type
+                return type != nil && type != .directory ? ([:], [:]) : nil
+            }
+            guard let fromFirst = taken(first), let fromSecond = taken(second) else { return false }
+            place(fromFirst, from: first, to: second)
+            place(fromSecond, from: second, to: first)
+            // The two items trade places too, with what is known of each: one the disk no
+            // longer shows by the end of the batch still has an entry to stand as.
+            func entry(_ name: [UInt8], as target: [UInt8]) -> DirectoryEntry? {
+                var found = carried[name] ?? list.entry(named: name)
+                if found == nil, let event = said[name]?.event {
+                    found = DirectoryEntry(nameBytes: name, type: event.itemType, size: 0, modificationTime: event.timestamp,
+                                           identity: event.identity ?? FileIdentity(device: 0, inode: 0))
+                }
+                found?.nameBytes = target
+                return found
+            }
+            let firstEntry = entry(first, as: second)
+            let secondEntry = entry(second, as: first)
+            carried[second] = firstEntry
+            carried[first] = secondEntry
             return true
         }
         /// The lengths of the names in `subtreeGone`: a name's ancestors are looked up there at
@@ -432,6 +488,7 @@ final class DirectoryListingSession {
                 {
                     let isToBeRead = !arrived.isEmpty && moveArrived(previousName, newName, exchanging: event.kind == .exchanged)
                     if event.kind == .renamed && !isToBeRead { isCarried = carry(previousName, to: newName) }
+                    if event.kind == .exchanged && !readsMovedSubtrees && !isToBeRead { isCarried = exchange(previousName, newName) }
                 }
                 if let previous = event.previousPath, let (previousName, isItself) = touch(previous, by: event) {
                     if isItself {
@@ -441,7 +498,7 @@ final class DirectoryListingSession {
                     if isRecursive {
                         vacated.append(previousName)
                         // An exchange brings the other item's subtree to the previous path.
-                        if event.kind == .exchanged { arrived.append(previousName) }
+                        if event.kind == .exchanged && !isCarried { arrived.append(previousName) }
                     }
                 }
                 guard let (relative, isItself) = touch(event.path, by: event) else { continue }
@@ -469,7 +526,7 @@ final class DirectoryListingSession {
                 // What stood at the path goes with its subtree: removed, replaced by a creation,
                 // or exchanged for the item that now stands there.
                 if event.kind == .removed || event.kind == .created || event.kind == .exchanged { vacated.append(relative) }
-                if (event.kind == .renamed && !isCarried || event.kind == .exchanged) && event.itemType != .file { arrived.append(relative) }
+                if (event.kind == .renamed || event.kind == .exchanged) && !isCarried && event.itemType != .file { arrived.append(relative) }
             }
         }
 
