@@ -25,7 +25,7 @@ final class DirectoryListingSession {
         /// after is still to come). Not for one that compares scans: the disk, read a moment
         /// after the scan, may show a state that comes and goes before the next one, and that
         /// no event will ever correct. A directory rotated through three places by exchanges
-        /// faster than the scans left another's children listed in it for good (polling, probe16).
+        /// faster than the scans left another's children listed in it for good (polling).
         /// Its exchanges swap what is listed instead, as its renames carry it: the list it
         /// starts from is its first scan, so what is listed is what it saw.
         let readsMovedSubtrees: Bool
