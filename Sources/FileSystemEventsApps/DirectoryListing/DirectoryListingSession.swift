@@ -359,6 +359,15 @@ final class DirectoryListingSession {
                 said[target] = (order, true, verdict.event)
             }
         }
+        /// What the batch knows of the item at `name`: carried there by a rename, as listed, or
+        /// made from the event that told of it.
+        func knownEntry(_ name: [UInt8]) -> DirectoryEntry? {
+            if let moved = carried[name] { return moved }
+            if let kept = list.entry(named: name) { return kept }
+            guard let event = said[name]?.event else { return nil }
+            return DirectoryEntry(nameBytes: name, type: event.itemType, size: 0, modificationTime: event.timestamp,
+                                  identity: event.identity ?? FileIdentity(device: 0, inode: 0))
+        }
         /// Swaps the subtrees of `first` and `second`, for a source that compares scans (see
         /// ``Running/readsMovedSubtrees``); `false` where either is no item the listing knows.
         func exchange(_ first: [UInt8], _ second: [UInt8]) -> Bool {
@@ -375,11 +384,7 @@ final class DirectoryListingSession {
             // The two items trade places too, with what is known of each: one the disk no
             // longer shows by the end of the batch still has an entry to stand as.
             func entry(_ name: [UInt8], as target: [UInt8]) -> DirectoryEntry? {
-                var found = carried[name] ?? list.entry(named: name)
-                if found == nil, let event = said[name]?.event {
-                    found = DirectoryEntry(nameBytes: name, type: event.itemType, size: 0, modificationTime: event.timestamp,
-                                           identity: event.identity ?? FileIdentity(device: 0, inode: 0))
-                }
+                var found = knownEntry(name)
                 found?.nameBytes = target
                 return found
             }
@@ -407,12 +412,14 @@ final class DirectoryListingSession {
         /// and nothing else: its subtree was lost for good.
         func moveArrived(_ old: [UInt8], _ new: [UInt8], exchanging: Bool) -> Bool {
             let slash = UInt8(ascii: "/")
+            let oldPrefix = old + [slash]
+            let newPrefix = new + [slash]
             var isToBeRead = false
             for (index, path) in arrived.enumerated() {
-                if path == old || path.starts(with: old + [slash]) {
+                if path == old || path.starts(with: oldPrefix) {
                     arrived[index] = new + path[old.count...]
                     if path == old { isToBeRead = true }
-                } else if exchanging, path == new || path.starts(with: new + [slash]) {
+                } else if exchanging, path == new || path.starts(with: newPrefix) {
                     arrived[index] = old + path[new.count...]
                 } else if old.starts(with: path + [slash]) {
                     isToBeRead = true
@@ -608,13 +615,7 @@ final class DirectoryListingSession {
             /// The entry of a name the source says stands, where the disk cannot show it: as
             /// listed, else made from the event that told of it (or of a name below it).
             func standingEntry() -> DirectoryEntry? {
-                if let moved = carried[name] { return moved }
-                if let kept = list.entry(named: name) { return kept }
-                if let event = said[name]?.event {
-                    return DirectoryEntry(
-                        nameBytes: name, type: event.itemType, size: 0, modificationTime: event.timestamp,
-                        identity: event.identity ?? FileIdentity(device: 0, inode: 0))
-                }
+                if let known = knownEntry(name) { return known }
                 if let below = heldBelow[name] {
                     return DirectoryEntry(
                         nameBytes: name, type: .directory, size: 0, modificationTime: below.timestamp,

@@ -62,7 +62,11 @@ package struct DirectoryReader: Sendable {
     /// (their entries are missing), relative to the directory, for a caller that says so.
     package func listAllNamingUnreadable() throws(FileSystemEventsError) -> (entries: [DirectoryEntry], unreadable: [(relativePath: [UInt8], errno: Errno)]) {
         let descriptor = try open()
-        let (entries, unreadable) = Self.onLargeStack { [self] in
+        // The scan, the flattening and the release of the scanned tree each descend one call
+        // per level of the directory, which can be nested to any depth: on a task's stack, a
+        // listing of a chain 3,000 directories deep crashed (`filewatch list --recursive`,
+        // debug build). So here, in listSubtree and in entries(of:).
+        let (entries, unreadable) = ProducerThread.withLargeStack { [self] in
             let (tree, unreadable) = scanner.scanDirectory(descriptor, relativePath: [])
             var entries: [DirectoryEntry] = []
             entries.reserveCapacity(tree.entries.count)
@@ -75,12 +79,6 @@ package struct DirectoryReader: Sendable {
         return (entries, unreadable)
     }
 
-    /// The scan, the flattening and the release of the scanned tree each descend one call per
-    /// level of the directory, which can be nested to any depth: on a task's stack, a listing
-    /// of a chain 3,000 directories deep crashed (`filewatch list --recursive`, debug build).
-    private static func onLargeStack<T>(_ body: () -> T) -> T {
-        ProducerThread.withLargeStack(body)
-    }
 
     /// The entries below `relativePath` (a directory renamed into the tree): none if it is not
     /// a directory any more or cannot be read, `nil` if nothing is there (renamed on, or
@@ -92,7 +90,7 @@ package struct DirectoryReader: Sendable {
         case .success(let opened): fd = opened
         case .failure(let errno): return errno == .noSuchFileOrDirectory ? nil : []
         }
-        return Self.onLargeStack { [self] in
+        return ProducerThread.withLargeStack { [self] in
             let (tree, _) = scanner.scanDirectory(fd, relativePath: relativePath)
             var entries: [DirectoryEntry] = []
             flatten(tree, prefix: relativePath, into: &entries)
@@ -131,7 +129,7 @@ package struct DirectoryReader: Sendable {
     /// level deeper (a change inside a subdirectory changes its time and size), which is left
     /// out here.
     package func entries(of tree: SnapshotDirectory) -> [DirectoryEntry] {
-        Self.onLargeStack { [self] in
+        ProducerThread.withLargeStack { [self] in
             var entries: [DirectoryEntry] = []
             flatten(tree, prefix: [], into: &entries, descends: isRecursive)
             return entries
