@@ -91,28 +91,17 @@ final class FilewatchProcess: Sendable {
     /// Reads a pipe on a thread of its own, splitting it into lines.
     private func read(_ handle: FileHandle, _ deliver: @escaping @Sendable ([String]) -> Void) {
         let thread = Thread { [self] in
-            var pending: [UInt8] = []
+            var splitter = LineSplitter()
             while true {
                 let data = handle.availableData
                 if data.isEmpty { break }
-                // Only the new bytes are searched for a line's end: searching the whole of a
-                // 9 MB line again with every 64 KiB read took a debug build over a minute.
-                var searchFrom = pending.count
-                pending.append(contentsOf: data)
-                var lineStart = 0
-                var complete: [String] = []
-                while let newline = pending[searchFrom...].firstIndex(of: 0x0A) {
-                    complete.append(String(decoding: pending[lineStart..<newline], as: UTF8.self))
-                    lineStart = newline + 1
-                    searchFrom = lineStart
-                }
-                if lineStart > 0 { pending.removeSubrange(..<lineStart) }
+                let complete = splitter.append(data)
                 if !complete.isEmpty {
                     deliver(complete)
                     notify()
                 }
             }
-            if !pending.isEmpty { deliver([String(decoding: pending, as: UTF8.self)]) }
+            if !splitter.remainder.isEmpty { deliver([String(decoding: splitter.remainder, as: UTF8.self)]) }
             closedPipes.withLock { $0 += 1 }
             notify()
         }
@@ -129,15 +118,15 @@ final class FilewatchProcess: Sendable {
     func readOutput(until predicate: (String) -> Bool, timeout: Duration = .seconds(60)) throws -> String {
         guard let handle = unreadOutput else { throw CLITestFailure("stdout is read by the helper") }
         let deadline = ContinuousClock.now + timeout
-        var pending: [UInt8] = []
+        var splitter = LineSplitter()
+        var complete: [String] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            while let newline = pending.firstIndex(of: 0x0A) {
-                let line = String(decoding: pending[..<newline], as: UTF8.self)
-                pending.removeSubrange(...newline)
+            for line in complete {
                 lines.withLock { $0.append(line) }
                 if predicate(line) { return line }
             }
+            complete = []
             let left = deadline - ContinuousClock.now
             guard left > .zero else { throw CLITestFailure("timed out reading stdout; stderr: \(standardError)") }
             var descriptor = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
@@ -145,7 +134,7 @@ final class FilewatchProcess: Sendable {
             guard poll(&descriptor, 1, milliseconds) > 0 else { continue }
             let count = buffer.withUnsafeMutableBytes { Foundation.read(handle.fileDescriptor, $0.baseAddress, $0.count) }
             guard count > 0 else { throw CLITestFailure("stdout closed before the line; stderr: \(standardError)") }
-            pending += buffer[..<count]
+            complete = splitter.append(buffer[..<count])
         }
     }
 
@@ -265,4 +254,27 @@ final class FilewatchProcess: Sendable {
 struct CLITestFailure: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
+}
+
+/// Splits a byte stream into lines. Only the bytes not searched yet are searched for a line's
+/// end: searching the whole of a 9 MB line again with every 64 KiB read took a debug build
+/// over a minute.
+struct LineSplitter {
+    private(set) var remainder: [UInt8] = []
+    private var searched = 0
+
+    /// The lines `bytes` completes, in order; what follows the last newline is kept.
+    mutating func append(_ bytes: some Collection<UInt8>) -> [String] {
+        remainder.append(contentsOf: bytes)
+        var lineStart = 0
+        var lines: [String] = []
+        while let newline = remainder[searched...].firstIndex(of: 0x0A) {
+            lines.append(String(decoding: remainder[lineStart..<newline], as: UTF8.self))
+            lineStart = newline + 1
+            searched = lineStart
+        }
+        remainder.removeSubrange(..<lineStart)
+        searched = remainder.count
+        return lines
+    }
 }
