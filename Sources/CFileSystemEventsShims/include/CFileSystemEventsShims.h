@@ -31,6 +31,12 @@ typedef struct {
 /// Returns 0, or -1 with errno set. `follow` is 0 to report a symlink itself.
 int cfse_status_at(int directory_fd, const char *name, int follow, cfse_status *out);
 
+/// `statx`'s mount ID (`STATX_MNT_ID`, Linux 5.8 and later) of `name` relative to
+/// `directory_fd`, a final symlink not followed, with the item's device and inode: two paths
+/// that show one directory are two mounts of it only if their mount IDs differ. Returns 0, or
+/// -1 with errno set (ENOSYS where the kernel or platform cannot tell the mount).
+int cfse_mount_id_at(int directory_fd, const char *name, uint64_t *mount_id, uint64_t *device, uint64_t *inode);
+
 /// `pipe2(O_CLOEXEC | O_NONBLOCK)`, emulated with fcntl where pipe2 does not exist.
 int cfse_pipe_cloexec_nonblock(int fds[2]);
 

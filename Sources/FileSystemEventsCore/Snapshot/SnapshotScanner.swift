@@ -56,9 +56,12 @@ package struct SnapshotScanner: Sendable {
     /// tree may hold one directory twice, which no disk ever held, and diffed, it told the
     /// subtree moved away, and the next diff removed it from where it had been kept (scenario
     /// 110's bursts of exchanges). A directory mounted twice in the tree is listed twice every
-    /// time; its third walk is taken as it is. Before each walk again, `previous` is led back
-    /// up its own tree (``SnapshotDirectory/reattachSubtrees()``): the dropped walk shared
-    /// subtrees with it, whose copies lead up into that walk's directories, freed with it.
+    /// time; its third walk is taken as it is, but for a directory it still holds at two places
+    /// that are not two mounts: those places take back what `previous` held at them
+    /// (``repairDirectoriesListedTwice(in:root:previous:)``). Before each walk again,
+    /// `previous` is led back up its own tree (``SnapshotDirectory/reattachSubtrees()``): the
+    /// dropped walk shared subtrees with it, whose copies lead up into that walk's
+    /// directories, freed with it.
     /// Every caller gets this: the polling backend's cycles and its scan at `ready`, and
     /// ``FileTreeSnapshot``'s scans, which an app saves to catch up from at its next launch.
     ///
@@ -83,6 +86,13 @@ package struct SnapshotScanner: Sendable {
         for _ in 0..<2 where result.isTorn && !result.isAbandoned {
             previous?.tree?.reattachSubtrees()
             result = try walkOnce(root: root, sharingWith: previous, abandoning: abandoning)
+        }
+        // Followed, two symlinks may lead to one directory, which is then at two places.
+        if result.isTorn && !result.isAbandoned && !followsSymlinks, let tree = result.snapshot.tree {
+            let previousTree = previous.flatMap { previous in
+                SnapshotDiff.isSameItem(previous.status, result.snapshot.status, atSamePath: true) ? previous.tree : nil
+            }
+            Self.repairDirectoriesListedTwice(in: tree, root: root, previous: previousTree)
         }
         return result
     }
