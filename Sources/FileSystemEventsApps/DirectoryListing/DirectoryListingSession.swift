@@ -368,6 +368,18 @@ final class DirectoryListingSession {
             return DirectoryEntry(nameBytes: name, type: event.itemType, size: 0, modificationTime: event.timestamp,
                                   identity: event.identity ?? FileIdentity(device: 0, inode: 0))
         }
+        /// The entry of `name` as the batch told it, where it told a type: the latest event
+        /// naming it, else the entry a rename or an exchange carried there. Taken from what is
+        /// carried or listed where that has the told type, else made from the event.
+        func toldEntry(_ name: [UInt8]) -> DirectoryEntry? {
+            let event = said[name]?.event
+            guard let type = event?.itemType ?? carried[name]?.type, type != .unknown else { return nil }
+            if let moved = carried[name], moved.type == type { return moved }
+            if let kept = list.entry(named: name), kept.type == type { return kept }
+            guard let event else { return nil }
+            return DirectoryEntry(nameBytes: name, type: type, size: 0, modificationTime: event.timestamp,
+                                  identity: event.identity ?? FileIdentity(device: 0, inode: 0))
+        }
         /// Swaps the subtrees of `first` and `second`, for a source that compares scans (see
         /// ``Running/readsMovedSubtrees``); `false` where either is no item the listing knows.
         func exchange(_ first: [UInt8], _ second: [UInt8]) -> Bool {
@@ -625,6 +637,16 @@ final class DirectoryListingSession {
             }
             switch reader.entry(at: name, in: descriptor) {
             case .found(let entry):
+                // Over a source that compares scans, what the disk shows now may be a state
+                // that comes and goes before the next scan, which no event then corrects: a
+                // directory and a file exchanged faster than the scans left the directory
+                // listed as the file the disk showed a moment after the scan, with the
+                // directory's subtree carried below it. An item of another type than the
+                // batch told stands as told; the next scan tells what it became.
+                if !readsMovedSubtrees, let told = toldEntry(name), told.type != entry.type {
+                    keep(name, told)
+                    continue
+                }
                 keep(name, entry)
             case .absent:
                 guard stands == true else {
