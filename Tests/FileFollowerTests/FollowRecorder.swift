@@ -15,6 +15,9 @@ final class FollowRecorder: @unchecked Sendable {
     private var nextOffset: [Int: Int64] = [:]
     private var violations: [String] = []
     private var lastGeneration = 0
+    /// Generations a `replaced` or `appeared` notice announced (1, the file followed first,
+    /// needs none).
+    private var announced: Set<Int> = [1]
     private var isFinished = false
     /// While set, the consumer blocks in ``record(_:)`` after its next update: a consumer
     /// that cannot keep up (a full pipe, a disk stalled on writeback) holds up the follower.
@@ -55,6 +58,14 @@ final class FollowRecorder: @unchecked Sendable {
             // comparison with what was written checks that nothing was skipped or repeated).
             case .replaced, .appeared: break
             case .removed, .overflowed: break
+            }
+            switch notice.kind {
+            case .replaced, .appeared: announced.insert(notice.generation)
+            case .removed, .truncated:
+                if !announced.contains(notice.generation) {
+                    violations.append("\(notice.kind) of generation \(notice.generation), which no notice announced")
+                }
+            case .overflowed: break
             }
         }
     }

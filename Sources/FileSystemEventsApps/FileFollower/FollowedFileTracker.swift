@@ -146,7 +146,12 @@ final class FollowedFileTracker {
                 Syscalls.close(descriptor)
                 if generations[held].isSuperseded {
                     generations[held].supersededAt = nil
-                    pendingNotices.append(FileFollowerNotice(kind: .appeared, generation: generations[held].number))
+                    if generations[held].arrival != nil {
+                        // Gone and back before it was announced: its arrival says it is there.
+                        generations[held].noticeAfterArrival = nil
+                    } else {
+                        pendingNotices.append(FileFollowerNotice(kind: .appeared, generation: generations[held].number))
+                    }
                 }
                 return
             }
@@ -289,7 +294,12 @@ final class FollowedFileTracker {
     private func supersede(_ index: Int, now: ContinuousClock.Instant, notice: FileFollowerNotice.Kind?) {
         guard !generations[index].isSuperseded else { return }
         generations[index].supersededAt = now
-        if let notice { pendingNotices.append(FileFollowerNotice(kind: notice, generation: generations[index].number)) }
+        guard let notice else { return }
+        if generations[index].arrival != nil {
+            generations[index].noticeAfterArrival = notice
+        } else {
+            pendingNotices.append(FileFollowerNotice(kind: notice, generation: generations[index].number))
+        }
     }
 
     // MARK: Delivering
@@ -316,6 +326,10 @@ final class FollowedFileTracker {
             }
             if let arrival = generations[0].arrival {
                 generations[0].arrival = nil
+                if let later = generations[0].noticeAfterArrival {
+                    generations[0].noticeAfterArrival = nil
+                    pendingNotices.insert(FileFollowerNotice(kind: later, generation: generations[0].number), at: 0)
+                }
                 return .notice(FileFollowerNotice(kind: arrival, generation: generations[0].number))
             }
             if let chunk = try readChunk() { return .data(chunk) }

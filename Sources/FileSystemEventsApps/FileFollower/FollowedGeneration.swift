@@ -20,6 +20,11 @@ struct FollowedGeneration {
     /// The notice that announces this generation, delivered when its first chunk is next
     /// (after every byte of the generations before it); `nil` for the file present at start.
     var arrival: FileFollowerNotice.Kind?
+    /// A notice of this generation heard before its ``arrival`` was out (the path found empty
+    /// while the generations before it were still being delivered): delivered right after the
+    /// arrival, not before it, which told of a file no notice had announced yet (and whose
+    /// number a file found late could still change).
+    var noticeAfterArrival: FileFollowerNotice.Kind?
     /// Where delivering this generation ends, if not at the end of the file: its size when
     /// finishing was asked for, or when the file came back to the path over its successors
     /// (the rest is a later generation). Nothing past it is read.
