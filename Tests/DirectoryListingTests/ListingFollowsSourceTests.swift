@@ -18,6 +18,19 @@ import Testing
         }
     }
 
+    /// A recursive listing over a scripted source standing for a polling one, which starts
+    /// from its first scan, as a polling source does.
+    private func scanningRecursiveListing(_ tree: ScratchTree, _ script: ScriptedSource.Script) throws -> DirectoryListing {
+        let options = DirectoryListing.Options(isRecursive: true)
+        let probe = DirectoryListing(directory: tree.root, options: options) { options throws(FileSystemEventsError) in
+            ScriptedSource(options: options, script: script, isEventDriven: false)
+        }
+        let firstScan = try FileTreeSnapshot.scan(tree.root, options: probe.watchOptions)
+        return DirectoryListing(directory: tree.root, options: options) { options throws(FileSystemEventsError) in
+            ScriptedSource(options: options, script: script, isEventDriven: false, firstScan: firstScan)
+        }
+    }
+
     /// A recursive listing over a scripted source standing for a kernel one.
     private func recursiveListing(_ tree: ScratchTree, _ script: ScriptedSource.Script) -> DirectoryListing {
         DirectoryListing(directory: tree.root, options: .init(isRecursive: true)) { options throws(FileSystemEventsError) in
@@ -386,16 +399,8 @@ import Testing
         try tree.write("a/x", "x")
         try tree.makeDirectories("b")
         try tree.write("b/y", "y")
-        let options = DirectoryListing.Options(isRecursive: true)
         let script = ScriptedSource.Script()
-        let probe = DirectoryListing(directory: tree.root, options: options) { options throws(FileSystemEventsError) in
-            ScriptedSource(options: options, script: script, isEventDriven: false)
-        }
-        let firstScan = try FileTreeSnapshot.scan(tree.root, options: probe.watchOptions)
-        let listing = DirectoryListing(directory: tree.root, options: options) { options throws(FileSystemEventsError) in
-            ScriptedSource(options: options, script: script, isEventDriven: false, firstScan: firstScan)
-        }
-        let observer = ListingObserver(listing)
+        let observer = ListingObserver(try scanningRecursiveListing(tree, script))
         defer { Task { await observer.stop() } }
         try await observer.started()
         #expect(observer.list.map(\.name) == ["a", "a/x", "b", "b/y"])
@@ -431,16 +436,8 @@ import Testing
         try tree.makeDirectories("d/inner")
         try tree.write("d/inner/q", "q")
         try tree.write("f", "f")
-        let options = DirectoryListing.Options(isRecursive: true)
         let script = ScriptedSource.Script()
-        let probe = DirectoryListing(directory: tree.root, options: options) { options throws(FileSystemEventsError) in
-            ScriptedSource(options: options, script: script, isEventDriven: false)
-        }
-        let firstScan = try FileTreeSnapshot.scan(tree.root, options: probe.watchOptions)
-        let listing = DirectoryListing(directory: tree.root, options: options) { options throws(FileSystemEventsError) in
-            ScriptedSource(options: options, script: script, isEventDriven: false, firstScan: firstScan)
-        }
-        let observer = ListingObserver(listing)
+        let observer = ListingObserver(try scanningRecursiveListing(tree, script))
         defer { Task { await observer.stop() } }
         try await observer.started()
         #expect(observer.list.map(\.name) == ["d", "d/inner", "d/inner/q", "f"])
