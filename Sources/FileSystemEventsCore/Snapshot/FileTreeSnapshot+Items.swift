@@ -58,7 +58,7 @@ extension FileTreeSnapshot {
     public func item(at path: FilePath) -> Item? {
         guard let relative = PathBuilder(root: root).relative(WatchOptions.absolute(path)) else { return nil }
         if relative.isEmpty { return rootItem }
-        guard let (directory, name) = locate(relative), let entry = directory.entry(named: name) else { return nil }
+        guard let entry = storage.snapshot.tree?.entry(atRelativePath: relative) else { return nil }
         return makeItem(path: WatchOptions.absolute(path), status: entry.status)
     }
 
@@ -84,21 +84,8 @@ extension FileTreeSnapshot {
         )
     }
 
-    /// The directory holding the last component of `relative`, and that component.
-    private func locate(_ relative: [UInt8]) -> (SnapshotDirectory, [UInt8])? {
-        let components = relative.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).map(Array.init)
-        guard let last = components.last else { return nil }
-        var directory = storage.snapshot.tree
-        for component in components.dropLast() {
-            directory = directory?.entry(named: component)?.directory
-        }
-        guard let directory else { return nil }
-        return (directory, last)
-    }
-
     private func directory(at relative: [UInt8]) -> SnapshotDirectory? {
         if relative.isEmpty { return storage.snapshot.tree }
-        guard let (parent, name) = locate(relative) else { return nil }
-        return parent.entry(named: name)?.directory
+        return storage.snapshot.tree?.entry(atRelativePath: relative)?.directory
     }
 }

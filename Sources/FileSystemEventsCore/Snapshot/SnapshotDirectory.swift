@@ -103,6 +103,22 @@ package final class SnapshotDirectory {
         entry(named: SnapshotName(name))
     }
 
+    /// The entry at `relativePath` below this directory (names joined by `/`), if every
+    /// directory on the way is listed; `nil` for an empty path, which names this directory.
+    package func entry(atRelativePath relativePath: [UInt8]) -> SnapshotEntry? {
+        var directory = self
+        var found: SnapshotEntry?
+        for component in relativePath.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+            if found != nil {
+                guard let next = found?.directory else { return nil }
+                directory = next
+            }
+            guard let entry = directory.entry(named: SnapshotName(Array(component))) else { return nil }
+            found = entry
+        }
+        return found
+    }
+
     /// Changes the entry named `name` in place, without merging what is set aside; `false` if
     /// there is none.
     @discardableResult

@@ -42,7 +42,7 @@ extension SnapshotScanner {
                     continue
                 }
                 for placement in placements {
-                    let before = previous.flatMap { entry(at: placement.relativePath, in: $0) }
+                    let before = previous?.entry(atRelativePath: placement.relativePath)
                     if let before, before.itemType == .directory, before.status.identity == identity { continue }
                     if let before {
                         placement.parent.insert(
@@ -95,18 +95,5 @@ extension SnapshotScanner {
             }
         }
         return showing > 1 && (mounts.count > 1 || mounts == [0])
-    }
-
-    /// The entry at `relativePath` below `tree`, if every directory on the way is listed.
-    private static func entry(at relativePath: [UInt8], in tree: SnapshotDirectory) -> SnapshotEntry? {
-        var directory = tree
-        let components = relativePath.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true)
-        for (index, component) in components.enumerated() {
-            guard let found = directory.entry(named: SnapshotName(Array(component))) else { return nil }
-            if index == components.count - 1 { return found }
-            guard let next = found.directory else { return nil }
-            directory = next
-        }
-        return nil
     }
 }
