@@ -89,10 +89,8 @@ package struct SnapshotScanner: Sendable {
         }
         // Followed, two symlinks may lead to one directory, which is then at two places.
         if result.isTorn && !result.isAbandoned && !followsSymlinks, let tree = result.snapshot.tree {
-            let previousTree = previous.flatMap { previous in
-                SnapshotDiff.isSameItem(previous.status, result.snapshot.status, atSamePath: true) ? previous.tree : nil
-            }
-            Self.repairDirectoriesListedTwice(in: tree, root: root, previous: previousTree)
+            Self.repairDirectoriesListedTwice(in: tree, root: root,
+                                              previous: Self.tree(of: previous, sameRootAs: result.snapshot.status))
         }
         return result
     }
@@ -117,15 +115,19 @@ package struct SnapshotScanner: Sendable {
         var walk = Walk(scanner: self)
         walk.abandoning = abandoning
         walk.ancestors.insert(rootStatus.identity)
-        // Only the same directory's tree is shared from (what the diff will also decide).
-        let previousTree = previous.flatMap { previous in
-            SnapshotDiff.isSameItem(previous.status, rootStatus, atSamePath: true) ? previous.tree : nil
-        }
-        walk.list(descriptor, into: tree, relativePath: [], identity: rootStatus.identity, previous: previousTree)
+        walk.list(descriptor, into: tree, relativePath: [], identity: rootStatus.identity,
+                  previous: Self.tree(of: previous, sameRootAs: rootStatus))
         var result = Result(snapshot: RootSnapshot(status: rootStatus, tree: tree), unreadable: walk.unreadable)
         result.isTorn = walk.isTorn
         result.isAbandoned = walk.isAbandoned
         return result
+    }
+
+    /// `previous`'s tree where its root is the same directory as the one just found at the
+    /// root (what the diff will also decide): only that tree is shared from, or repaired from.
+    private static func tree(of previous: RootSnapshot?, sameRootAs rootStatus: FileStatus) -> SnapshotDirectory? {
+        guard let previous, SnapshotDiff.isSameItem(previous.status, rootStatus, atSamePath: true) else { return nil }
+        return previous.tree
     }
 
     /// Lists one directory that is already open; used by kernel backends that add a watch
