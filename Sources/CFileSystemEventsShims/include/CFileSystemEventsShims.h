@@ -34,7 +34,8 @@ int cfse_status_at(int directory_fd, const char *name, int follow, cfse_status *
 /// `statx`'s mount ID (`STATX_MNT_ID`, Linux 5.8 and later) of `name` relative to
 /// `directory_fd`, a final symlink not followed, with the item's device and inode: two paths
 /// that show one directory are two mounts of it only if their mount IDs differ. Returns 0, or
-/// -1 with errno set (ENOSYS where the kernel or platform cannot tell the mount).
+/// -1 with errno set. The mount ID is 0 where the kernel (before Linux 5.8) or the platform
+/// cannot tell the mount; the device and inode are set then too.
 int cfse_mount_id_at(int directory_fd, const char *name, uint64_t *mount_id, uint64_t *device, uint64_t *inode);
 
 /// `pipe2(O_CLOEXEC | O_NONBLOCK)`, emulated with fcntl where pipe2 does not exist.

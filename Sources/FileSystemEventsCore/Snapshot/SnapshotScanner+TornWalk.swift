@@ -80,20 +80,13 @@ extension SnapshotScanner {
     /// mounts. Where the kernel cannot tell mounts apart, two paths that show it are taken as
     /// mounted twice, as every walk took them before.
     private static func isMountedTwice(_ identity: FileIdentity, at paths: [[UInt8]]) -> Bool {
-        var mounts: Set<UInt64> = []
+        var mounts: Set<UInt64?> = []
         var showing = 0
         for path in paths {
-            switch Syscalls.mountedIdentity(atPath: path) {
-            case .success(let found) where found.identity == identity:
-                mounts.insert(found.mountID)
-                showing += 1
-            case .failure(.noFunction):
-                if case .success(let status) = Syscalls.status(atPath: path), status.identity == identity { showing += 1 }
-                mounts.insert(0)
-            default:
-                continue
-            }
+            guard case .success(let found) = Syscalls.mountedIdentity(atPath: path), found.identity == identity else { continue }
+            mounts.insert(found.mountID)
+            showing += 1
         }
-        return showing > 1 && (mounts.count > 1 || mounts == [0])
+        return showing > 1 && (mounts.count > 1 || mounts == [nil])
     }
 }

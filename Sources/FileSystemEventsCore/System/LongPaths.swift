@@ -104,15 +104,15 @@ extension Syscalls {
 
     /// The identity of the item at `path` (a final symlink not followed), however long the
     /// path is, and the ID of the mount it is reached through (`STATX_MNT_ID`): one directory
-    /// seen at two paths is mounted twice only if the two mount IDs differ. Fails with
-    /// `ENOSYS` where the kernel (before Linux 5.8) or the platform cannot tell the mount.
-    package static func mountedIdentity(atPath path: [UInt8]) -> Result<(identity: FileIdentity, mountID: UInt64), Errno> {
+    /// seen at two paths is mounted twice only if the two mount IDs differ. The mount ID is
+    /// `nil` where the kernel (before Linux 5.8) or the platform cannot tell the mount.
+    package static func mountedIdentity(atPath path: [UInt8]) -> Result<(identity: FileIdentity, mountID: UInt64?), Errno> {
         withParent(of: path) { directory, name in
             var mountID: UInt64 = 0
             var device: UInt64 = 0
             var inode: UInt64 = 0
             return valueOrErrno(retryOnInterrupt: true) { cfse_mount_id_at(directory, name, &mountID, &device, &inode) }
-                .map { _ in (FileIdentity(device: device, inode: inode), mountID) }
+                .map { _ in (FileIdentity(device: device, inode: inode), mountID == 0 ? nil : mountID) }
         }
     }
 
