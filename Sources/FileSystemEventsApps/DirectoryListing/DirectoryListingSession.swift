@@ -360,25 +360,20 @@ final class DirectoryListingSession {
             }
         }
         /// What the batch knows of the item at `name`: carried there by a rename, as listed, or
-        /// made from the event that told of it.
-        func knownEntry(_ name: [UInt8]) -> DirectoryEntry? {
-            if let moved = carried[name] { return moved }
-            if let kept = list.entry(named: name) { return kept }
+        /// made from the event that told of it. With `type`, only what has that type is taken
+        /// as carried or listed, and the entry made from the event has it.
+        func knownEntry(_ name: [UInt8], ofType type: FileItemType? = nil) -> DirectoryEntry? {
+            if let moved = carried[name], type == nil || moved.type == type { return moved }
+            if let kept = list.entry(named: name), type == nil || kept.type == type { return kept }
             guard let event = said[name]?.event else { return nil }
-            return DirectoryEntry(nameBytes: name, type: event.itemType, size: 0, modificationTime: event.timestamp,
+            return DirectoryEntry(nameBytes: name, type: type ?? event.itemType, size: 0, modificationTime: event.timestamp,
                                   identity: event.identity ?? FileIdentity(device: 0, inode: 0))
         }
         /// The entry of `name` as the batch told it, where it told a type: the latest event
-        /// naming it, else the entry a rename or an exchange carried there. Taken from what is
-        /// carried or listed where that has the told type, else made from the event.
+        /// naming it, else the entry a rename or an exchange carried there.
         func toldEntry(_ name: [UInt8]) -> DirectoryEntry? {
-            let event = said[name]?.event
-            guard let type = event?.itemType ?? carried[name]?.type, type != .unknown else { return nil }
-            if let moved = carried[name], moved.type == type { return moved }
-            if let kept = list.entry(named: name), kept.type == type { return kept }
-            guard let event else { return nil }
-            return DirectoryEntry(nameBytes: name, type: type, size: 0, modificationTime: event.timestamp,
-                                  identity: event.identity ?? FileIdentity(device: 0, inode: 0))
+            guard let type = said[name]?.event?.itemType ?? carried[name]?.type, type != .unknown else { return nil }
+            return knownEntry(name, ofType: type)
         }
         /// Whether what the listing holds at `name` is the item `event` moved away from it, as
         /// far as identities tell. Over a source that hears every change, a subtree read from
