@@ -242,9 +242,15 @@ final class DirectoryListingSession {
         /// the disk shows nothing) or is gone; a later removal, rename away, replacement or
         /// exchange of a directory above it says its subtree went (`subtreeGone`).
         var said: [[UInt8]: (order: Int, stands: Bool, event: FileSystemEvent?)] = [:]
+        /// The names of `said` and `carried`, by directory: what a rename takes along is found
+        /// below its name, not by a pass over every name of the batch.
+        var spoken = RelativePathIndex()
+        func say(_ name: [UInt8], _ verdict: (order: Int, stands: Bool, event: FileSystemEvent?)) {
+            if said.updateValue(verdict, forKey: name) == nil { spoken.insert(name) }
+        }
         var subtreeGone: [[UInt8]: Int] = [:]
         var order = 0
-        func stands(_ name: [UInt8], _ event: FileSystemEvent?) { said[name] = (order, true, event) }
+        func stands(_ name: [UInt8], _ event: FileSystemEvent?) { say(name, (order, true, event)) }
         /// A directory that holds a name an event told of stands, whatever it held before: its
         /// own `created` event, if the source told it, still makes its entry. Where the source
         /// told none in this batch, an entry made from the event below it stands in for the
@@ -256,14 +262,14 @@ final class DirectoryListingSession {
         var heldBelow: [[UInt8]: FileSystemEvent] = [:]
         func holds(_ directory: [UInt8], _ event: FileSystemEvent) {
             if let earlier = said[directory], earlier.stands {
-                said[directory] = (order, true, earlier.event)
+                say(directory, (order, true, earlier.event))
             } else {
-                said[directory] = (order, true, nil)
+                say(directory, (order, true, nil))
             }
             if heldBelow[directory] == nil { heldBelow[directory] = event }
         }
         func goes(_ name: [UInt8]) {
-            said[name] = (order, false, nil)
+            say(name, (order, false, nil))
             forgetHeld(below: name)
         }
         /// Directories whose ancestors (and themselves) an earlier event of the batch held, and
@@ -285,6 +291,13 @@ final class DirectoryListingSession {
         /// the source was never to tell of: a file made in the directory just after the rename
         /// and deleted at once (its two events merged into none) stayed listed for good.
         var carried: [[UInt8]: DirectoryEntry] = [:]
+        func noteCarried(_ entry: DirectoryEntry?, at name: [UInt8]) {
+            if let entry, carried.updateValue(entry, forKey: name) == nil {
+                spoken.insert(name)
+            } else if entry == nil {
+                carried[name] = nil
+            }
+        }
         /// The listed names below each listed directory, built at the first rename that needs it.
         var listedBelow: [[UInt8]: [[UInt8]]]? = nil
         /// A directory the batch made or brought, whose contents the batch tells; one it only
@@ -325,7 +338,6 @@ final class DirectoryListingSession {
                     }
                 }
             }
-            let prefix = old + [slash]
             // Taken into the subtree earlier in this batch (told of, or carried by a rename),
             // and not gone since; of the listed names, those no event of the batch took away
             // (the rename of a directory made in this batch where a listed one stood before
@@ -334,8 +346,12 @@ final class DirectoryListingSession {
             // event of its own) was moved by name alone, so a second rename of it found no
             // directory to carry and read its subtree from the disk at a path that a third
             // rename had left empty: its listed children were lost for good.
-            let toldBelow = said.filter { $0.key.starts(with: prefix) && verdict($0.key) == true }
-            let carriedBelow = carried.filter { $0.key.starts(with: prefix) && verdict($0.key) != false }
+            var toldBelow: [[UInt8]: (order: Int, stands: Bool, event: FileSystemEvent?)] = [:]
+            var carriedBelow: [[UInt8]: DirectoryEntry] = [:]
+            for name in spoken.paths(below: old) {
+                if let told = said[name], verdict(name) == true { toldBelow[name] = told }
+                if let entry = carried[name], verdict(name) != false { carriedBelow[name] = entry }
+            }
             var entries = carriedBelow
             for name in names where carriedBelow[name] == nil && verdict(name) != false {
                 entries[name] = list.entry(named: name)
@@ -349,14 +365,14 @@ final class DirectoryListingSession {
                 var entry = entry
                 let target = moved(name)
                 entry.nameBytes = target
-                carried[target] = entry
+                noteCarried(entry, at: target)
                 touched.insert(target)
                 stands(target, nil)
             }
             for (name, verdict) in subtree.told {
                 let target = moved(name)
                 touched.insert(target)
-                said[target] = (order, true, verdict.event)
+                say(target, (order, true, verdict.event))
             }
         }
         /// What the batch knows of the item at `name`: carried there by a rename, as listed, or
@@ -410,8 +426,8 @@ final class DirectoryListingSession {
             }
             let firstEntry = entry(first, as: second)
             let secondEntry = entry(second, as: first)
-            carried[second] = firstEntry
-            carried[first] = secondEntry
+            noteCarried(firstEntry, at: second)
+            noteCarried(secondEntry, at: first)
             return true
         }
         /// The lengths of the names in `subtreeGone`: a name's ancestors are looked up there at
@@ -536,7 +552,7 @@ final class DirectoryListingSession {
                         goes(relative)
                     } else if event.kind == .modified || event.kind == .attributesChanged, let earlier = said[relative], earlier.stands, earlier.event != nil {
                         // A change to what the batch made or brought: that is still what it is.
-                        said[relative] = (order, true, earlier.event)
+                        say(relative, (order, true, earlier.event))
                     } else {
                         stands(relative, event)
                     }
