@@ -959,6 +959,15 @@ def burst_report(results, backends, benchmark, title, prose, span):
             rate = results[name].get("Events per second", {}).get("p50")
             rss = results[name].get("Memory (resident peak)", {}).get("p50")
             lines.append(f"| {backend} | {fmt_time(wall(results, name))} | {rate:,.0f} | {fmt_bytes(rss)} |")
+    renames = [(backend, f"listing: 10k directory renames, recursive ({backend})") for backend in backends]
+    if any(name in results for _, name in renames):
+        lines += ["", "Recursive listing, 10,000 directories (one file each) renamed in one burst, until the list shows the marker made after them:",
+                  "", "| backend | renames → list updated, p50 | renames/s p50 | peak RSS |", "|---|---|---|---|"]
+        for backend, name in renames:
+            if name in results:
+                rate = results[name].get("Events per second", {}).get("p50")
+                rss = results[name].get("Memory (resident peak)", {}).get("p50")
+                lines.append(f"| {backend} | {fmt_time(wall(results, name))} | {rate:,.0f} | {fmt_bytes(rss)} |")
     return lines
 
 
@@ -1012,6 +1021,15 @@ def listing_report(results, backends):
             rate = results[name].get("Events per second", {}).get("p50")
             rss = results[name].get("Memory (resident peak)", {}).get("p50")
             lines.append(f"| {backend} | {fmt_time(wall(results, name))} | {rate:,.0f} | {fmt_bytes(rss)} |")
+    renames = [(backend, f"listing: 10k directory renames, recursive ({backend})") for backend in backends]
+    if any(name in results for _, name in renames):
+        lines += ["", "Recursive listing, 10,000 directories (one file each) renamed in one burst, until the list shows the marker made after them:",
+                  "", "| backend | renames → list updated, p50 | renames/s p50 | peak RSS |", "|---|---|---|---|"]
+        for backend, name in renames:
+            if name in results:
+                rate = results[name].get("Events per second", {}).get("p50")
+                rss = results[name].get("Memory (resident peak)", {}).get("p50")
+                lines.append(f"| {backend} | {fmt_time(wall(results, name))} | {rate:,.0f} | {fmt_bytes(rss)} |")
     return lines
 
 

@@ -5,13 +5,16 @@ import Foundation
 /// The live directory listing (`DirectoryListing`): time from a file's creation to the update
 /// that shows it, in directories of 10, 10,000 and 100,000 entries (incremental means the
 /// large case costs about what the small one does), and a 10,000-file burst until the list
-/// holds every file.
+/// holds every file; and in a recursive listing, a burst of 10,000 directory renames until the
+/// list has every directory at its new name (each rename takes its subtree along: a cost that
+/// once grew with the batch, 12 s for 24,000 renames).
 func registerListingBenchmarks() {
     for backend in BenchmarkBackends.all {
         for size in [10, 10_000, 100_000] {
             listingLatencyBenchmark(backend, entries: size)
         }
         listingBurstBenchmark(backend)
+        listingDirectoryRenameBenchmark(backend)
     }
 }
 
@@ -76,6 +79,46 @@ private func listingBurstBenchmark(_ backend: FileSystemEventBackend) {
         }
         do {
             try rig.waitFor { $0.entries.count == count }
+        } catch {
+            benchmark.error("\(error)")
+        }
+        benchmark.stopMeasurement()
+        benchmark.measurement(BenchmarkMetrics.eventsPerSecond, Int(Double(count) / seconds(since: start)))
+        rig.stop()
+        BenchmarkTree.remove(root)
+    }
+}
+
+private func listingDirectoryRenameBenchmark(_ backend: FileSystemEventBackend) {
+    let count = 10_000
+    Benchmark(
+        "listing: 10k directory renames, recursive (\(backend))",
+        configuration: benchmarkConfiguration(
+            metrics: [.wallClock, BenchmarkMetrics.eventsPerSecond, .peakMemoryResident],
+            timeUnits: .milliseconds, warmupIterations: 1, maxDuration: .seconds(30), maxIterations: 10
+        )
+    ) { benchmark in
+        let root = BenchmarkTree.memoryScratch("listing-renames-\(backend)")
+        for index in 0..<count {
+            mkdir(root.appending("d\(index)").string, 0o755)
+            touch(root.appending("d\(index)/f"))
+        }
+        let rig: ListingRig
+        do {
+            rig = try ListingRig(backend: backend, root: root, options: .init(isRecursive: true))
+        } catch {
+            return benchmark.error("\(error)")
+        }
+        let start = ContinuousClock.now
+        benchmark.startMeasurement()
+        for index in 0..<count {
+            rename(root.appending("d\(index)").string, root.appending("e\(index)").string)
+        }
+        touch(rig.path("marker"))
+        do {
+            // The marker comes after every rename: once it is listed, so is every directory
+            // at its new name, with its file.
+            try rig.waitFor { changes in changes.inserted.contains { changes.entries[$0].name == "marker" } }
         } catch {
             benchmark.error("\(error)")
         }
