@@ -497,6 +497,48 @@ import Testing
         await observer.stop()
     }
 
+    /// What stands as told is read again with the next batch: a scan saw a directory's time
+    /// change, and the listing, reading a moment later, found a file there (exchanged in and
+    /// out between scans). The directory stood as told, but with the time it was listed with;
+    /// the next scans saw no change to it, so nothing named it again, and its time stayed
+    /// wrong for good (`list --live --recursive --backend polling` under exchange storms at a
+    /// 0.01 s interval: 1 of 16 runs).
+    @Test("a source that compares scans: an entry kept as told is read again with the next batch")
+    func keptAsToldIsReadAgain() async throws {
+        let tree = try ScratchTree()
+        defer { tree.remove() }
+        try tree.makeDirectories("d")
+        try tree.write("d/q", "q")
+        try tree.write("f", "f")
+        let script = ScriptedSource.Script()
+        let observer = ListingObserver(try scanningRecursiveListing(tree, script))
+        defer { Task { await observer.stop() } }
+        try await observer.started()
+        #expect(observer.list.map(\.name) == ["d", "d/q", "f"])
+        let listedTime = try #require(observer.list.first).modificationTime
+
+        // The scan that saw `d` change; by the time the listing reads, `d` is a file.
+        try tree.write("d/r", "r")
+        try tree.exchange("d", "f")
+        try tree.write("m1")
+        script.send([
+            FileSystemEvent(kind: .modified, path: tree.path("d"), itemType: .directory, isSynthetic: false),
+            FileSystemEvent(kind: .created, path: tree.path("d/r"), itemType: .file, isSynthetic: false),
+            FileSystemEvent(kind: .created, path: tree.path("m1"), itemType: .file, isSynthetic: false),
+        ])
+        try await observer.wait(for: "m1") { $0.list.contains { $0.name == "m1" } }
+        #expect(observer.list.first?.type == .directory)
+        #expect(observer.list.first?.modificationTime == listedTime)
+
+        // Back as the scan saw it, which the next scan therefore does not tell.
+        try tree.exchange("d", "f")
+        try tree.write("m2")
+        script.send([FileSystemEvent(kind: .created, path: tree.path("m2"), itemType: .file, isSynthetic: false)])
+        try await observer.sync(marker: "m2")
+        #expect(observer.list.map(\.name) == ["d", "d/q", "d/r", "f", "m1", "m2"])
+        await observer.stop()
+    }
+
     @Test("a name the source says is gone stays out of the list whatever the disk shows meanwhile")
     func goneNameStaysOut() async throws {
         let tree = try ScratchTree()

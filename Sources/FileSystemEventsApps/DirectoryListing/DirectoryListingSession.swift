@@ -506,6 +506,7 @@ final class DirectoryListingSession {
         }
 
         // Standing, as far as the source said, since before this batch.
+        let unconfirmedBefore = outstanding.unconfirmed
         for unconfirmedName in outstanding.unconfirmed {
             touched.insert(unconfirmedName)
             stands(unconfirmedName, nil)
@@ -684,9 +685,17 @@ final class DirectoryListingSession {
                 // directory and a file exchanged faster than the scans left the directory
                 // listed as the file the disk showed a moment after the scan, with the
                 // directory's subtree carried below it. An item of another type than the
-                // batch told stands as told; the next scan tells what it became.
-                if !readsMovedSubtrees, let told = toldEntry(name), told.type != entry.type {
+                // batch told stands as told; the next scan tells what it became. Its entry is
+                // read again with the next batch, as one the disk does not show is: where the
+                // disk is back as the scan saw it, no scan tells of it again, and the entry
+                // kept (its time as listed before the change the scan saw, or made from the
+                // event) stayed wrong for good. Until the disk shows the type it stands as.
+                if !readsMovedSubtrees,
+                   let told = toldEntry(name) ?? (unconfirmedBefore.contains(name) ? knownEntry(name) : nil),
+                   told.type != entry.type
+                {
                     keep(name, told)
+                    outstanding.unconfirmed.insert(name)
                     continue
                 }
                 keep(name, entry)
