@@ -946,6 +946,17 @@ def package_report(peer_results):
     return lines
 
 
+def rate_rows(results, names):
+    """One table row per (backend, benchmark name) measured: wall time, events/s and peak RSS, p50."""
+    rows = []
+    for backend, name in names:
+        if name in results:
+            rate = results[name].get("Events per second", {}).get("p50")
+            rss = results[name].get("Memory (resident peak)", {}).get("p50")
+            rows.append(f"| {backend} | {fmt_time(wall(results, name))} | {rate:,.0f} | {fmt_bytes(rss)} |")
+    return rows
+
+
 def burst_report(results, backends, benchmark, title, prose, span):
     """One burst benchmark's table (`{benchmark} ({backend})` for each backend): wall time,
     events per second and peak RSS, medians. Nothing if no backend ran it."""
@@ -954,20 +965,7 @@ def burst_report(results, backends, benchmark, title, prose, span):
         return []
     lines = ["", f"### {title}", ""] + prose + ["",
              f"| backend | {span}, p50 | events/s p50 | peak RSS |", "|---|---|---|---|"]
-    for backend, name in names:
-        if name in results:
-            rate = results[name].get("Events per second", {}).get("p50")
-            rss = results[name].get("Memory (resident peak)", {}).get("p50")
-            lines.append(f"| {backend} | {fmt_time(wall(results, name))} | {rate:,.0f} | {fmt_bytes(rss)} |")
-    renames = [(backend, f"listing: 10k directory renames, recursive ({backend})") for backend in backends]
-    if any(name in results for _, name in renames):
-        lines += ["", "Recursive listing, 10,000 directories (one file each) renamed in one burst, until the list shows the marker made after them:",
-                  "", "| backend | renames → list updated, p50 | renames/s p50 | peak RSS |", "|---|---|---|---|"]
-        for backend, name in renames:
-            if name in results:
-                rate = results[name].get("Events per second", {}).get("p50")
-                rss = results[name].get("Memory (resident peak)", {}).get("p50")
-                lines.append(f"| {backend} | {fmt_time(wall(results, name))} | {rate:,.0f} | {fmt_bytes(rss)} |")
+    lines += rate_rows(results, names)
     return lines
 
 
@@ -1015,21 +1013,12 @@ def listing_report(results, backends):
         ratio = f"{p50[100_000] / p50[10]:.1f}×" if p50[10] and p50[100_000] else "–"
         lines.append(f"| {backend} | " + " | ".join(cells) + f" | {ratio} |")
     lines += ["", "| backend | 10,000-file burst → list complete, p50 | files/s p50 | peak RSS |", "|---|---|---|---|"]
-    for backend in backends:
-        name = f"listing: 10k-file burst ({backend})"
-        if name in results:
-            rate = results[name].get("Events per second", {}).get("p50")
-            rss = results[name].get("Memory (resident peak)", {}).get("p50")
-            lines.append(f"| {backend} | {fmt_time(wall(results, name))} | {rate:,.0f} | {fmt_bytes(rss)} |")
+    lines += rate_rows(results, [(backend, f"listing: 10k-file burst ({backend})") for backend in backends])
     renames = [(backend, f"listing: 10k directory renames, recursive ({backend})") for backend in backends]
     if any(name in results for _, name in renames):
         lines += ["", "Recursive listing, 10,000 directories (one file each) renamed in one burst, until the list shows the marker made after them:",
                   "", "| backend | renames → list updated, p50 | renames/s p50 | peak RSS |", "|---|---|---|---|"]
-        for backend, name in renames:
-            if name in results:
-                rate = results[name].get("Events per second", {}).get("p50")
-                rss = results[name].get("Memory (resident peak)", {}).get("p50")
-                lines.append(f"| {backend} | {fmt_time(wall(results, name))} | {rate:,.0f} | {fmt_bytes(rss)} |")
+        lines += rate_rows(results, renames)
     return lines
 
 

@@ -60,10 +60,7 @@ private func listingBurstBenchmark(_ backend: FileSystemEventBackend) {
     let count = 10_000
     Benchmark(
         "listing: 10k-file burst (\(backend))",
-        configuration: benchmarkConfiguration(
-            metrics: [.wallClock, BenchmarkMetrics.eventsPerSecond, .peakMemoryResident],
-            timeUnits: .milliseconds, warmupIterations: 1, maxDuration: .seconds(20), maxIterations: 10
-        )
+        configuration: listingBurstConfiguration(maxDuration: .seconds(20))
     ) { benchmark in
         let root = BenchmarkTree.memoryScratch("listing-burst-\(backend)")
         let rig: ListingRig
@@ -93,10 +90,7 @@ private func listingDirectoryRenameBenchmark(_ backend: FileSystemEventBackend) 
     let count = 10_000
     Benchmark(
         "listing: 10k directory renames, recursive (\(backend))",
-        configuration: benchmarkConfiguration(
-            metrics: [.wallClock, BenchmarkMetrics.eventsPerSecond, .peakMemoryResident],
-            timeUnits: .milliseconds, warmupIterations: 1, maxDuration: .seconds(30), maxIterations: 10
-        )
+        configuration: listingBurstConfiguration(maxDuration: .seconds(30))
     ) { benchmark in
         let root = BenchmarkTree.memoryScratch("listing-renames-\(backend)")
         for index in 0..<count {
@@ -127,6 +121,14 @@ private func listingDirectoryRenameBenchmark(_ backend: FileSystemEventBackend) 
         rig.stop()
         BenchmarkTree.remove(root)
     }
+}
+
+/// A burst's figures: the time until the list shows all of it, the rate, and peak memory.
+private func listingBurstConfiguration(maxDuration: Duration) -> Benchmark.Configuration {
+    benchmarkConfiguration(
+        metrics: [.wallClock, BenchmarkMetrics.eventsPerSecond, .peakMemoryResident],
+        timeUnits: .milliseconds, warmupIterations: 1, maxDuration: maxDuration, maxIterations: 10
+    )
 }
 
 /// Keeps one rig alive from a benchmark's `setup` to its `teardown`.
