@@ -63,26 +63,11 @@ private func listingBurstBenchmark(_ backend: FileSystemEventBackend) {
         configuration: listingBurstConfiguration(maxDuration: .seconds(20))
     ) { benchmark in
         let root = BenchmarkTree.memoryScratch("listing-burst-\(backend)")
-        let rig: ListingRig
-        do {
-            rig = try ListingRig(backend: backend, root: root)
-        } catch {
-            return benchmark.error("\(error)")
-        }
-        let start = ContinuousClock.now
-        benchmark.startMeasurement()
-        for index in 0..<count {
-            touch(rig.path("f\(index)"))
-        }
-        do {
-            try rig.waitFor { $0.entries.count == count }
-        } catch {
-            benchmark.error("\(error)")
-        }
-        benchmark.stopMeasurement()
-        benchmark.measurement(BenchmarkMetrics.eventsPerSecond, Int(Double(count) / seconds(since: start)))
-        rig.stop()
-        BenchmarkTree.remove(root)
+        measureListingBurst(benchmark, backend: backend, root: root, count: count) { rig in
+            for index in 0..<count {
+                touch(rig.path("f\(index)"))
+            }
+        } until: { $0.entries.count == count }
     }
 }
 
@@ -97,30 +82,43 @@ private func listingDirectoryRenameBenchmark(_ backend: FileSystemEventBackend) 
             mkdir(root.appending("d\(index)").string, 0o755)
             touch(root.appending("d\(index)/f"))
         }
-        let rig: ListingRig
-        do {
-            rig = try ListingRig(backend: backend, root: root, options: .init(isRecursive: true))
-        } catch {
-            return benchmark.error("\(error)")
-        }
-        let start = ContinuousClock.now
-        benchmark.startMeasurement()
-        for index in 0..<count {
-            rename(root.appending("d\(index)").string, root.appending("e\(index)").string)
-        }
-        touch(rig.path("marker"))
-        do {
+        measureListingBurst(benchmark, backend: backend, root: root, options: .init(isRecursive: true), count: count) { rig in
+            for index in 0..<count {
+                rename(root.appending("d\(index)").string, root.appending("e\(index)").string)
+            }
+            touch(rig.path("marker"))
+        } until: { changes in
             // The marker comes after every rename: once it is listed, so is every directory
             // at its new name, with its file.
-            try rig.waitFor { changes in changes.inserted.contains { changes.entries[$0].name == "marker" } }
-        } catch {
-            benchmark.error("\(error)")
+            changes.inserted.contains { changes.entries[$0].name == "marker" }
         }
-        benchmark.stopMeasurement()
-        benchmark.measurement(BenchmarkMetrics.eventsPerSecond, Int(Double(count) / seconds(since: start)))
-        rig.stop()
-        BenchmarkTree.remove(root)
     }
+}
+
+/// Starts a listing of `root`, then measures `burst` until an update satisfies `isComplete`,
+/// and the rate of its `count` changes; removes `root` after.
+private func measureListingBurst(
+    _ benchmark: Benchmark, backend: FileSystemEventBackend, root: FilePath, options: DirectoryListing.Options = .init(),
+    count: Int, _ burst: (ListingRig) -> Void, until isComplete: (DirectoryListingChanges) -> Bool
+) {
+    defer { BenchmarkTree.remove(root) }
+    let rig: ListingRig
+    do {
+        rig = try ListingRig(backend: backend, root: root, options: options)
+    } catch {
+        return benchmark.error("\(error)")
+    }
+    defer { rig.stop() }
+    let start = ContinuousClock.now
+    benchmark.startMeasurement()
+    burst(rig)
+    do {
+        try rig.waitFor(isComplete)
+    } catch {
+        benchmark.error("\(error)")
+    }
+    benchmark.stopMeasurement()
+    benchmark.measurement(BenchmarkMetrics.eventsPerSecond, Int(Double(count) / seconds(since: start)))
 }
 
 /// A burst's figures: the time until the list shows all of it, the rate, and peak memory.
