@@ -243,10 +243,12 @@ final class DirectoryListingSession {
         /// exchange of a directory above it says its subtree went (`subtreeGone`).
         var said: [[UInt8]: (order: Int, stands: Bool, event: FileSystemEvent?)] = [:]
         /// The names of `said` and `carried`, by directory: what a rename takes along is found
-        /// below its name, not by a pass over every name of the batch.
-        var spoken = RelativePathIndex()
+        /// below its name, not by a pass over every name of the batch. Built at the first
+        /// rename that needs it, as ``listedBelow`` is, and kept up to date from then on: a
+        /// batch with no directory renamed (every batch of a one-level listing) never pays for it.
+        var spoken: RelativePathIndex? = nil
         func say(_ name: [UInt8], _ verdict: (order: Int, stands: Bool, event: FileSystemEvent?)) {
-            if said.updateValue(verdict, forKey: name) == nil { spoken.insert(name) }
+            if said.updateValue(verdict, forKey: name) == nil { spoken?.insert(name) }
         }
         var subtreeGone: [[UInt8]: Int] = [:]
         var order = 0
@@ -292,11 +294,11 @@ final class DirectoryListingSession {
         /// and deleted at once (its two events merged into none) stayed listed for good.
         var carried: [[UInt8]: DirectoryEntry] = [:]
         func noteCarried(_ entry: DirectoryEntry?, at name: [UInt8]) {
-            if let entry, carried.updateValue(entry, forKey: name) == nil {
-                spoken.insert(name)
-            } else if entry == nil {
+            guard let entry else {
                 carried[name] = nil
+                return
             }
+            if carried.updateValue(entry, forKey: name) == nil { spoken?.insert(name) }
         }
         /// The listed names below each listed directory, built at the first rename that needs it.
         var listedBelow: [[UInt8]: [[UInt8]]]? = nil
@@ -348,7 +350,13 @@ final class DirectoryListingSession {
             // rename had left empty: its listed children were lost for good.
             var toldBelow: [[UInt8]: (order: Int, stands: Bool, event: FileSystemEvent?)] = [:]
             var carriedBelow: [[UInt8]: DirectoryEntry] = [:]
-            for name in spoken.paths(below: old) {
+            if spoken == nil {
+                var index = RelativePathIndex()
+                for name in said.keys { index.insert(name) }
+                for name in carried.keys { index.insert(name) }
+                spoken = index
+            }
+            for name in spoken?.paths(below: old) ?? [] {
                 if let told = said[name], verdict(name) == true { toldBelow[name] = told }
                 if let entry = carried[name], verdict(name) != false { carriedBelow[name] = entry }
             }
