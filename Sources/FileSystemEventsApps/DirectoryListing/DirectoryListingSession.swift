@@ -357,8 +357,9 @@ final class DirectoryListingSession {
                 spoken = index
             }
             for name in spoken?.paths(below: old) ?? [] {
-                if let told = said[name], verdict(name) == true { toldBelow[name] = told }
-                if let entry = carried[name], verdict(name) != false { carriedBelow[name] = entry }
+                let stands = verdict(name)
+                if let told = said[name], stands == true { toldBelow[name] = told }
+                if let entry = carried[name], stands != false { carriedBelow[name] = entry }
             }
             var entries = carriedBelow
             for name in names where carriedBelow[name] == nil && verdict(name) != false {
