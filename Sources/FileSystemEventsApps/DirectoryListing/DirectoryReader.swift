@@ -80,21 +80,23 @@ package struct DirectoryReader: Sendable {
     }
 
 
-    /// The entries below `relativePath` (a directory renamed into the tree): none if it is not
-    /// a directory any more or cannot be read, `nil` if nothing is there (renamed on, or
+    /// The entries below `relativePath` (a directory renamed into the tree), and the entry of
+    /// the directory they were read from, taken from the same descriptor: none if it is not a
+    /// directory any more or cannot be read, `nil` if nothing is there (renamed on, or
     /// removed), for the caller to look for it where the next events put it.
-    package func listSubtree(_ relativePath: [UInt8], in descriptor: CInt) -> [DirectoryEntry]? {
+    package func listSubtree(_ relativePath: [UInt8], in descriptor: CInt) -> (directory: DirectoryEntry?, entries: [DirectoryEntry])? {
         let opened = withCString(relativePath) { Syscalls.openDirectory($0, relativeTo: descriptor) }
         let fd: CInt
         switch opened {
         case .success(let opened): fd = opened
-        case .failure(let errno): return errno == .noSuchFileOrDirectory ? nil : []
+        case .failure(let errno): return errno == .noSuchFileOrDirectory ? nil : (nil, [])
         }
+        let directory = try? Syscalls.status(ofDescriptor: fd).get()
         return ProducerThread.withLargeStack { [self] in
             let (tree, _) = scanner.scanDirectory(fd, relativePath: relativePath)
             var entries: [DirectoryEntry] = []
             flatten(tree, prefix: relativePath, into: &entries)
-            return entries
+            return (directory.map { DirectoryEntry(nameBytes: relativePath, status: $0) }, entries)
         }
     }
 
