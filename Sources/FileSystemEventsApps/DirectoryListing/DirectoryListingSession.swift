@@ -281,10 +281,7 @@ final class DirectoryListingSession {
         var heldParents: [ArraySlice<UInt8>] = []
         func forgetHeld(below name: [UInt8]) {
             guard !heldParents.isEmpty else { return }
-            heldParents.removeAll { parent in
-                parent.count >= name.count && parent.starts(with: name)
-                    && (parent.count == name.count || parent[parent.startIndex + name.count] == UInt8(ascii: "/"))
-            }
+            heldParents.removeAll { $0.isWithin(name[...]) }
         }
 
         /// The listed subtree of a directory renamed in this batch, under its new name: the
@@ -472,17 +469,14 @@ final class DirectoryListingSession {
         /// just exchanged took the listed names below it, which the exchange had marked gone,
         /// and nothing else: its subtree was lost for good.
         func moveArrived(_ old: [UInt8], _ new: [UInt8], exchanging: Bool) -> Bool {
-            let slash = UInt8(ascii: "/")
-            let oldPrefix = old + [slash]
-            let newPrefix = new + [slash]
             var isToBeRead = false
             for (index, path) in arrived.enumerated() {
-                if path == old || path.starts(with: oldPrefix) {
+                if path.isWithin(old) {
                     arrived[index] = new + path[old.count...]
                     if path == old { isToBeRead = true }
-                } else if exchanging, path == new || path.starts(with: newPrefix) {
+                } else if exchanging, path.isWithin(new) {
                     arrived[index] = old + path[new.count...]
-                } else if old.starts(with: path + [slash]) {
+                } else if old.isBelow(path) {
                     isToBeRead = true
                 }
             }

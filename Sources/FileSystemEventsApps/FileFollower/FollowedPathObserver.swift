@@ -195,8 +195,8 @@ final class FollowedPathObserver: Sendable {
             if atPath { told.append(identity) }
         }
         func isOnTheWay(_ candidate: FilePath?) -> Bool {
-            guard let bytes = candidate?.bytes, bytes.count + 1 < self.path.count else { return false }
-            return self.path[bytes.count] == UInt8(ascii: "/") && self.path.starts(with: bytes)
+            guard let bytes = candidate?.bytes else { return false }
+            return self.path.isBelow(bytes)
         }
         // A directory on the way, or a symlink anywhere in view (one of a chain the path goes
         // through, `current -> stable -> releases/N`, may be re-pointed where it stands).

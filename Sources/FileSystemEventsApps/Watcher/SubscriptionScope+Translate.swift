@@ -207,7 +207,7 @@ extension SubscriptionScope {
         var lastHidden: [UInt8]?
         directory.forEachItem { below, child in
             // Depth first, parents first: the subtree of an item just removed follows it.
-            if let lastHidden, Self.isWithin(below, lastHidden) { return }
+            if let lastHidden, below.isWithin(lastHidden) { return }
             let isDirectory = child.itemType == .directory
             let before = isVisible(previous.appendingComponent(below), in: watcherRoot, isDirectory: isDirectory)
             let now = isVisible(relative.appendingComponent(below), in: watcherRoot, isDirectory: isDirectory)
@@ -225,7 +225,7 @@ extension SubscriptionScope {
     private func isVisibleFromAbove(_ relative: [UInt8]?, in watcherRoot: Int, isDirectory: Bool) -> Bool {
         guard let relative else { return false }
         for root in roots where root.watcherRoot == watcherRoot && !root.isRemoved && !root.isFile
-            && root.relative != relative && Self.isWithin(relative, root.relative) {
+            && root.relative != relative && relative.isWithin(root.relative) {
             let inner = root.relative.isEmpty ? relative : Array(relative[(root.relative.count + 1)...])
             if admits(inner: inner, isDirectory: isDirectory) { return true }
         }
@@ -269,7 +269,7 @@ extension SubscriptionScope {
             let root = roots[index]
             switch event.kind {
             case .removed:
-                guard Self.isWithin(root.relative, relative) else { continue }
+                guard root.relative.isWithin(relative) else { continue }
                 if root.isFile && root.relative == relative {
                     output.append(event)
                 } else {
@@ -282,7 +282,7 @@ extension SubscriptionScope {
                     handled = true
                 }
             case .renamed:
-                if let previous, Self.isWithin(root.relative, previous) {
+                if let previous, root.relative.isWithin(previous) {
                     if followsRenames && !root.isFile {
                         move(index, from: previous, to: relative, tree: tree)
                     } else if root.isFile && root.relative == previous {
@@ -292,7 +292,7 @@ extension SubscriptionScope {
                         end(index, event: event, into: &output)
                     }
                     handled = true
-                } else if Self.isWithin(root.relative, relative) {
+                } else if root.relative.isWithin(relative) {
                     if root.isFile && root.relative == relative {
                         output.append(FileSystemEvent(kind: .created, path: root.path, itemType: event.itemType, isSynthetic: false,
                                                       identity: event.identity, timestamp: event.timestamp))
@@ -303,9 +303,9 @@ extension SubscriptionScope {
                 }
             case .exchanged:
                 guard let previous else { continue }
-                if Self.isWithin(root.relative, previous) || Self.isWithin(root.relative, relative) {
+                if root.relative.isWithin(previous) || root.relative.isWithin(relative) {
                     if followsRenames && !root.isFile {
-                        let (from, to) = Self.isWithin(root.relative, previous) ? (previous, relative) : (relative, previous)
+                        let (from, to) = root.relative.isWithin(previous) ? (previous, relative) : (relative, previous)
                         move(index, from: from, to: to, tree: tree)
                     } else {
                         end(index, event: event, into: &output)
@@ -329,13 +329,6 @@ extension SubscriptionScope {
         roots[index].isRemoved = true
         output.append(FileSystemEvent(kind: .rootRemoved, path: roots[index].path, itemType: roots[index].isFile ? .file : .directory,
                                       isSynthetic: false, timestamp: event.timestamp))
-    }
-
-    /// Whether `path` is `ancestor` or below it (relative byte paths).
-    static func isWithin(_ path: [UInt8], _ ancestor: [UInt8]) -> Bool {
-        if ancestor.isEmpty { return true }
-        if path == ancestor { return true }
-        return path.count > ancestor.count && path[ancestor.count] == UInt8(ascii: "/") && path.starts(with: ancestor)
     }
 
     var isEnded: Bool { roots.allSatisfy(\.isRemoved) }

@@ -31,9 +31,7 @@ struct SubscriptionScope: Sendable {
         for (index, root) in roots.enumerated() where root.watcherRoot == watcherRoot && !root.isRemoved {
             if root.relative.isEmpty { return (index, relative) }
             if relative == root.relative { return (index, []) }
-            if relative.count > root.relative.count, relative[root.relative.count] == UInt8(ascii: "/"),
-               relative.starts(with: root.relative)
-            {
+            if relative.isBelow(root.relative) {
                 return (index, Array(relative[(root.relative.count + 1)...]))
             }
         }
@@ -64,8 +62,7 @@ struct SubscriptionScope: Sendable {
                 if admits(inner: relative, isDirectory: isDirectory) { return true }
             } else if relative == root.relative {
                 return true
-            } else if relative.count > root.relative.count, relative[root.relative.count] == UInt8(ascii: "/"),
-                      relative.starts(with: root.relative),
+            } else if relative.isBelow(root.relative),
                       admits(inner: Array(relative[(root.relative.count + 1)...]), isDirectory: isDirectory) {
                 return true
             }

@@ -408,7 +408,7 @@ public struct SettleTracker: Sendable {
     /// The keys of the sessions below the directory `prefix`: looked for only where
     /// ``sessionsBelow`` counts some.
     private func keys(below prefix: [UInt8]) -> [[UInt8]] {
-        sessionsBelow[prefix[...]] == nil ? [] : sessions.keys.filter { Self.isInside($0, prefix) }
+        sessionsBelow[prefix[...]] == nil ? [] : sessions.keys.filter { $0.isBelow(prefix) }
     }
 
     private mutating func remove(under prefix: [UInt8]) {
@@ -427,9 +427,5 @@ public struct SettleTracker: Sendable {
         let moved = keys(below: a).compactMap { key in take(key).map { (b + key[a.count...], $0) } }
             + keys(below: b).compactMap { key in take(key).map { (a + key[b.count...], $0) } }
         for (key, session) in moved { store(session, at: key) }
-    }
-
-    private static func isInside(_ key: [UInt8], _ prefix: [UInt8]) -> Bool {
-        key.count > prefix.count && key[prefix.count] == UInt8(ascii: "/") && key.starts(with: prefix)
     }
 }

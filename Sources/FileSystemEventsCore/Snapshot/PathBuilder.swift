@@ -85,6 +85,13 @@ extension Array where Element == [UInt8] {
 }
 
 extension Array where Element == UInt8 {
+    /// Whether this path (names joined by `/`) lies below `ancestor`: see
+    /// ``Swift/ArraySlice/isBelow(_:)``.
+    package func isBelow(_ ancestor: [UInt8]) -> Bool { self[...].isBelow(ancestor[...]) }
+
+    /// Whether this path is `ancestor` or lies below it.
+    package func isWithin(_ ancestor: [UInt8]) -> Bool { self[...].isWithin(ancestor[...]) }
+
     /// `self + "/" + name`, the way relative paths grow during a walk.
     @inline(__always)
     package func appendingComponent(_ name: [UInt8]) -> [UInt8] {
@@ -94,5 +101,22 @@ extension Array where Element == UInt8 {
         path.append(UInt8(ascii: "/"))
         path.append(contentsOf: name)
         return path
+    }
+}
+
+extension ArraySlice where Element == UInt8 {
+    /// Whether this path (names joined by `/`) lies below `ancestor`: `ancestor`, a `/`, then
+    /// more. A byte prefix is not enough: `a-`, `a.` and `a0` start with `a` and sort between
+    /// `a` and `a/x`, and lie beside it. Every path but the empty one lies below the empty one
+    /// (the root of a relative path).
+    package func isBelow(_ ancestor: ArraySlice<UInt8>) -> Bool {
+        guard !ancestor.isEmpty else { return !isEmpty }
+        guard count > ancestor.count, self[startIndex + ancestor.count] == UInt8(ascii: "/") else { return false }
+        return self[startIndex..<startIndex + ancestor.count].elementsEqual(ancestor)
+    }
+
+    /// Whether this path is `ancestor` or lies below it.
+    package func isWithin(_ ancestor: ArraySlice<UInt8>) -> Bool {
+        count == ancestor.count ? elementsEqual(ancestor) : isBelow(ancestor)
     }
 }
