@@ -225,7 +225,7 @@ extension SubscriptionScope {
     private func isVisibleFromAbove(_ relative: [UInt8]?, in watcherRoot: Int, isDirectory: Bool) -> Bool {
         guard let relative else { return false }
         for root in roots where root.watcherRoot == watcherRoot && !root.isRemoved && !root.isFile
-            && root.relative != relative && relative.isWithin(root.relative) {
+            && relative.isBelow(root.relative) {
             let inner = root.relative.isEmpty ? relative : Array(relative[(root.relative.count + 1)...])
             if admits(inner: inner, isDirectory: isDirectory) { return true }
         }
