@@ -10,40 +10,37 @@ import FileSystemEventsCore
 /// a heap object per name (48 bytes for a 12-byte name) and for buckets sized for a 0.75 load
 /// factor, and hashed names element by element. Here:
 ///
-/// - names are stored back to back in one byte arena per directory;
-/// - each item is one 16-byte slot (inode, where its name is, type);
+/// - each item is one record in a single byte array per directory: its inode, its name's
+///   length, its type, then the name itself, 11 bytes plus the name. Fixed 16-byte slots with
+///   the names in an arena of their own took two heap blocks per directory and 5 bytes more per
+///   item: a heap profile of the 110k-entry start-up tree (10,101 directories of 10 files) put
+///   2.6 MB, half of the watcher's heap, in those two arrays;
+/// - an item is known by where its record starts, its *offset*, which no insertion or removal
+///   moves (only compaction, which renumbers everything at once);
 /// - the few items that are watched directories of the tree keep their node in a side table
-///   by slot number, so files, most of any tree, pay nothing for it;
-/// - a directory of more than ``linearLimit`` slots also has an open-addressed index of slot
-///   numbers, 16-bit while the table is small enough (nearly always) and 32-bit beyond, hashed
-///   with the standard library's seeded `Hasher` (names come from whoever can write to the
-///   tree, so the hash must not be predictable); smaller ones, most directories of most trees,
-///   are searched in order, which is as fast at that size.
+///   by offset, so files, most of any tree, pay nothing for it;
+/// - a directory of more than ``linearLimit`` records also has an open-addressed index of
+///   offsets, 2 bytes a position while the records fit in 64 KiB (nearly always), 4 or 8
+///   beyond, hashed with the standard library's seeded `Hasher` (names come from whoever can
+///   write to the tree, so the hash must not be predictable); smaller ones, most directories of
+///   most trees, are searched in order, which is as fast at that size.
 ///
-/// Removing an item leaves its slot and name bytes behind as garbage, so that no other slot
-/// moves; once garbage outweighs what is live, the table is compacted, so a directory that
-/// churns through names keeps a size set by what it holds, not by what it has held.
+/// Removing an item leaves its record behind as garbage, so that no other record moves; once
+/// garbage outweighs what is live, the table is compacted, so a directory that churns through
+/// names keeps a size set by what it holds, not by what it has held.
 struct ChildTable {
-    private struct Slot {
-        var inode: UInt64
-        /// Where the name starts in ``names``: the low 32 bits, then the next 8 (the arena of
-        /// one directory is allowed up to a terabyte of names, not just 4 GiB).
-        var nameStartLow: UInt32
-        /// A name from `getdents64` or inotify fits: a directory record's length is 16 bits.
-        var nameCount: UInt16
-        var nameStartHigh: UInt8
-        /// The type's ``typeCodes`` index, plus ``hasDirectoryFlag`` when ``directories``
-        /// holds the item's node; ``removedState`` for a removed item's slot.
-        var state: UInt8
+    // A record, from its offset: the inode (8 bytes, unaligned), the name's length (2 bytes: a
+    // name from `getdents64` or inotify fits, a directory record's length is 16 bits), the
+    // state (1 byte), the name.
+    private static var inodeField: Int { 0 }
+    private static var nameCountField: Int { 8 }
+    private static var stateField: Int { 10 }
+    private static var headerSize: Int { 11 }
 
-        var nameStart: Int { Int(nameStartLow) | Int(nameStartHigh) << 32 }
-        var isLive: Bool { state != ChildTable.removedState }
-        var hasDirectory: Bool { state & ChildTable.hasDirectoryFlag != 0 }
-        var type: FileItemType { ChildTable.typeCodes[Int(state & ~ChildTable.hasDirectoryFlag)] }
-    }
-
-    /// Up to this many slots, a lookup compares names in order and keeps no index.
+    /// Up to this many records, a lookup compares names in order and keeps no index.
     static var linearLimit: Int { 16 }
+    /// The state byte: the type's ``typeCodes`` index, plus ``hasDirectoryFlag`` when
+    /// ``directories`` holds the item's node; ``removedState`` for a removed item's record.
     private static var removedState: UInt8 { 0xFF }
     private static var hasDirectoryFlag: UInt8 { 0x80 }
     private static let typeCodes: [FileItemType] = [.file, .directory, .symlink, .other, .unknown]
@@ -60,19 +57,16 @@ struct ChildTable {
         return entry.directory == nil ? code : code | hasDirectoryFlag
     }
 
-    private var names: [UInt8] = []
-    private var slots: [Slot] = []
-    /// The watched directories among the items, by slot number.
-    private var directories: [UInt32: WatchedDirectory] = [:]
-
-    /// Whether any item is a directory of the recursive tree (with a node of its own).
-    var hasDirectories: Bool { !directories.isEmpty }
-    /// Slot number + 1 at each position, 0 where empty, the type's maximum where removed. One
-    /// of the two is in use, and neither while the table has no more than ``linearLimit``
-    /// slots: the narrow one while the index has at most 65,536 positions (the load limit
-    /// keeps slot numbers below 49,152 then), the wide one beyond.
-    private var narrowIndex: [UInt16] = []
-    private var wideIndex: [UInt32] = []
+    private var records: [UInt8] = []
+    /// Records held, live or removed.
+    private var recordCount = 0
+    /// The watched directories among the items, by offset.
+    private var directories: [Int: WatchedDirectory] = [:]
+    /// Offset + 1 at each position, 0 where empty, the width's maximum where removed; empty
+    /// while the table has no more than ``linearLimit`` records. ``indexWidth`` bytes a position:
+    /// the narrowest that holds every offset the records can have.
+    private var index: [UInt8] = []
+    private var indexWidth = 0
     /// Live items.
     private(set) var count = 0
 
@@ -80,15 +74,20 @@ struct ChildTable {
 
     var isEmpty: Bool { count == 0 }
 
-    /// Slots held, live or removed: what compaction keeps in proportion to ``count``.
-    var retainedSlots: Int { slots.count }
+    /// Whether any item is a directory of the recursive tree (with a node of its own).
+    var hasDirectories: Bool { !directories.isEmpty }
+
+    /// Records held, live or removed: what compaction keeps in proportion to ``count``.
+    var retainedSlots: Int { recordCount }
 
     /// Makes room for `count` items with `nameBytes` bytes of names in all, at that size
     /// exactly: a crawl knows both before it fills a directory's table.
     mutating func reserveCapacity(_ count: Int, nameBytes: Int = 0) {
-        slots.reserveCapacity(count)
-        if nameBytes > 0 { names.reserveCapacity(nameBytes) }
-        if count > Self.linearLimit && indexSize < Self.indexSize(for: count) { rebuildIndex(size: Self.indexSize(for: count)) }
+        let bytes = count * Self.headerSize + nameBytes
+        records.reserveCapacity(bytes)
+        if count > Self.linearLimit && indexPositions < Self.indexSize(for: count) {
+            rebuildIndex(positions: Self.indexSize(for: count), recordBytes: bytes)
+        }
     }
 
     subscript(name: [UInt8]) -> WatchedEntry? {
@@ -110,28 +109,34 @@ struct ChildTable {
     /// Sets the item at the name `key`, given as bytes (a crawl's listing buffer).
     mutating func update(_ key: UnsafeRawBufferPointer, to entry: WatchedEntry) {
         if let found = find(key) {
-            if slots[found].hasDirectory, let replaced = directories[UInt32(found)], replaced !== entry.directory {
+            if state(at: found) & Self.hasDirectoryFlag != 0, let replaced = directories[found], replaced !== entry.directory {
                 WatchedDirectory.detached(replaced)
             }
-            slots[found].inode = entry.inode
-            slots[found].state = Self.state(of: entry)
-            directories[UInt32(found)] = entry.directory
+            records.withUnsafeMutableBytes { bytes in
+                bytes.storeBytes(of: entry.inode, toByteOffset: found + Self.inodeField, as: UInt64.self)
+                bytes[found + Self.stateField] = Self.state(of: entry)
+            }
+            directories[found] = entry.directory
             return
         }
-        let start = names.count
-        names.append(contentsOf: key)
-        slots.append(Slot(inode: entry.inode, nameStartLow: UInt32(truncatingIfNeeded: start),
-                          nameCount: UInt16(truncatingIfNeeded: key.count), nameStartHigh: UInt8(truncatingIfNeeded: start >> 32),
-                          state: Self.state(of: entry)))
-        if let directory = entry.directory { directories[UInt32(slots.count - 1)] = directory }
+        let offset = records.count
+        withUnsafeBytes(of: entry.inode) { records.append(contentsOf: $0) }
+        withUnsafeBytes(of: UInt16(truncatingIfNeeded: key.count)) { records.append(contentsOf: $0) }
+        records.append(Self.state(of: entry))
+        records.append(contentsOf: key)
+        if let directory = entry.directory { directories[offset] = directory }
         count += 1
-        if indexSize > 0 || slots.count > Self.linearLimit {
-            if slots.count * 4 > indexSize * 3 {
+        recordCount += 1
+        if indexWidth > 0 || recordCount > Self.linearLimit {
+            let positions = indexPositions
+            if recordCount * 4 > positions * 3 {
                 // Doubled, so that a directory filled one event at a time rebuilds its index
                 // a logarithmic number of times.
-                rebuildIndex(size: Self.indexSize(for: slots.count * 2))
+                rebuildIndex(positions: Self.indexSize(for: recordCount * 2), recordBytes: records.count)
+            } else if Self.indexWidth(forRecordBytes: records.count) > indexWidth {
+                rebuildIndex(positions: positions, recordBytes: records.count)
             } else {
-                insertIntoIndex(slot: slots.count - 1, hash: Self.hash(key))
+                insertIntoIndex(offset: offset, hash: Self.hash(key))
             }
         }
     }
@@ -147,19 +152,44 @@ struct ChildTable {
     /// Every item, without its name.
     var values: LazyMapSequence<ChildTable, WatchedEntry> { lazy.map { $0.entry } }
 
-    // MARK: Storage
+    // MARK: Records
 
-    private func entry(at slot: Int) -> WatchedEntry {
-        let stored = slots[slot]
-        return WatchedEntry(type: stored.type, inode: stored.inode, directory: stored.hasDirectory ? directories[UInt32(slot)] : nil)
+    @inline(__always)
+    private func state(at offset: Int) -> UInt8 { records[offset + Self.stateField] }
+
+    @inline(__always)
+    private func nameCount(at offset: Int) -> Int {
+        records.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: offset + Self.nameCountField, as: UInt16.self)) }
     }
 
-    /// Index positions for `slotCount` slots at a load of at most 3/4: that many exactly, not
-    /// the next power of two, which gave a directory of 100 files 256 positions (512 bytes, a
-    /// fifth of what its items cost) and a tree of 1M files in 10,000 such directories 2.4 MB
+    /// Where the record after the one at `offset` starts.
+    @inline(__always)
+    private func end(of offset: Int) -> Int { offset + Self.headerSize + nameCount(at: offset) }
+
+    @inline(__always)
+    private func name(at offset: Int) -> Range<Int> { offset + Self.headerSize..<end(of: offset) }
+
+    private func entry(at offset: Int) -> WatchedEntry {
+        let state = state(at: offset)
+        let inode = records.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + Self.inodeField, as: UInt64.self) }
+        return WatchedEntry(type: Self.typeCodes[Int(state & ~Self.hasDirectoryFlag)], inode: inode,
+                            directory: state & Self.hasDirectoryFlag != 0 ? directories[offset] : nil)
+    }
+
+    // MARK: Index
+
+    /// Index positions for `recordCount` records at a load of at most 3/4: that many exactly,
+    /// not the next power of two, which gave a directory of 100 files 256 positions (512 bytes,
+    /// a fifth of what its items cost) and a tree of 1M files in 10,000 such directories 2.4 MB
     /// more than it needs. ``position(of:in:)`` maps a hash onto any size.
-    private static func indexSize(for slotCount: Int) -> Int {
-        Swift.max(16, (slotCount * 4 + 4) / 3 + 1)
+    private static func indexSize(for recordCount: Int) -> Int {
+        Swift.max(16, (recordCount * 4 + 4) / 3 + 1)
+    }
+
+    /// Bytes a position needs to hold offset + 1 for records of `recordBytes` bytes in all,
+    /// with the width's maximum left for a removed item.
+    private static func indexWidth(forRecordBytes recordBytes: Int) -> Int {
+        recordBytes < Int(UInt16.max) - 1 ? 2 : recordBytes < Int(UInt32.max) - 1 ? 4 : 8
     }
 
     /// Where probing for `hash` starts in an index of `size` positions: the high word of
@@ -170,29 +200,39 @@ struct ChildTable {
         Int(truncatingIfNeeded: UInt(bitPattern: hash).multipliedFullWidth(by: UInt(size)).high)
     }
 
-    private var indexSize: Int { wideIndex.isEmpty ? narrowIndex.count : wideIndex.count }
-
     /// Positions of the index, 0 while there is none (what a test checks the index's size by).
-    var indexPositions: Int { indexSize }
+    var indexPositions: Int { indexWidth == 0 ? 0 : index.count / indexWidth }
 
-    /// What the index holds at `position`: a slot number, or `nil` where empty (`isEnd`) or
-    /// removed.
+    /// What the index holds at `position`: an offset, or `nil` where empty (`isEnd`) or removed.
     @inline(__always)
-    private func indexEntry(at position: Int) -> (slot: Int?, isEnd: Bool) {
-        if wideIndex.isEmpty {
-            let raw = narrowIndex[position]
-            return raw == 0 ? (nil, true) : raw == .max ? (nil, false) : (Int(raw) - 1, false)
+    private func indexEntry(at position: Int) -> (offset: Int?, isEnd: Bool) {
+        index.withUnsafeBytes { bytes in
+            let raw: UInt64, removed: UInt64
+            switch indexWidth {
+            case 2:
+                raw = UInt64(bytes.loadUnaligned(fromByteOffset: position * 2, as: UInt16.self))
+                removed = UInt64(UInt16.max)
+            case 4:
+                raw = UInt64(bytes.loadUnaligned(fromByteOffset: position * 4, as: UInt32.self))
+                removed = UInt64(UInt32.max)
+            default:
+                raw = bytes.loadUnaligned(fromByteOffset: position * 8, as: UInt64.self)
+                removed = UInt64.max
+            }
+            return raw == 0 ? (nil, true) : raw == removed ? (nil, false) : (Int(truncatingIfNeeded: raw - 1), false)
         }
-        let raw = wideIndex[position]
-        return raw == 0 ? (nil, true) : raw == .max ? (nil, false) : (Int(raw) - 1, false)
     }
 
     @inline(__always)
-    private mutating func setIndexEntry(at position: Int, slot: Int?) {
-        if wideIndex.isEmpty {
-            narrowIndex[position] = slot.map { UInt16(truncatingIfNeeded: $0 + 1) } ?? .max
-        } else {
-            wideIndex[position] = slot.map { UInt32(truncatingIfNeeded: $0 + 1) } ?? .max
+    private mutating func setIndexEntry(at position: Int, offset: Int?) {
+        let width = indexWidth
+        index.withUnsafeMutableBytes { bytes in
+            let raw = offset.map { UInt64(truncatingIfNeeded: $0 + 1) } ?? .max
+            switch width {
+            case 2: bytes.storeBytes(of: UInt16(truncatingIfNeeded: raw), toByteOffset: position * 2, as: UInt16.self)
+            case 4: bytes.storeBytes(of: UInt32(truncatingIfNeeded: raw), toByteOffset: position * 4, as: UInt32.self)
+            default: bytes.storeBytes(of: raw, toByteOffset: position * 8, as: UInt64.self)
+            }
         }
     }
 
@@ -202,24 +242,30 @@ struct ChildTable {
         return hasher.finalize()
     }
 
-    private func nameMatches(_ slot: Slot, _ key: UnsafeRawBufferPointer) -> Bool {
-        guard Int(slot.nameCount) == key.count, slot.isLive else { return false }
-        if key.isEmpty { return true }
-        return names.withUnsafeBytes { arena in
-            memcmp(arena.baseAddress! + slot.nameStart, key.baseAddress!, key.count) == 0
+    private func nameMatches(_ offset: Int, _ key: UnsafeRawBufferPointer) -> Bool {
+        records.withUnsafeBytes { bytes in
+            guard Int(bytes.loadUnaligned(fromByteOffset: offset + Self.nameCountField, as: UInt16.self)) == key.count,
+                  bytes[offset + Self.stateField] != Self.removedState else { return false }
+            if key.isEmpty { return true }
+            return memcmp(bytes.baseAddress! + offset + Self.headerSize, key.baseAddress!, key.count) == 0
         }
     }
 
     private func find(_ key: UnsafeRawBufferPointer) -> Int? {
-        let size = indexSize
+        let size = indexPositions
         if size == 0 {
-            return slots.firstIndex { nameMatches($0, key) }
+            var offset = 0
+            while offset < records.count {
+                if nameMatches(offset, key) { return offset }
+                offset = end(of: offset)
+            }
+            return nil
         }
         var position = Self.position(of: Self.hash(key), in: size)
         while true {
-            let (slot, isEnd) = indexEntry(at: position)
+            let (offset, isEnd) = indexEntry(at: position)
             if isEnd { return nil }
-            if let slot, nameMatches(slots[slot], key) { return slot }
+            if let offset, nameMatches(offset, key) { return offset }
             position += 1
             if position == size { position = 0 }
         }
@@ -228,27 +274,27 @@ struct ChildTable {
     private mutating func remove(_ key: UnsafeRawBufferPointer) -> WatchedEntry? {
         guard let found = find(key) else { return nil }
         let entry = entry(at: found)
-        let size = indexSize
+        let size = indexPositions
         if size > 0 {
             var position = Self.position(of: Self.hash(key), in: size)
-            while indexEntry(at: position).slot != found {
+            while indexEntry(at: position).offset != found {
                 position += 1
                 if position == size { position = 0 }
             }
-            setIndexEntry(at: position, slot: nil)
+            setIndexEntry(at: position, offset: nil)
         }
-        if slots[found].hasDirectory, let removed = directories.removeValue(forKey: UInt32(found)) {
+        if entry.directory != nil, let removed = directories.removeValue(forKey: found) {
             WatchedDirectory.detached(removed)
         }
-        slots[found].state = Self.removedState
+        records[found + Self.stateField] = Self.removedState
         count -= 1
-        let garbage = slots.count - count
+        let garbage = recordCount - count
         if garbage > Self.linearLimit && garbage > count { compact() }
         return entry
     }
 
-    private mutating func insertIntoIndex(slot: Int, hash: Int) {
-        let size = indexSize
+    private mutating func insertIntoIndex(offset: Int, hash: Int) {
+        let size = indexPositions
         var position = Self.position(of: hash, in: size)
         while true {
             let (occupant, isEnd) = indexEntry(at: position)
@@ -256,70 +302,75 @@ struct ChildTable {
             position += 1
             if position == size { position = 0 }
         }
-        setIndexEntry(at: position, slot: slot)
+        setIndexEntry(at: position, offset: offset)
     }
 
-    private mutating func rebuildIndex(size: Int) {
-        if size <= 1 << 16 {
-            narrowIndex = Array(repeating: 0, count: size)
-            wideIndex = []
-        } else {
-            narrowIndex = []
-            wideIndex = Array(repeating: 0, count: size)
-        }
-        for slot in slots.indices where slots[slot].isLive {
-            let start = slots[slot].nameStart
-            let hash = names.withUnsafeBytes { Self.hash(UnsafeRawBufferPointer(rebasing: $0[start..<start + Int(slots[slot].nameCount)])) }
-            insertIntoIndex(slot: slot, hash: hash)
+    /// An index of `positions` positions, wide enough for offsets into `recordBytes` bytes of
+    /// records (more than are held when a crawl reserves room first).
+    private mutating func rebuildIndex(positions: Int, recordBytes: Int) {
+        indexWidth = Self.indexWidth(forRecordBytes: Swift.max(recordBytes, records.count))
+        index = Array(repeating: 0, count: positions * indexWidth)
+        var offset = 0
+        while offset < records.count {
+            let next = end(of: offset)
+            if state(at: offset) != Self.removedState {
+                let hash = records.withUnsafeBytes { Self.hash(UnsafeRawBufferPointer(rebasing: $0[offset + Self.headerSize..<next])) }
+                insertIntoIndex(offset: offset, hash: hash)
+            }
+            offset = next
         }
     }
 
-    /// Drops removed slots and their names; live items keep their order.
+    /// Drops removed records; live items keep their order.
     private mutating func compact() {
-        var liveNames: [UInt8] = []
-        var liveSlots: [Slot] = []
-        var liveDirectories: [UInt32: WatchedDirectory] = [:]
-        var liveNameBytes = 0
-        for slot in slots where slot.isLive { liveNameBytes += Int(slot.nameCount) }
-        liveNames.reserveCapacity(liveNameBytes)
-        liveSlots.reserveCapacity(count)
-        liveDirectories.reserveCapacity(directories.count)
-        for (number, var slot) in slots.enumerated() where slot.isLive {
-            let start = slot.nameStart
-            let newStart = liveNames.count
-            liveNames.append(contentsOf: names[start..<start + Int(slot.nameCount)])
-            slot.nameStartLow = UInt32(truncatingIfNeeded: newStart)
-            slot.nameStartHigh = UInt8(truncatingIfNeeded: newStart >> 32)
-            if slot.hasDirectory { liveDirectories[UInt32(liveSlots.count)] = directories[UInt32(number)] }
-            liveSlots.append(slot)
+        var liveBytes = 0
+        var offset = 0
+        while offset < records.count {
+            let next = end(of: offset)
+            if state(at: offset) != Self.removedState { liveBytes += next - offset }
+            offset = next
         }
-        names = liveNames
-        slots = liveSlots
+        var live: [UInt8] = []
+        live.reserveCapacity(liveBytes)
+        var liveDirectories: [Int: WatchedDirectory] = [:]
+        liveDirectories.reserveCapacity(directories.count)
+        offset = 0
+        while offset < records.count {
+            let next = end(of: offset)
+            let state = state(at: offset)
+            if state != Self.removedState {
+                if state & Self.hasDirectoryFlag != 0 { liveDirectories[live.count] = directories[offset] }
+                live.append(contentsOf: records[offset..<next])
+            }
+            offset = next
+        }
+        records = live
+        recordCount = count
         directories = liveDirectories
-        if slots.count > Self.linearLimit {
-            rebuildIndex(size: Self.indexSize(for: slots.count))
+        if recordCount > Self.linearLimit {
+            rebuildIndex(positions: Self.indexSize(for: recordCount), recordBytes: records.count)
         } else {
-            narrowIndex = []
-            wideIndex = []
+            index = []
+            indexWidth = 0
         }
     }
 }
 
 extension ChildTable: Sequence {
-    /// An item and its name, a view into the table's arena (no copy).
+    /// An item and its name, a view into the table's records (no copy).
     typealias Element = (name: ArraySlice<UInt8>, entry: WatchedEntry)
 
     struct Iterator: IteratorProtocol {
         fileprivate let table: ChildTable
-        fileprivate var position = 0
+        fileprivate var offset = 0
 
         mutating func next() -> Element? {
-            while position < table.slots.count {
-                let slot = table.slots[position]
-                position += 1
-                guard slot.isLive else { continue }
-                let start = slot.nameStart
-                return (table.names[start..<start + Int(slot.nameCount)], table.entry(at: position - 1))
+            while offset < table.records.count {
+                let current = offset
+                let name = table.name(at: current)
+                offset = name.upperBound
+                guard table.state(at: current) != ChildTable.removedState else { continue }
+                return (table.records[name], table.entry(at: current))
             }
             return nil
         }

@@ -118,5 +118,29 @@ struct ChildTableTests {
             }
         }
     }
+    @Test("names that outgrow the 2-byte index's reach widen it, and every item stays found")
+    func widensIndexForLongNames() {
+        var table = ChildTable()
+        // Room for 1,000 items reserved without their names: the index starts 2 bytes wide,
+        // and 200-byte names pass 64 KiB of records long before the index is full.
+        table.reserveCapacity(1_000)
+        let directory = WatchedDirectory(parent: nil, name: [], root: 0)
+        func name(_ number: Int) -> [UInt8] { Array(repeating: UInt8(ascii: "y"), count: 200) + Array("\(number)".utf8) }
+        for number in 0..<1_000 {
+            table[name(number)] = WatchedEntry(type: .directory, inode: UInt64(number), directory: number % 7 == 0 ? directory : nil)
+            if number % 50 == 0 || (300...320).contains(number) {
+                for earlier in 0...number {
+                    let entry = table[name(earlier)]
+                    #expect(entry?.inode == UInt64(earlier), "item \(earlier) after \(number + 1) inserts")
+                    #expect((entry?.directory === directory) == (earlier % 7 == 0))
+                }
+            }
+        }
+        #expect(table.indexPositions <= 1_000 * 4 / 3 + 2)
+        // Removals leave markers of the wider width, which later lookups step over.
+        for number in stride(from: 0, to: 1_000, by: 2) { table[name(number)] = nil }
+        for number in 0..<1_000 { #expect(table[name(number)]?.inode == (number % 2 == 0 ? nil : UInt64(number))) }
+        #expect(table.count == 500)
+    }
 }
 #endif
