@@ -272,14 +272,6 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
         }
     }
 
-    struct WatchTargets {
-        var directories = WatchedDirectoryList()
-        var fileRoots: [Int] = []
-        /// Symlinks to files (under `followsSymlinks`) whose target this watch is on.
-        var fileLinks: [FollowedFileLink] = []
-        var isEmpty: Bool { directories.isEmpty && fileRoots.isEmpty && fileLinks.isEmpty }
-    }
-
     package init(options: WatchOptions, channel: FileSystemEventChannel) {
         self.options = options
         self.channel = channel

@@ -11,6 +11,22 @@ struct WatchedDirectoryList: Sequence {
 
     init() {}
 
+    /// The first node, `nil` only while the list is empty.
+    var firstNode: WatchedDirectory? { first }
+    /// The nodes after the first.
+    var otherNodes: [WatchedDirectory] { others }
+
+    init(first: WatchedDirectory?, others: [WatchedDirectory]) {
+        // The first place is never empty while others are held.
+        if first == nil, let head = others.first {
+            self.first = head
+            self.others = Array(others.dropFirst())
+        } else {
+            self.first = first
+            self.others = others
+        }
+    }
+
     var isEmpty: Bool { first == nil }
 
     mutating func append(_ directory: WatchedDirectory) {
