@@ -66,9 +66,11 @@ struct ChildTable {
     /// while the table has no more than ``linearLimit`` records. ``indexWidth`` bytes a position:
     /// the narrowest that holds every offset the records can have.
     private var index: [UInt8] = []
-    private var indexWidth = 0
     /// Live items.
     private(set) var count = 0
+    /// Last, and one byte: the node that holds the table packs its small fields into the
+    /// table's tail (``WatchedDirectory``).
+    private var indexWidth: UInt8 = 0
 
     init() {}
 
@@ -133,7 +135,7 @@ struct ChildTable {
                 // Doubled, so that a directory filled one event at a time rebuilds its index
                 // a logarithmic number of times.
                 rebuildIndex(positions: Self.indexSize(for: recordCount * 2), recordBytes: records.count)
-            } else if Self.indexWidth(forRecordBytes: records.count) > indexWidth {
+            } else if Self.indexWidth(forRecordBytes: records.count) > Int(indexWidth) {
                 rebuildIndex(positions: positions, recordBytes: records.count)
             } else {
                 insertIntoIndex(offset: offset, hash: Self.hash(key))
@@ -201,7 +203,7 @@ struct ChildTable {
     }
 
     /// Positions of the index, 0 while there is none (what a test checks the index's size by).
-    var indexPositions: Int { indexWidth == 0 ? 0 : index.count / indexWidth }
+    var indexPositions: Int { indexWidth == 0 ? 0 : index.count / Int(indexWidth) }
 
     /// What the index holds at `position`: an offset, or `nil` where empty (`isEnd`) or removed.
     @inline(__always)
@@ -308,8 +310,9 @@ struct ChildTable {
     /// An index of `positions` positions, wide enough for offsets into `recordBytes` bytes of
     /// records (more than are held when a crawl reserves room first).
     private mutating func rebuildIndex(positions: Int, recordBytes: Int) {
-        indexWidth = Self.indexWidth(forRecordBytes: Swift.max(recordBytes, records.count))
-        index = Array(repeating: 0, count: positions * indexWidth)
+        let width = Self.indexWidth(forRecordBytes: Swift.max(recordBytes, records.count))
+        indexWidth = UInt8(truncatingIfNeeded: width)
+        index = Array(repeating: 0, count: positions * width)
         var offset = 0
         while offset < records.count {
             let next = end(of: offset)

@@ -9,39 +9,20 @@ import Synchronization
 /// walking up) change at once. That is how descendants of a renamed directory report their
 /// new paths immediately, where watchers that key on path strings keep stale ones.
 final class WatchedDirectory {
-    // Stored properties are laid out in the order they are declared: the 8-byte ones first and
-    // the small ones together at the end leave no padding, 128 bytes per node (malloc's 144) where
-    // the order they were written in took 144 (160): one node per watched directory.
+    // Stored properties are laid out in the order they are declared, and a struct's tail
+    // padding takes the small ones after it: the order here leaves no hole, 136 bytes per node,
+    // malloc's 144-byte block (one node per watched directory; a test checks the block).
     weak var parent: WatchedDirectory? {
         didSet { WatchedDirectory.linksChanged() }
     }
-    var name: [UInt8] {
+    /// The name in the parent, inside the node while it is short (nearly always): as an array
+    /// it was a heap block of its own, 48 bytes with malloc's header, for every directory.
+    private var storedName: SnapshotName {
         didSet { WatchedDirectory.linksChanged() }
     }
     var children = ChildTable()
     /// Which root (index into the watch's roots) this directory belongs to.
-    let root: Int
-    /// Wall-clock nanoseconds when the directory was last listed (0: never). A file found by a
-    /// rescan at the same name with the same inode number may still be another file (ext4
-    /// reuses a freed number at once), which only its change time can tell: one changed since
-    /// the listing is reported `modified`, so the consumer reads it again.
-    var listedAt: Int64 = 0
-    /// The directory's own identity, `0` while unknown. Every path the model derives may be
-    /// stale (events still queued in the kernel will move it on), so whatever is opened at a
-    /// node's path is checked against this before the model believes it.
-    var device: UInt64
-    var inode: UInt64
-    /// A number no other node of this process has had or will have: what keys that must not
-    /// keep a node alive (``NameInModel``, ``InotifyWatch/relativePath(of:)``'s cache) hold.
-    /// An `ObjectIdentifier` is the node's address, which the next node allocated may take
-    /// once this one is freed: `rm -rf g; mv c/s a` under a depth limit made `a`'s node at
-    /// `g`'s old address, and the creations in `a` were told under `g/`, from the cached path
-    /// of the node that was there (inotify 30 runs of 30). 8 bytes more, within malloc's
-    /// 144-byte size class the node already took.
-    let serial = WatchedDirectory.serials.wrappingAdd(1, ordering: .relaxed).newValue
-    /// The value of ``linkGeneration`` when this node was last found attached; see
-    /// ``isAttached``.
-    var attachedAtGeneration = -1
+    private let rootIndex: UInt32
     /// The inotify watch on this directory, or -1 while it has none.
     var watch: CInt = -1
     /// Set once the directory has been watched and listed; until then its contents may be
@@ -59,12 +40,48 @@ final class WatchedDirectory {
     /// parent's watch hears by name is the covered directory, or the link, not this one, so
     /// only its own watch reports a change of its attributes.
     var hearsOwnAttributes = false
+    /// Wall-clock nanoseconds when the directory was last listed (0: never). A file found by a
+    /// rescan at the same name with the same inode number may still be another file (ext4
+    /// reuses a freed number at once), which only its change time can tell: one changed since
+    /// the listing is reported `modified`, so the consumer reads it again.
+    var listedAt: Int64 = 0
+    /// The directory's own identity, `0` while unknown. Every path the model derives may be
+    /// stale (events still queued in the kernel will move it on), so whatever is opened at a
+    /// node's path is checked against this before the model believes it.
+    var device: UInt64
+    var inode: UInt64
+    /// A number no other node of this process has had or will have: what keys that must not
+    /// keep a node alive (``NameInModel``, ``InotifyWatch/relativePath(of:)``'s cache) hold.
+    /// An `ObjectIdentifier` is the node's address, which the next node allocated may take
+    /// once this one is freed: `rm -rf g; mv c/s a` under a depth limit made `a`'s node at
+    /// `g`'s old address, and the creations in `a` were told under `g/`, from the cached path
+    /// of the node that was there (inotify 30 runs of 30).
+    let serial = WatchedDirectory.serials.wrappingAdd(1, ordering: .relaxed).newValue
+    /// The value of ``linkGeneration`` when this node was last found attached; see
+    /// ``isAttached``.
+    var attachedAtGeneration = -1
+
+    /// The name in the parent (a copy: ``withName(_:)`` reads it in place).
+    var name: [UInt8] {
+        get { storedName.bytes }
+        set { storedName = SnapshotName(newValue) }
+    }
+
+    /// Calls `body` with the name's bytes, without copying them.
+    @inline(__always)
+    func withName<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try storedName.withBytes(body)
+    }
+
+    /// Which root (index into the watch's roots) this directory belongs to.
+    var root: Int { Int(rootIndex) }
 
     init(parent: WatchedDirectory?, name: [UInt8], root: Int, device: UInt64 = 0, inode: UInt64 = 0) {
         self.isRoot = parent == nil
         self.parent = parent
-        self.name = name
-        self.root = root
+        self.storedName = SnapshotName(name)
+        // A watch has one root per path it was given: far fewer than 2^32.
+        self.rootIndex = UInt32(truncatingIfNeeded: root)
         self.device = device
         self.inode = inode
     }
@@ -116,7 +133,7 @@ final class WatchedDirectory {
                 guard node.isRoot && !node.isReplacedRoot else { return false }
                 break
             }
-            guard parent.children[node.name]?.directory === node else { return false }
+            guard node.withName({ parent.children.entry(named: $0) })?.directory === node else { return false }
             // An ancestor found attached in this generation: so is everything below it.
             if parent.attachedAtGeneration == generation { break }
             node = parent
@@ -153,7 +170,7 @@ final class WatchedDirectory {
         var current = self
         while let parent = current.parent {
             if !backwards.isEmpty { backwards.append(UInt8(ascii: "/")) }
-            backwards.append(contentsOf: current.name.reversed())
+            current.withName { backwards.append(contentsOf: $0.reversed()) }
             current = parent
         }
         backwards.reverse()
