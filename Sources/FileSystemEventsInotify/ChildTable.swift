@@ -10,11 +10,13 @@ import FileSystemEventsCore
 /// a heap object per name (48 bytes for a 12-byte name) and for buckets sized for a 0.75 load
 /// factor, and hashed names element by element. Here:
 ///
-/// - each item is one record in a single byte array per directory: its inode, its name's
-///   length, its type, then the name itself, 11 bytes plus the name. Fixed 16-byte slots with
-///   the names in an arena of their own took two heap blocks per directory and 5 bytes more per
-///   item: a heap profile of the 110k-entry start-up tree (10,101 directories of 10 files) put
-///   2.6 MB, half of the watcher's heap, in those two arrays;
+/// - each item is one record in a single byte array per directory: its type, its inode, its
+///   name's length, then the name itself, each field as narrow as its value allows, so 6 bytes
+///   plus the name for an inode number below 2^32 and a name shorter than 256 bytes (nearly
+///   every item). Fixed 16-byte slots with the names in an arena of their own took two heap
+///   blocks per directory and 10 bytes more per item: a heap profile of the 110k-entry
+///   start-up tree (10,101 directories of 10 files) put 2.6 MB, half of the watcher's heap, in
+///   those two arrays;
 /// - an item is known by where its record starts, its *offset*, which no insertion or removal
 ///   moves (only compaction, which renumbers everything at once);
 /// - the few items that are watched directories of the tree keep their node in a side table
@@ -29,19 +31,23 @@ import FileSystemEventsCore
 /// garbage outweighs what is live, the table is compacted, so a directory that churns through
 /// names keeps a size set by what it holds, not by what it has held.
 struct ChildTable {
-    // A record, from its offset: the inode (8 bytes, unaligned), the name's length (2 bytes: a
-    // name from `getdents64` or inotify fits, a directory record's length is 16 bits), the
-    // state (1 byte), the name.
-    private static var inodeField: Int { 0 }
-    private static var nameCountField: Int { 8 }
-    private static var stateField: Int { 10 }
-    private static var headerSize: Int { 11 }
+    // A record, from its offset: the state (1 byte), the inode (4 bytes, or 8 with
+    // ``wideInodeFlag``), the name's length (1 byte, or 2 with ``wideNameFlag``: a name from
+    // `getdents64` or inotify fits, a directory record's length is 16 bits), the name. Loads
+    // are unaligned.
+    /// A record's size before its name, for the usual item (what a crawl reserves room by).
+    private static var narrowHeaderSize: Int { 6 }
 
     /// Up to this many records, a lookup compares names in order and keeps no index.
     static var linearLimit: Int { 16 }
-    /// The state byte: the type's ``typeCodes`` index, plus ``hasDirectoryFlag`` when
-    /// ``directories`` holds the item's node; ``removedState`` for a removed item's record.
-    private static var removedState: UInt8 { 0xFF }
+    /// The state byte: the type's ``typeCodes`` index in the low 3 bits, plus
+    /// ``hasDirectoryFlag`` when ``directories`` holds the item's node, ``removedFlag`` once the
+    /// item is removed, and the flags of the wide fields (which a removed record keeps, so that
+    /// a walk can still step over it).
+    private static var typeMask: UInt8 { 0x07 }
+    private static var removedFlag: UInt8 { 0x08 }
+    private static var wideNameFlag: UInt8 { 0x20 }
+    private static var wideInodeFlag: UInt8 { 0x40 }
     private static var hasDirectoryFlag: UInt8 { 0x80 }
     private static let typeCodes: [FileItemType] = [.file, .directory, .symlink, .other, .unknown]
 
@@ -56,6 +62,8 @@ struct ChildTable {
         }
         return entry.directory == nil ? code : code | hasDirectoryFlag
     }
+
+    private static func fitsNarrowInode(_ inode: UInt64) -> Bool { inode <= UInt64(UInt32.max) }
 
     private var records: [UInt8] = []
     /// Records held, live or removed.
@@ -85,7 +93,7 @@ struct ChildTable {
     /// Makes room for `count` items with `nameBytes` bytes of names in all, at that size
     /// exactly: a crawl knows both before it fills a directory's table.
     mutating func reserveCapacity(_ count: Int, nameBytes: Int = 0) {
-        let bytes = count * Self.headerSize + nameBytes
+        let bytes = count * Self.narrowHeaderSize + nameBytes
         records.reserveCapacity(bytes)
         if count > Self.linearLimit && indexPositions < Self.indexSize(for: count) {
             rebuildIndex(positions: Self.indexSize(for: count), recordBytes: bytes)
@@ -111,20 +119,43 @@ struct ChildTable {
     /// Sets the item at the name `key`, given as bytes (a crawl's listing buffer).
     mutating func update(_ key: UnsafeRawBufferPointer, to entry: WatchedEntry) {
         if let found = find(key) {
-            if state(at: found) & Self.hasDirectoryFlag != 0, let replaced = directories[found], replaced !== entry.directory {
+            let state = state(at: found)
+            if state & Self.hasDirectoryFlag != 0, let replaced = directories[found], replaced !== entry.directory {
                 WatchedDirectory.detached(replaced)
             }
-            records.withUnsafeMutableBytes { bytes in
-                bytes.storeBytes(of: entry.inode, toByteOffset: found + Self.inodeField, as: UInt64.self)
-                bytes[found + Self.stateField] = Self.state(of: entry)
+            if state & Self.wideInodeFlag != 0 || Self.fitsNarrowInode(entry.inode) {
+                let wideFlags = state & (Self.wideInodeFlag | Self.wideNameFlag)
+                records.withUnsafeMutableBytes { bytes in
+                    if wideFlags & Self.wideInodeFlag != 0 {
+                        bytes.storeBytes(of: entry.inode, toByteOffset: found + 1, as: UInt64.self)
+                    } else {
+                        bytes.storeBytes(of: UInt32(truncatingIfNeeded: entry.inode), toByteOffset: found + 1, as: UInt32.self)
+                    }
+                    bytes[found] = Self.state(of: entry) | wideFlags
+                }
+                directories[found] = entry.directory
+                return
             }
-            directories[found] = entry.directory
-            return
+            // An inode number that no longer fits the record's field: the item moves to a
+            // record of its own at the end (its old node, if kept, was not detached).
+            removeRecord(at: found, key: key)
         }
         let offset = records.count
-        withUnsafeBytes(of: entry.inode) { records.append(contentsOf: $0) }
-        withUnsafeBytes(of: UInt16(truncatingIfNeeded: key.count)) { records.append(contentsOf: $0) }
-        records.append(Self.state(of: entry))
+        var state = Self.state(of: entry)
+        let wideInode = !Self.fitsNarrowInode(entry.inode), wideName = key.count > Int(UInt8.max)
+        if wideInode { state |= Self.wideInodeFlag }
+        if wideName { state |= Self.wideNameFlag }
+        records.append(state)
+        if wideInode {
+            withUnsafeBytes(of: entry.inode) { records.append(contentsOf: $0) }
+        } else {
+            withUnsafeBytes(of: UInt32(truncatingIfNeeded: entry.inode)) { records.append(contentsOf: $0) }
+        }
+        if wideName {
+            withUnsafeBytes(of: UInt16(truncatingIfNeeded: key.count)) { records.append(contentsOf: $0) }
+        } else {
+            records.append(UInt8(truncatingIfNeeded: key.count))
+        }
         records.append(contentsOf: key)
         if let directory = entry.directory { directories[offset] = directory }
         count += 1
@@ -157,24 +188,40 @@ struct ChildTable {
     // MARK: Records
 
     @inline(__always)
-    private func state(at offset: Int) -> UInt8 { records[offset + Self.stateField] }
+    private func state(at offset: Int) -> UInt8 { records[offset] }
 
     @inline(__always)
-    private func nameCount(at offset: Int) -> Int {
-        records.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: offset + Self.nameCountField, as: UInt16.self)) }
+    private static func isLive(_ state: UInt8) -> Bool { state & removedFlag == 0 }
+
+    /// Where the name of the record at `offset` is, in `bytes` (the records).
+    @inline(__always)
+    private static func name(at offset: Int, in bytes: UnsafeRawBufferPointer) -> Range<Int> {
+        let state = bytes[offset]
+        let lengthField = offset + (state & wideInodeFlag != 0 ? 9 : 5)
+        if state & wideNameFlag != 0 {
+            let count = Int(bytes.loadUnaligned(fromByteOffset: lengthField, as: UInt16.self))
+            return lengthField + 2..<lengthField + 2 + count
+        }
+        let count = Int(bytes[lengthField])
+        return lengthField + 1..<lengthField + 1 + count
     }
+
+    @inline(__always)
+    private func name(at offset: Int) -> Range<Int> { records.withUnsafeBytes { Self.name(at: offset, in: $0) } }
 
     /// Where the record after the one at `offset` starts.
     @inline(__always)
-    private func end(of offset: Int) -> Int { offset + Self.headerSize + nameCount(at: offset) }
-
-    @inline(__always)
-    private func name(at offset: Int) -> Range<Int> { offset + Self.headerSize..<end(of: offset) }
+    private func end(of offset: Int) -> Int { name(at: offset).upperBound }
 
     private func entry(at offset: Int) -> WatchedEntry {
-        let state = state(at: offset)
-        let inode = records.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + Self.inodeField, as: UInt64.self) }
-        return WatchedEntry(type: Self.typeCodes[Int(state & ~Self.hasDirectoryFlag)], inode: inode,
+        let (state, inode) = records.withUnsafeBytes { bytes in
+            let state = bytes[offset]
+            let inode = state & Self.wideInodeFlag != 0
+                ? bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt64.self)
+                : UInt64(bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self))
+            return (state, inode)
+        }
+        return WatchedEntry(type: Self.typeCodes[Int(state & Self.typeMask)], inode: inode,
                             directory: state & Self.hasDirectoryFlag != 0 ? directories[offset] : nil)
     }
 
@@ -246,10 +293,10 @@ struct ChildTable {
 
     private func nameMatches(_ offset: Int, _ key: UnsafeRawBufferPointer) -> Bool {
         records.withUnsafeBytes { bytes in
-            guard Int(bytes.loadUnaligned(fromByteOffset: offset + Self.nameCountField, as: UInt16.self)) == key.count,
-                  bytes[offset + Self.stateField] != Self.removedState else { return false }
+            let name = Self.name(at: offset, in: bytes)
+            guard name.count == key.count, Self.isLive(bytes[offset]) else { return false }
             if key.isEmpty { return true }
-            return memcmp(bytes.baseAddress! + offset + Self.headerSize, key.baseAddress!, key.count) == 0
+            return memcmp(bytes.baseAddress! + name.lowerBound, key.baseAddress!, key.count) == 0
         }
     }
 
@@ -276,6 +323,14 @@ struct ChildTable {
     private mutating func remove(_ key: UnsafeRawBufferPointer) -> WatchedEntry? {
         guard let found = find(key) else { return nil }
         let entry = entry(at: found)
+        if entry.directory != nil, let removed = directories[found] { WatchedDirectory.detached(removed) }
+        removeRecord(at: found, key: key)
+        return entry
+    }
+
+    /// Removes the item whose record is at `found`, named `key`; its node, if any, is only
+    /// dropped from ``directories``.
+    private mutating func removeRecord(at found: Int, key: UnsafeRawBufferPointer) {
         let size = indexPositions
         if size > 0 {
             var position = Self.position(of: Self.hash(key), in: size)
@@ -285,14 +340,11 @@ struct ChildTable {
             }
             setIndexEntry(at: position, offset: nil)
         }
-        if entry.directory != nil, let removed = directories.removeValue(forKey: found) {
-            WatchedDirectory.detached(removed)
-        }
-        records[found + Self.stateField] = Self.removedState
+        directories[found] = nil
+        records[found] = (records[found] & ~Self.hasDirectoryFlag) | Self.removedFlag
         count -= 1
         let garbage = recordCount - count
         if garbage > Self.linearLimit && garbage > count { compact() }
-        return entry
     }
 
     private mutating func insertIntoIndex(offset: Int, hash: Int) {
@@ -316,8 +368,9 @@ struct ChildTable {
         var offset = 0
         while offset < records.count {
             let next = end(of: offset)
-            if state(at: offset) != Self.removedState {
-                let hash = records.withUnsafeBytes { Self.hash(UnsafeRawBufferPointer(rebasing: $0[offset + Self.headerSize..<next])) }
+            if Self.isLive(state(at: offset)) {
+                let nameRange = name(at: offset)
+                let hash = records.withUnsafeBytes { Self.hash(UnsafeRawBufferPointer(rebasing: $0[nameRange])) }
                 insertIntoIndex(offset: offset, hash: hash)
             }
             offset = next
@@ -330,7 +383,7 @@ struct ChildTable {
         var offset = 0
         while offset < records.count {
             let next = end(of: offset)
-            if state(at: offset) != Self.removedState { liveBytes += next - offset }
+            if Self.isLive(state(at: offset)) { liveBytes += next - offset }
             offset = next
         }
         var live: [UInt8] = []
@@ -341,7 +394,7 @@ struct ChildTable {
         while offset < records.count {
             let next = end(of: offset)
             let state = state(at: offset)
-            if state != Self.removedState {
+            if Self.isLive(state) {
                 if state & Self.hasDirectoryFlag != 0 { liveDirectories[live.count] = directories[offset] }
                 live.append(contentsOf: records[offset..<next])
             }
@@ -372,7 +425,7 @@ extension ChildTable: Sequence {
                 let current = offset
                 let name = table.name(at: current)
                 offset = name.upperBound
-                guard table.state(at: current) != ChildTable.removedState else { continue }
+                guard ChildTable.isLive(table.state(at: current)) else { continue }
                 return (table.records[name], table.entry(at: current))
             }
             return nil

@@ -21,7 +21,8 @@ struct ChildTableTests {
     static func name(_ number: Int, _ random: inout SplitMix) -> [UInt8] {
         switch number % 4 {
         case 0: return Array("file-\(number).txt".utf8)
-        case 1: return Array(repeating: UInt8(ascii: "x"), count: 200) + Array("\(number)".utf8)  // long
+        // Long: either side of 255 bytes, where a record's name length takes a second byte.
+        case 1: return Array(repeating: UInt8(ascii: "x"), count: 245 + number % 13) + Array("\(number)".utf8)
         case 2: return [0xFF, 0xFE, UInt8(number & 0x7F) | 1, UInt8((number >> 7) & 0x7F) | 1]  // not UTF-8
         default: return Array("\(number)".utf8)
         }
@@ -55,7 +56,10 @@ struct ChildTableTests {
             if random.below(3) == 0 {
                 #expect(table.removeValue(forKey: name)?.inode == expected.removeValue(forKey: name)?.inode)
             } else {
-                let entry = WatchedEntry(type: random.below(2) == 0 ? .file : .directory, inode: random.next(),
+                // Inode numbers either side of 2^32, where a record's inode takes 8 bytes: an item
+                // replaced by one of the other width is rewritten in place or moved.
+                let inode = random.below(2) == 0 ? random.next() : UInt64(random.below(1 << 20)) << random.below(13)
+                let entry = WatchedEntry(type: random.below(2) == 0 ? .file : .directory, inode: inode,
                                          directory: random.below(5) == 0 ? directory : nil)
                 table[name] = entry
                 expected[name] = entry
@@ -118,6 +122,32 @@ struct ChildTableTests {
             }
         }
     }
+    @Test("an item whose inode number outgrows its record's field keeps its name, node and neighbours")
+    func inodeWidens() {
+        let directory = WatchedDirectory(parent: nil, name: [], root: 0)
+        for size in [3, 40] {
+            var table = ChildTable()
+            for number in 0..<size {
+                table[Array("n\(number)".utf8)] = WatchedEntry(type: .directory, inode: UInt64(number), directory: directory)
+            }
+            let wide = UInt64(UInt32.max) + 7
+            table[Array("n1".utf8)] = WatchedEntry(type: .directory, inode: wide, directory: directory)
+            #expect(table[Array("n1".utf8)]?.inode == wide)
+            #expect(table[Array("n1".utf8)]?.directory === directory)
+            table[Array("n1".utf8)] = WatchedEntry(type: .file, inode: 5)
+            #expect(table[Array("n1".utf8)]?.inode == 5)
+            #expect(table[Array("n1".utf8)]?.directory == nil)
+            #expect(table.count == size)
+            for number in 0..<size where number != 1 {
+                #expect(table[Array("n\(number)".utf8)]?.inode == UInt64(number))
+                #expect(table[Array("n\(number)".utf8)]?.directory === directory)
+            }
+            let listed: [String] = table.map { String(decoding: $0.name, as: UTF8.self) }
+            let expected: [String] = (0..<size).map { "n\($0)" }
+            #expect(listed.sorted() == expected.sorted())
+        }
+    }
+
     @Test("names that outgrow the 2-byte index's reach widen it, and every item stays found")
     func widensIndexForLongNames() {
         var table = ChildTable()
