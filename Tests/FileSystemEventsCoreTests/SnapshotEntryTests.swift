@@ -1,9 +1,6 @@
 import FileSystemEventsConformance
 import FileSystemEventsCore
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `SnapshotEntry` keeps the part of a status that a tree repeats in the process-wide
 /// `FileAttributeTable`. Nothing may be lost on the way: a status must read back exactly as it

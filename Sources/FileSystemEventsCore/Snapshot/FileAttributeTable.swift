@@ -48,7 +48,7 @@ package struct SharedFileAttributes: Hashable, Sendable {
 /// is reserved zeroed and untouched, so it costs address space, not memory.
 package enum FileAttributeTable {
     private static let chunkShift: UInt32 = 12
-    private static let chunkSize = 1 << 12
+    private static let chunkSize = 1 << Int(chunkShift)
     /// Enough chunks for every 32-bit index.
     private static let chunkCount = 1 << 20
 
@@ -84,7 +84,7 @@ package enum FileAttributeTable {
 
     /// The index that names `attributes`, stored now if it is new.
     package static func index(of attributes: SharedFileAttributes) -> UInt32 {
-        let isDirectory = attributes.mode & 0o170000 == 0o040000
+        let isDirectory = FileItemType(mode: attributes.mode) == .directory
         let recent = isDirectory ? lastDirectory.load(ordering: .acquiring) : lastOther.load(ordering: .acquiring)
         if recent != .max && Self.attributes(at: recent) == attributes { return recent }
         let index = state.withLock { state -> UInt32 in
