@@ -2,7 +2,7 @@ import CFileSystemEventsShims
 
 /// One `statx` result, reduced to what change detection needs and packed into 64 bytes. A
 /// snapshot keeps one per entry, and large trees hold millions: an entry stores the part a
-/// tree repeats (device, mode, owner, group, link count) once per process
+/// tree repeats (device, mode, owner, group, link count, a size's high half) once per process
 /// (``FileAttributeTable``), and the rest in itself (``SnapshotEntry``).
 ///
 /// Times are nanoseconds since the epoch: comparing the full nanosecond value is what lets the

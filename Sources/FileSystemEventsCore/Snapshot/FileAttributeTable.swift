@@ -9,25 +9,33 @@ import Darwin
 #endif
 
 /// The part of a status that a tree repeats from item to item: device, mode, owner, group and
-/// link count.
+/// link count, and the high 32 bits of the size, zero for every file under 4 GiB.
 package struct SharedFileAttributes: Hashable, Sendable {
     package var device: UInt64
     package var mode: UInt32
     package var userID: UInt32
     package var groupID: UInt32
     package var linkCount: UInt32
+    package var sizeHighBits: UInt32
 
-    package init(device: UInt64, mode: UInt32, userID: UInt32, groupID: UInt32, linkCount: UInt32) {
+    package init(device: UInt64, mode: UInt32, userID: UInt32, groupID: UInt32, linkCount: UInt32, sizeHighBits: UInt32 = 0) {
         self.device = device
         self.mode = mode
         self.userID = userID
         self.groupID = groupID
         self.linkCount = linkCount
+        self.sizeHighBits = sizeHighBits
     }
 
     package init(_ status: FileStatus) {
         self.init(device: status.device, mode: status.mode, userID: status.userID, groupID: status.groupID,
-                  linkCount: status.linkCount)
+                  linkCount: status.linkCount, sizeHighBits: UInt32(truncatingIfNeeded: UInt64(bitPattern: status.size) >> 32))
+    }
+
+    /// The whole size, from the low 32 bits kept elsewhere.
+    @inline(__always)
+    package func size(withLowBits low: UInt32) -> Int64 {
+        Int64(bitPattern: UInt64(sizeHighBits) << 32 | UInt64(low))
     }
 }
 
@@ -37,7 +45,7 @@ package struct SharedFileAttributes: Hashable, Sendable {
 /// A polling snapshot holds one status per item, and a million items held their 24 bytes of
 /// device, mode, owner, group and link count a million times over, although a tree has a few
 /// dozen such combinations (one per owner, permission and type, and per link count of its
-/// directories). An entry keeps the index instead (``SnapshotEntry``): nothing is lost, every
+/// directories, and per 4 GiB of size among its largest files). An entry keeps the index instead (``SnapshotEntry``): nothing is lost, every
 /// status reads back exactly as it was stored.
 ///
 /// The table only grows: an index, once handed out, names the same value for the life of the

@@ -280,31 +280,33 @@ package final class SnapshotDirectory {
 
 /// One item in a directory.
 ///
-/// A polling snapshot holds one per item, so this layout is most of its memory: 72 bytes, the
-/// name (inline when short), the listing, the five values that differ from file to file
-/// (inode, size and three times) and an index into ``FileAttributeTable`` for the rest of the
-/// status, which a tree repeats (88 bytes while the status was stored whole). ``status``
-/// reads back exactly what was stored.
+/// A polling snapshot holds one per item, so this layout is most of its memory: 64 bytes, the
+/// name (inline when short), the listing, the values that differ from file to file (inode,
+/// three times and the low 32 bits of the size) and an index into ``FileAttributeTable`` for
+/// the rest of the status, which a tree repeats; the size's high bits go there too, being zero
+/// for every file under 4 GiB (88 bytes while the status was stored whole, 72 while the size
+/// was). ``status`` reads back exactly what was stored.
 package struct SnapshotEntry {
     package var name: SnapshotName
     /// The listing of a directory that the scan descended into (recursive mode), else `nil`.
     package var directory: SnapshotDirectory?
     private var inode: UInt64
-    private var size: Int64
     private var modificationTime: Int64
     private var changeTime: Int64
     private var birthTime: Int64
-    /// Device, mode, owner, group and link count (``FileAttributeTable``).
+    /// The size's low 32 bits; the high ones are in the attributes.
+    private var sizeLowBits: UInt32
+    /// Device, mode, owner, group, link count and the size's high bits (``FileAttributeTable``).
     private var attributes: UInt32
 
     package init(name: SnapshotName, status: FileStatus, directory: SnapshotDirectory? = nil) {
         self.name = name
         self.directory = directory
         self.inode = status.inode
-        self.size = status.size
         self.modificationTime = status.modificationTime
         self.changeTime = status.changeTime
         self.birthTime = status.birthTime
+        self.sizeLowBits = UInt32(truncatingIfNeeded: status.size)
         self.attributes = FileAttributeTable.index(of: SharedFileAttributes(status))
     }
 
@@ -317,16 +319,16 @@ package struct SnapshotEntry {
             let shared = FileAttributeTable.attributes(at: attributes)
             return FileStatus(
                 device: shared.device, inode: inode, mode: shared.mode, userID: shared.userID, groupID: shared.groupID,
-                linkCount: shared.linkCount, size: size, modificationTime: modificationTime, changeTime: changeTime,
-                birthTime: birthTime
+                linkCount: shared.linkCount, size: shared.size(withLowBits: sizeLowBits),
+                modificationTime: modificationTime, changeTime: changeTime, birthTime: birthTime
             )
         }
         set {
             inode = newValue.inode
-            size = newValue.size
             modificationTime = newValue.modificationTime
             changeTime = newValue.changeTime
             birthTime = newValue.birthTime
+            sizeLowBits = UInt32(truncatingIfNeeded: newValue.size)
             attributes = FileAttributeTable.index(of: SharedFileAttributes(newValue))
         }
     }
