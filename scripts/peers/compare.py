@@ -20,6 +20,8 @@ import tempfile
 import threading
 import time
 
+from trees import make_tree
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WORK = tempfile.mkdtemp(prefix="filewatch-compare-")
 FLOOR = os.environ["FLOOR_BIN"]
@@ -294,21 +296,6 @@ def measure_latency(watcher, count=LATENCY_SAMPLES):
 def percentile(values, fraction):
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))] if ordered else float("nan")
-
-
-def make_tree(root, directories, files_each):
-    made, queue = 0, [root]
-    while made < directories and queue:
-        parent = queue.pop(0)
-        for index in range(10):
-            if made >= directories:
-                break
-            directory = os.path.join(parent, f"d{index}")
-            os.mkdir(directory)
-            for file in range(files_each):
-                open(os.path.join(directory, f"f{file}"), "w").close()
-            queue.append(directory)
-            made += 1
 
 
 def rss_kib(pid):

@@ -14,7 +14,6 @@ What it is for: a change to memory of a few hundred KiB is smaller than the page
 between compare.py's runs; builds side by side, in turn, with the cache dropped, show it.
 """
 import argparse
-import os
 import shutil
 import statistics
 import subprocess
@@ -22,20 +21,7 @@ import tempfile
 import threading
 import time
 
-
-def make_tree(root, directories, files_each):
-    made, queue = 0, [root]
-    while made < directories and queue:
-        parent = queue.pop(0)
-        for index in range(10):
-            if made >= directories:
-                break
-            directory = os.path.join(parent, f"d{index}")
-            os.mkdir(directory)
-            for file in range(files_each):
-                open(os.path.join(directory, f"f{file}"), "w").close()
-            queue.append(directory)
-            made += 1
+from trees import make_tree
 
 
 def memory(pid):
