@@ -18,18 +18,13 @@ package struct SharedFileAttributes: Hashable, Sendable {
     package var linkCount: UInt32
     package var sizeHighBits: UInt32
 
-    package init(device: UInt64, mode: UInt32, userID: UInt32, groupID: UInt32, linkCount: UInt32, sizeHighBits: UInt32 = 0) {
-        self.device = device
-        self.mode = mode
-        self.userID = userID
-        self.groupID = groupID
-        self.linkCount = linkCount
-        self.sizeHighBits = sizeHighBits
-    }
-
     package init(_ status: FileStatus) {
-        self.init(device: status.device, mode: status.mode, userID: status.userID, groupID: status.groupID,
-                  linkCount: status.linkCount, sizeHighBits: UInt32(truncatingIfNeeded: UInt64(bitPattern: status.size) >> 32))
+        device = status.device
+        mode = status.mode
+        userID = status.userID
+        groupID = status.groupID
+        linkCount = status.linkCount
+        sizeHighBits = UInt32(truncatingIfNeeded: UInt64(bitPattern: status.size) >> 32)
     }
 
     /// The whole size, from the low 32 bits kept elsewhere.
@@ -45,8 +40,9 @@ package struct SharedFileAttributes: Hashable, Sendable {
 /// A polling snapshot holds one status per item, and a million items held their 24 bytes of
 /// device, mode, owner, group and link count a million times over, although a tree has a few
 /// dozen such combinations (one per owner, permission and type, and per link count of its
-/// directories, and per 4 GiB of size among its largest files). An entry keeps the index instead (``SnapshotEntry``): nothing is lost, every
-/// status reads back exactly as it was stored.
+/// directories, and per 4 GiB of size among its largest files). An entry keeps the index
+/// instead (``SnapshotEntry``): nothing is lost, every status reads back exactly as it was
+/// stored.
 ///
 /// The table only grows: an index, once handed out, names the same value for the life of the
 /// process, so entries (and copies of them on any thread) need no lock to read it. Indices are
