@@ -81,9 +81,7 @@ import Testing
             let observed = try await observe(try backend.makeSource(options: options).updates(), onReady: {
                 try tree.remove(RelativePath(name))
                 try tree.symlink(RelativePath(name), pointingTo: "real")
-            }, until: { observed in
-                observed.events.contains { $0.kind == .created && $0.path.lastComponent?.string == "inside.txt" }
-            })
+            }, untilEvent: { $0.kind == .created && $0.path.lastComponent?.string == "inside.txt" })
             #expect(observed.events.first?.path == tree.path(RelativePath(name)), "\(backend): \(observed.events.prefix(3))")
         }
     }

@@ -28,9 +28,7 @@ import Testing
         #expect(configuration.backendName == "digest-polling")
         let source = try configuration.makeSource()
         #expect(source.backendName == "digest-polling")
-        let observed = try await observe(source.updates(), onReady: { try tree.write("hello.txt", "x") }, until: { observed in
-            observed.events.contains { $0.kind == .created && $0.path.lastComponent?.string == "hello.txt" }
-        })
+        let observed = try await observe(source.updates(), onReady: { try tree.write("hello.txt", "x") }, untilEvent: { $0.kind == .created && $0.path.lastComponent?.string == "hello.txt" })
         #expect(!observed.events.isEmpty)
         #expect(registry.knownNames.contains("digest-polling"))
 
@@ -43,9 +41,7 @@ import Testing
         _ = try await observe(layered.updates(), onReady: {
             try tree.makeDirectory("later")
             try tree.write("later/inside.txt", "y")
-        }, until: { observed in
-            observed.events.contains { $0.path.lastComponent?.string == "inside.txt" }
-        })
+        }, untilEvent: { $0.path.lastComponent?.string == "inside.txt" })
     }
 
     @Test("a registered backend is chosen by the JSON configuration file and by an override (a host's --backend), in any case")
@@ -59,9 +55,7 @@ import Testing
         #expect(fromFile.backendName == "digest-polling")
         let source = try fromFile.makeSource()
         #expect(source.backendName == "digest-polling")
-        _ = try await observe(source.updates(), onReady: { try tree.write("from-file.txt", "x") }, until: { observed in
-            observed.events.contains { $0.path.lastComponent?.string == "from-file.txt" }
-        })
+        _ = try await observe(source.updates(), onReady: { try tree.write("from-file.txt", "x") }, untilEvent: { $0.path.lastComponent?.string == "from-file.txt" })
         var overrides = WatchConfiguration.Overrides()
         overrides.backend = "DIGEST-polling"
         // The override wins over the environment, which wins over the file.

@@ -29,9 +29,7 @@ import Glibc
                 for operation in operations { try operation.perform(MergeProbe(tree: tree, prefix: "\(operation.key)\(index)")) }
             }
             try tree.write("marker", "x")
-        }, until: { observed in
-            observed.events.contains { $0.path == marker }
-        })
+        }, untilEvent: { $0.path == marker })
 
         let rootLength = tree.root.string.utf8.count + 1
         func relative(_ path: FilePath) -> String { String(path.string.dropFirst(rootLength)) }

@@ -56,9 +56,7 @@ import Testing
         _ = try await observe(source.updates(), onReady: {
             try write()
             try tree.write(RelativePath(marker), "m")
-        }, until: { observed in
-            observed.events.contains { $0.kind == .created && $0.path.lastComponent?.string == marker }
-        })
+        }, untilEvent: { $0.kind == .created && $0.path.lastComponent?.string == marker })
     }
 
     @Test("start() returns once watching with the initial state; stop() is final and closes every descriptor")

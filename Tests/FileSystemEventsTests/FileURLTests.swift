@@ -46,9 +46,7 @@ import Testing
             let name = "\(backend) 100% done.txt"
             let observed = try await observe(backend.makeSource(options: options).updates(), onReady: {
                 try tree.write(RelativePath("a folder/\(name)"), "x")
-            }, until: { observed in
-                observed.events.contains { $0.kind == .created && $0.path.lastComponent?.string == name }
-            })
+            }, untilEvent: { $0.kind == .created && $0.path.lastComponent?.string == name })
             let event = try #require(observed.events.first { $0.path.lastComponent?.string == name })
             #expect(event.url.lastPathComponent == name)
             #expect(event.url.path(percentEncoded: false) == tree.path(RelativePath("a folder/\(name)")).string)

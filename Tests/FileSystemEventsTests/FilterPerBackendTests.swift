@@ -23,9 +23,7 @@ import Testing
             try tree.write("a/new/deeper/four.txt", "x")
             try tree.append("a/b/c/old.txt", "more")
             try tree.write("a/marker", "x")
-        }, until: { observed in
-            observed.events.contains { $0.path == marker }
-        })
+        }, untilEvent: { $0.path == marker })
         let reported = Set(observed.events.map { $0.path.string.dropFirst(tree.root.string.count + 1) })
         #expect(reported.contains("top.txt") && reported.contains("a/one.txt") && reported.contains("a/new"), "\(reported.sorted())")
         let tooDeep = reported.filter { $0.split(separator: "/").count > 2 }
@@ -55,9 +53,7 @@ import Testing
             try tree.write("movie.mkv.part", "partial")
             try tree.makeDirectory("backup~")
             try tree.write("marker", "x")
-        }, until: { observed in
-            observed.events.contains { $0.path == marker }
-        })
+        }, untilEvent: { $0.path == marker })
         let names = Set(observed.events.flatMap { [$0.path, $0.previousPath].compactMap { $0?.lastComponent?.string } })
         for editorFile in ["4913", ".doc.txt.swp", "doc.txt~", ".subl1a2b.tmp", ".#doc.txt", "movie.mkv.part"] {
             #expect(!names.contains(editorFile), "\(backend) reported \(editorFile): \(observed.events)")

@@ -45,9 +45,7 @@ import Testing
                 try tree.write("watched/sub/mnt/inside/new.txt", "n")
                 try tree.write("watched/sub/bound/deeper/new.txt", "n")
                 try tree.write(RelativePath("watched/\(marker)"), "m")
-            }, until: { observed in
-                observed.events.contains { $0.path.lastComponent?.string == marker }
-            })
+            }, untilEvent: { $0.path.lastComponent?.string == marker })
             let events = observed.events
             let mounted = try Syscalls.status(mountPoint).get().identity
             // Nothing happened to the mount point but a chmod: a backend that lost track of it
@@ -92,9 +90,7 @@ import Testing
             let observed = try await observe(source.updates(), onReady: {
                 try tree.write("watched/d7/inner/new.txt", "n")
                 try tree.write(RelativePath("watched/\(marker)"), "m")
-            }, until: { observed in
-                observed.events.contains { $0.path.lastComponent?.string == marker && !$0.path.string.contains("/loop/") }
-            })
+            }, untilEvent: { $0.path.lastComponent?.string == marker && !$0.path.string.contains("/loop/") })
             #expect(observed.events.contains { $0.path == tree.path("watched/d7/inner/new.txt") && $0.kind == .created },
                     "\(backend): the file created beside the mount was not reported: \(observed.events.prefix(20))")
         }

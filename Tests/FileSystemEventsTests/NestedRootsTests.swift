@@ -30,9 +30,7 @@ import Testing
         try tree.write("outer.txt", "z")
         try tree.removeTree("inner/deeper")
         try tree.write("inner/marker", "")
-        let observed = try await observe(stream, stopping: false) { observed in
-            observed.events.contains { $0.path == tree.path("inner/marker") }
-        }
+        let observed = try await observe(stream, stopping: false, untilEvent: { $0.path == tree.path("inner/marker") })
         let events = observed.events
         for name in ["inner/middle.txt", "outer.txt", "inner/marker"] {
             let created = events.filter { $0.kind == .created && $0.path == tree.path(RelativePath(name)) }.count
@@ -43,7 +41,7 @@ import Testing
         #expect(endings == [tree.path("inner/deeper")], "\(backend): \(endings)")
         #expect(events.contains { $0.kind == .removed && $0.path == tree.path("inner/deeper") })
         try tree.write("after.txt", "")
-        let later = try await observe(stream) { $0.events.contains { $0.path == tree.path("after.txt") } }
+        let later = try await observe(stream, untilEvent: { $0.path == tree.path("after.txt") })
         #expect(later.events.filter { $0.path == tree.path("after.txt") && $0.kind == .created }.count == 1)
     }
 
@@ -69,9 +67,7 @@ import Testing
             try tree.rename("sub/deep", to: "sub/deeper")
             try tree.rename("sub", to: "sub2")          // the inner directory root, moved away
             try tree.write("marker", "")
-        }) { observed in
-            observed.events.contains { $0.kind == .created && $0.path == tree.path("marker") }
-        }
+        }, untilEvent: { $0.kind == .created && $0.path == tree.path("marker") })
         let events = observed.events
         let told = Self.describe(events)
         // The outer root's tree, replayed: an inner root's `rootRemoved` changes nothing in it.
@@ -146,9 +142,7 @@ import Testing
             try tree.rename("A/h", to: "A/sub/h")               // into it
             try tree.write("A/sub/new", "n")
             try tree.write("A/marker", "")
-        }) { observed in
-            observed.events.contains { $0.kind == .created && $0.path == tree.path("A/marker") }
-        }
+        }, untilEvent: { $0.kind == .created && $0.path == tree.path("A/marker") })
         let events = observed.events
         let told = Self.describe(events)
         Self.expectReplay(events, from: start, roots: outer, ignoringRootRemoved: true, backend: backend)

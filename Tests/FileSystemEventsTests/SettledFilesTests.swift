@@ -61,9 +61,7 @@ import Testing
         #expect(first.options.settleQuietPeriod == .milliseconds(100))
         let firstStream = first.updates()
         let old = tree.path("inbox/old.txt")
-        let firstSeen = try await observe(firstStream, stopping: false) { observed in
-            observed.events.contains { $0.kind == .settled && $0.path == old }
-        }
+        let firstSeen = try await observe(firstStream, stopping: false, untilEvent: { $0.kind == .settled && $0.path == old })
         #expect(firstSeen.events.filter { $0.kind == .settled }.map(\.path) == [old])
 
         // The second joins while the first still runs: the same watch, no crawl of its own.

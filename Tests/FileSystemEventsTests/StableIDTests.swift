@@ -49,9 +49,7 @@ import Testing
             let marker = "marker-\(tree.uniqueNumber())"
             let first = try await observe(source.updates(), onReady: {
                 try tree.write(RelativePath(marker), "m")
-            }, until: { observed in
-                observed.events.contains { $0.path.lastComponent?.string == marker && $0.kind == .created }
-            })
+            }, untilEvent: { $0.path.lastComponent?.string == marker && $0.kind == .created })
             idOfA = Self.storedID(a)
             #expect(idOfA != nil, "\(backend): a.txt was not stamped at ready")
             #expect(Self.storedID(tree.path("docs")) != nil && Self.storedID(tree.path("docs/deep/b.txt")) != nil, "\(backend): not every item was stamped")
@@ -70,9 +68,7 @@ import Testing
                 try tree.rename("deeper/a-moved.txt", to: "out.txt", to: .outside)
                 try tree.rename("out.txt", to: "back.txt", from: .outside)
                 try tree.write(RelativePath(marker + "-2"), "m")
-            }, until: { observed in
-                observed.events.contains { $0.path.lastComponent?.string == marker + "-2" && $0.kind == .created }
-            })
+            }, untilEvent: { $0.path.lastComponent?.string == marker + "-2" && $0.kind == .created })
             _ = outside
             #expect(Self.storedID(tree.path("back.txt")) == idOfA, "\(backend): the ID did not survive renames and a move out and back")
             let back = second.events.last { $0.path == tree.path("back.txt") }
@@ -114,9 +110,7 @@ import Testing
                     if index % 3 == 0 { try tree.rename(RelativePath("b/f\(index)"), to: RelativePath("a/g\(index)")) }
                 }
                 try tree.write(RelativePath(marker), "m")
-            }, until: { observed in
-                observed.events.contains { $0.path.lastComponent?.string == marker && $0.kind == .created }
-            })
+            }, untilEvent: { $0.path.lastComponent?.string == marker && $0.kind == .created })
             var finalID: [FileIdentity: FileStableID] = [:]
             for index in 0..<count {
                 let path = index % 3 == 0 ? tree.path(RelativePath("a/g\(index)")) : tree.path(RelativePath("b/f\(index)"))
@@ -148,9 +142,7 @@ import Testing
             let marker = "made-\(tree.uniqueNumber())"
             let observed = try await observe(source.updates(), onReady: {
                 try tree.write(RelativePath("mnt/\(marker)"), "m")
-            }, until: { observed in
-                observed.events.contains { $0.path.lastComponent?.string == marker }
-            })
+            }, untilEvent: { $0.path.lastComponent?.string == marker })
             let created = observed.events.first { $0.path.lastComponent?.string == marker }
             #expect(created?.stableID != nil, "\(backend): no derived ID: \(String(describing: created))")
             #expect(observed.diagnostics.filter { $0.problem == .stableIDsNotStored }.count == 1, "\(backend): \(observed.diagnostics)")
@@ -227,9 +219,7 @@ import Testing
             let observed = try await observe(source.updates(), onReady: {
                 try tree.hardLink("linked.txt", to: "original.txt")
                 try tree.write(RelativePath(marker), "m")
-            }, until: { observed in
-                observed.events.contains { $0.path.lastComponent?.string == marker && $0.kind == .created }
-            })
+            }, untilEvent: { $0.path.lastComponent?.string == marker && $0.kind == .created })
             let original = Self.storedID(tree.path("original.txt"))
             let linked = observed.events.first { $0.path == tree.path("linked.txt") && $0.kind == .created }
             #expect(linked?.duplicateOf == nil && linked?.stableID == original && original != nil,
@@ -271,9 +261,7 @@ import Testing
             let observed = try await observe(source.updates(), onReady: {
                 let created = openat(deepest, marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
                 if created >= 0 { close(created) }
-            }, until: { observed in
-                observed.events.contains { $0.path.lastComponent?.string == marker && $0.kind == .created }
-            })
+            }, untilEvent: { $0.path.lastComponent?.string == marker && $0.kind == .created })
             #expect(Self.storedID("at-start.txt", in: deepest) != nil, "\(backend): the deep file was not stamped at ready")
             let created = observed.events.first { $0.path.lastComponent?.string == marker && $0.kind == .created }
             #expect(created?.stableID != nil && created?.stableID == Self.storedID(marker, in: deepest),

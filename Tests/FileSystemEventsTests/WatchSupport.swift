@@ -1,13 +1,21 @@
 import ConformanceTestSupport
 import FileSystemEvents
 import Foundation
+import Synchronization
 import Testing
 
 /// What a test saw of one watch.
 struct Observed: Sendable {
-    var batches: [[FileSystemEvent]] = []
+    private(set) var batches: [[FileSystemEvent]] = []
     var diagnostics: [FileSystemWatchDiagnostic] = []
-    var events: [FileSystemEvent] { batches.flatMap { $0 } }
+    /// Every event, in order: kept as batches arrive, not joined again on each read (a
+    /// condition reads it after every update).
+    private(set) var events: [FileSystemEvent] = []
+
+    mutating func append(_ batch: [FileSystemEvent]) {
+        batches.append(batch)
+        events += batch
+    }
 }
 
 struct WatchTimeout: Error, CustomStringConvertible {
@@ -33,7 +41,7 @@ func observe(
             case .ready:
                 try onReady()
             case .events(let events):
-                observed.batches.append(events)
+                observed.append(events)
             case .diagnostic(let diagnostic):
                 observed.diagnostics.append(diagnostic)
             case .scanStarted:
@@ -46,6 +54,32 @@ func observe(
     if stopping { await stream.stop() }
     guard let outcome else { throw WatchTimeout(description: "the watch did not reach its condition within \(timeout)") }
     return outcome
+}
+
+/// ``observe(_:timeout:stopping:onReady:until:)`` until an event that `awaited` accepts:
+/// each event is tested once, as it arrives.
+///
+/// Why not `until: { $0.events.contains(where: awaited) }`: that tests every event again after
+/// each update, and a watch that keeps up with a loaded writer sends one update per event.
+/// A thousand events, each update scanned from the start with `FilePath` accessors (slow in
+/// a debug build), kept the test's own consumer busy past its 30-second deadline
+/// (`StableIDTests`' burst on the inotify backend beside the conformance suite's deep-path
+/// scenarios), while the watch had told everything within half a second.
+func observe(
+    _ stream: FileSystemEventStream,
+    timeout: Duration = .seconds(30),
+    stopping: Bool = true,
+    onReady: @escaping @Sendable () throws -> Void = {},
+    untilEvent awaited: @escaping @Sendable (FileSystemEvent) -> Bool
+) async throws -> Observed {
+    let tested = Mutex(0)
+    return try await observe(stream, timeout: timeout, stopping: stopping, onReady: onReady) { observed in
+        let start = tested.withLock { tested in
+            defer { tested = observed.events.count }
+            return tested
+        }
+        return observed.events[start...].contains(where: awaited)
+    }
 }
 
 /// The backends that run here, `auto` aside.

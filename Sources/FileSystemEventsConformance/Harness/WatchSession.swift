@@ -182,6 +182,31 @@ public final class WatchSession: Sendable {
         }
     }
 
+    /// Waits until `isDone` holds for what `tally` has gathered from the events recorded from
+    /// `index` on, each event handed to `tally` once, as it arrives.
+    ///
+    /// For a condition over many events (every file of a burst settled): tested with
+    /// ``waitUntil(_:timeout:_:)`` against all events after each batch, it costs the square of
+    /// their number, and a watch that keeps up with its writer sends batches of one event.
+    public func waitUntil<Tally: Sendable>(
+        _ what: @autoclosure () -> String,
+        from index: Int = 0,
+        tallying initial: Tally,
+        _ tally: @escaping @Sendable (inout Tally, FileSystemEvent) -> Void,
+        until isDone: @escaping @Sendable (Tally) -> Bool
+    ) async throws {
+        let progress = Mutex((scanned: index, tally: initial))
+        try await waitUntil(what()) { state in
+            progress.withLock { progress in
+                while progress.scanned < state.events.count {
+                    tally(&progress.tally, state.events[progress.scanned])
+                    progress.scanned += 1
+                }
+                return isDone(progress.tally)
+            }
+        }
+    }
+
     /// Waits for an event matching `predicate`, among those recorded from `index` on.
     public func waitForEvent(
         _ what: @autoclosure () -> String,

@@ -194,9 +194,9 @@ extension WatchSession {
     /// Waits until `file` has been settled `count` times.
     func waitForSettled(_ file: RelativePath, count: Int = 1) async throws {
         let path = tree.path(file)
-        try await waitUntil("\(count) settled event(s) for \(file)") { recorded in
-            recorded.events.count { $0.kind == .settled && $0.path == path } >= count
-        }
+        try await waitUntil("\(count) settled event(s) for \(file)", tallying: 0, { settled, event in
+            if event.kind == .settled && event.path == path { settled += 1 }
+        }, until: { $0 >= count })
     }
 
     /// Every `settled` for `file` comes after a write it ends, and none follows another with

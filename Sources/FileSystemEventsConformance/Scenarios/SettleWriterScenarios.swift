@@ -80,9 +80,9 @@ extension ConformanceSuite {
                 let watch = try await context.watch { $0.settleQuietPeriod = settleQuietPeriod }
                 try await ChildProcess.run(["tar", "-xf", archive, "-C", context.tree.path("extract").string])
                 let wanted = Set(names.map { context.tree.path($0) })
-                try await watch.waitUntil("\(count) files settled") { recorded in
-                    Set(recorded.events.lazy.filter { $0.kind == .settled }.map(\.path)).isSuperset(of: wanted)
-                }
+                try await watch.waitUntil("\(count) files settled", tallying: wanted, { awaited, event in
+                    if event.kind == .settled { awaited.remove(event.path) }
+                }, until: \.isEmpty)
                 try await watch.waitForQuietPeriod()
                 try watch.assertEachSettledOnceWithFinalContent(names)
                 try watch.assertReplayMatchesDisk()
