@@ -1,20 +1,28 @@
 import ConformanceTestSupport
 import FileSystemEvents
 import Foundation
-import Synchronization
 import Testing
 
 /// What a test saw of one watch.
 struct Observed: Sendable {
-    private(set) var batches: [[FileSystemEvent]] = []
-    var diagnostics: [FileSystemWatchDiagnostic] = []
-    /// Every event, in order: kept as batches arrive, not joined again on each read (a
-    /// condition reads it after every update).
+    /// Every event, in order.
     private(set) var events: [FileSystemEvent] = []
+    var diagnostics: [FileSystemWatchDiagnostic] = []
+    /// Where the events of the latest update start in ``events``.
+    private var firstNew = 0
 
-    mutating func append(_ batch: [FileSystemEvent]) {
-        batches.append(batch)
-        events += batch
+    /// The events the latest update brought (none for any other update): what a condition
+    /// looking for one event tests, so that each event is tested once (see
+    /// ``observe(_:timeout:stopping:onReady:untilEvent:)``).
+    var newEvents: ArraySlice<FileSystemEvent> { events[firstNew...] }
+
+    mutating func record(_ update: FileSystemWatchUpdate) {
+        firstNew = events.count
+        switch update {
+        case .events(let batch): events += batch
+        case .diagnostic(let diagnostic): diagnostics.append(diagnostic)
+        case .ready, .scanStarted: break
+        }
     }
 }
 
@@ -37,16 +45,8 @@ func observe(
     let outcome = try await untilDeadline(timeout) {
         var observed = Observed()
         for try await update in stream {
-            switch update {
-            case .ready:
-                try onReady()
-            case .events(let events):
-                observed.append(events)
-            case .diagnostic(let diagnostic):
-                observed.diagnostics.append(diagnostic)
-            case .scanStarted:
-                break
-            }
+            if case .ready = update { try onReady() }
+            observed.record(update)
             if done(observed) { return observed }
         }
         return observed
@@ -72,13 +72,8 @@ func observe(
     onReady: @escaping @Sendable () throws -> Void = {},
     untilEvent awaited: @escaping @Sendable (FileSystemEvent) -> Bool
 ) async throws -> Observed {
-    let tested = Mutex(0)
-    return try await observe(stream, timeout: timeout, stopping: stopping, onReady: onReady) { observed in
-        let start = tested.withLock { tested in
-            defer { tested = observed.events.count }
-            return tested
-        }
-        return observed.events[start...].contains(where: awaited)
+    try await observe(stream, timeout: timeout, stopping: stopping, onReady: onReady) { observed in
+        observed.newEvents.contains(where: awaited)
     }
 }
 

@@ -195,16 +195,7 @@ public final class WatchSession: Sendable {
         _ tally: @escaping @Sendable (inout Tally, FileSystemEvent) -> Void,
         until isDone: @escaping @Sendable (Tally) -> Bool
     ) async throws {
-        let progress = Mutex((scanned: index, tally: initial))
-        try await waitUntil(what()) { state in
-            progress.withLock { progress in
-                while progress.scanned < state.events.count {
-                    tally(&progress.tally, state.events[progress.scanned])
-                    progress.scanned += 1
-                }
-                return isDone(progress.tally)
-            }
-        }
+        try await waitTallying(what(), from: index, initial, { tally(&$0, $1.events[$2]) }, until: isDone)
     }
 
     /// Waits for an event matching `predicate`, among those recorded from `index` on.
@@ -223,14 +214,31 @@ public final class WatchSession: Sendable {
         from index: Int,
         _ predicate: @escaping @Sendable (FileSystemEvent, ContentObservation?) -> Bool
     ) async throws {
-        // Each event is tested once: the condition runs on every batch, and a burst has
-        // tens of thousands of events.
-        let scanned = Atomic<Int>(index)
+        try await waitTallying(what, from: index, false, { found, state, position in
+            if !found {
+                found = predicate(state.events[position], position < state.observations.count ? state.observations[position] : nil)
+            }
+        }, until: { $0 })
+    }
+
+    /// The one loop under ``waitUntil(_:from:tallying:_:until:)`` and
+    /// ``waitForEvent(_:from:_:)``: `tally` is handed each position of ``Recorded/events`` from
+    /// `index` on once, after each batch (a burst has tens of thousands of events).
+    private func waitTallying<Tally: Sendable>(
+        _ what: String,
+        from index: Int,
+        _ initial: Tally,
+        _ tally: @escaping @Sendable (inout Tally, Recorded, Int) -> Void,
+        until isDone: @escaping @Sendable (Tally) -> Bool
+    ) async throws {
+        let progress = Mutex((scanned: index, tally: initial))
         try await waitUntil(what) { state in
-            let start = min(scanned.load(ordering: .relaxed), state.events.count)
-            scanned.store(state.events.count, ordering: .relaxed)
-            return (start..<state.events.count).contains { position in
-                predicate(state.events[position], position < state.observations.count ? state.observations[position] : nil)
+            progress.withLock { progress in
+                while progress.scanned < state.events.count {
+                    tally(&progress.tally, state, progress.scanned)
+                    progress.scanned += 1
+                }
+                return isDone(progress.tally)
             }
         }
     }
