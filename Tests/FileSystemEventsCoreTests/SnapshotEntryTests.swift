@@ -6,9 +6,10 @@ import Testing
 /// `FileAttributeTable`. Nothing may be lost on the way: a status must read back exactly as it
 /// was stored, whatever its values, from any thread, while other threads store others.
 @Suite struct SnapshotEntryTests {
-    @Test("an entry is 64 bytes: name, listing, inode, three times, the size's low half and an attribute index")
+    @Test("an entry is 48 bytes: name or listing, the inode's low half, three times, the size's low half and an attribute index")
     func layout() {
-        #expect(MemoryLayout<SnapshotEntry>.stride == 64)
+        #expect(MemoryLayout<SnapshotEntry>.stride == 48)
+        #expect(MemoryLayout<SnapshotEntryName>.size == 12)
     }
 
     /// Values at the ends of every field's range, and in between.
@@ -51,6 +52,28 @@ import Testing
             #expect(entry.status == statuses[(index + 1) % statuses.count])
         }
         #expect(SnapshotEntry(vacancyNamed: SnapshotName(Array("v".utf8))).isVacant)
+    }
+
+    @Test("a name and a listing read back as stored, however often either is replaced, and copies keep their own")
+    func nameAndListing() {
+        let names: [[UInt8]] = [Array("f".utf8), Array("eleven-byte".utf8), Array("twelve-bytes".utf8), Array(repeating: 0x61, count: 300)]
+        let status = FileStatus(device: 1, inode: 0x1_0000_0002, mode: 0o040755)
+        for name in names {
+            let listing = SnapshotDirectory(parent: nil, name: name)
+            var entry = SnapshotEntry(name: name, status: status)
+            #expect(entry.name.bytes == name && entry.directory == nil)
+            entry.directory = listing
+            let copy = entry
+            #expect(entry.name.bytes == name && entry.directory === listing)
+            for other in names {
+                entry.name = SnapshotName(other)
+                #expect(entry.name.bytes == other && entry.directory === listing)
+            }
+            entry.directory = nil
+            #expect(entry.name.bytes == names.last && entry.directory == nil)
+            #expect(copy.name.bytes == name && copy.directory === listing)
+            #expect(entry.status == status && copy.status == status)
+        }
     }
 
     @Test("statuses stored from many threads at once each read back as stored, on every thread")

@@ -9,11 +9,11 @@ import Glibc
 /// those of the byte arrays it replaced (the snapshot's sorted listings, the merge walk and the
 /// binary search depend on it), on both sides of the inline limit.
 @Suite struct SnapshotNameTests {
-    /// Names around the 15-byte inline limit, sharing prefixes, with high bytes (UTF-8 and
+    /// Names around the 11-byte inline limit (and the 15-byte one it had), sharing prefixes, with high bytes (UTF-8 and
     /// invalid UTF-8), in every combination.
     private static var names: [[UInt8]] {
         var names: [[UInt8]] = [[0x61], [0x62], [0xFF], [0x61, 0xFF], [0xC3, 0xA9], [0x7F]]
-        for length in [1, 2, 7, 8, 9, 12, 13, 14, 15, 16, 17, 31, 255] {
+        for length in [1, 2, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 31, 255] {
             let base = (0..<length).map { UInt8(0x61 + $0 % 26) }
             names.append(base)
             var higher = base
@@ -31,10 +31,10 @@ import Glibc
         return names
     }
 
-    @Test("a name of up to 15 bytes fits in the 16 bytes of the value")
+    @Test("a name of up to 11 bytes fits in the 12 bytes of the value")
     func layout() {
-        #expect(MemoryLayout<SnapshotName>.size == 16)
-        #expect(SnapshotName.inlineCapacity == 15)
+        #expect(MemoryLayout<SnapshotName>.size == 12)
+        #expect(SnapshotName.inlineCapacity == 11)
     }
 
     @Test("bytes, count and C string round-trip on both sides of the inline limit")

@@ -9,7 +9,12 @@ import Darwin
 #endif
 
 /// The part of a status that a tree repeats from item to item: device, mode, owner, group and
-/// link count, and the high 32 bits of the size, zero for every file under 4 GiB.
+/// link count, and the high 32 bits of the size and of the inode.
+///
+/// The size's are zero for every file under 4 GiB. The inode's are zero on ext4, whose inode
+/// numbers are 32-bit, and on any file system that numbers its inodes from 1 up (tmpfs,
+/// btrfs, ZFS) until it has made four billion; XFS, overlayfs and network file systems that
+/// put an allocation group, a layer or a generation in the high bits give a few values each.
 package struct SharedFileAttributes: Hashable, Sendable {
     package var device: UInt64
     package var mode: UInt32
@@ -17,6 +22,7 @@ package struct SharedFileAttributes: Hashable, Sendable {
     package var groupID: UInt32
     package var linkCount: UInt32
     package var sizeHighBits: UInt32
+    package var inodeHighBits: UInt32
 
     package init(_ status: FileStatus) {
         device = status.device
@@ -25,12 +31,19 @@ package struct SharedFileAttributes: Hashable, Sendable {
         groupID = status.groupID
         linkCount = status.linkCount
         sizeHighBits = UInt32(truncatingIfNeeded: UInt64(bitPattern: status.size) >> 32)
+        inodeHighBits = UInt32(truncatingIfNeeded: status.inode >> 32)
     }
 
     /// The whole size, from the low 32 bits kept elsewhere.
     @inline(__always)
     package func size(withLowBits low: UInt32) -> Int64 {
         Int64(bitPattern: UInt64(sizeHighBits) << 32 | UInt64(low))
+    }
+
+    /// The whole inode number, from the low 32 bits kept elsewhere.
+    @inline(__always)
+    package func inode(withLowBits low: UInt32) -> UInt64 {
+        UInt64(inodeHighBits) << 32 | UInt64(low)
     }
 }
 

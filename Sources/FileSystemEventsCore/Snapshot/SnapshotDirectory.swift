@@ -280,29 +280,34 @@ package final class SnapshotDirectory {
 
 /// One item in a directory.
 ///
-/// A polling snapshot holds one per item, so this layout is most of its memory: 64 bytes, the
-/// name (inline when short), the listing, the values that differ from file to file (inode,
-/// three times and the low 32 bits of the size) and an index into ``FileAttributeTable`` for
-/// the rest of the status, which a tree repeats; the size's high bits go there too, being zero
-/// for every file under 4 GiB (88 bytes while the status was stored whole, 72 while the size
-/// was). ``status`` reads back exactly what was stored.
+/// A polling snapshot holds one per item, so this layout is most of its memory: 48 bytes.
+/// - The name, inline when short, with a directory's listing in its place
+///   (``SnapshotEntryName``): 12 bytes.
+/// - The values that differ from file to file: the inode's and the size's low 32 bits, and
+///   three times.
+/// - An index into ``FileAttributeTable`` for the rest of the status, which a tree repeats:
+///   device, mode, owner, group, link count, and the high 32 bits of the inode and the size,
+///   zero for every file under 4 GiB and every inode number of ext4.
+///
+/// It was 88 bytes while the status was stored whole, 72 while the size was, and 64 while the
+/// listing had a field of its own and the inode 8 bytes. ``status`` reads back exactly what
+/// was stored.
 package struct SnapshotEntry {
-    package var name: SnapshotName
-    /// The listing of a directory that the scan descended into (recursive mode), else `nil`.
-    package var directory: SnapshotDirectory?
-    private var inode: UInt64
+    private var storedName: SnapshotEntryName
+    /// Laid out in the 4 bytes after the 12 of the name, where a 16-byte name ended.
+    private var inodeLowBits: UInt32
     private var modificationTime: Int64
     private var changeTime: Int64
     private var birthTime: Int64
     /// The size's low 32 bits; the high ones are in the attributes.
     private var sizeLowBits: UInt32
-    /// Device, mode, owner, group, link count and the size's high bits (``FileAttributeTable``).
+    /// Device, mode, owner, group, link count and the high bits of the inode and the size
+    /// (``FileAttributeTable``).
     private var attributes: UInt32
 
     package init(name: SnapshotName, status: FileStatus, directory: SnapshotDirectory? = nil) {
-        self.name = name
-        self.directory = directory
-        self.inode = status.inode
+        self.storedName = SnapshotEntryName(name: name, listing: directory)
+        self.inodeLowBits = UInt32(truncatingIfNeeded: status.inode)
         self.modificationTime = status.modificationTime
         self.changeTime = status.changeTime
         self.birthTime = status.birthTime
@@ -314,17 +319,29 @@ package struct SnapshotEntry {
         self.init(name: SnapshotName(name), status: status, directory: directory)
     }
 
+    package var name: SnapshotName {
+        @inline(__always) get { storedName.name }
+        set { storedName.name = newValue }
+    }
+
+    /// The listing of a directory that the scan descended into (recursive mode), else `nil`.
+    package var directory: SnapshotDirectory? {
+        @inline(__always) get { storedName.listing }
+        set { storedName.listing = newValue }
+    }
+
     package var status: FileStatus {
         get {
             let shared = FileAttributeTable.attributes(at: attributes)
             return FileStatus(
-                device: shared.device, inode: inode, mode: shared.mode, userID: shared.userID, groupID: shared.groupID,
-                linkCount: shared.linkCount, size: shared.size(withLowBits: sizeLowBits),
+                device: shared.device, inode: shared.inode(withLowBits: inodeLowBits), mode: shared.mode,
+                userID: shared.userID, groupID: shared.groupID, linkCount: shared.linkCount,
+                size: shared.size(withLowBits: sizeLowBits),
                 modificationTime: modificationTime, changeTime: changeTime, birthTime: birthTime
             )
         }
         set {
-            inode = newValue.inode
+            inodeLowBits = UInt32(truncatingIfNeeded: newValue.inode)
             modificationTime = newValue.modificationTime
             changeTime = newValue.changeTime
             birthTime = newValue.birthTime
