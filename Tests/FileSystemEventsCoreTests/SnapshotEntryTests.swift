@@ -12,6 +12,18 @@ import Testing
         #expect(MemoryLayout<SnapshotEntryName>.size == 12)
     }
 
+    @Test("a directory's flags and vacancy count, sharing one word, each read back as set")
+    func directoryFlags() {
+        let directory = SnapshotDirectory(parent: nil, name: Array("d".utf8))
+        directory.isUnreadable = true
+        directory.noteVacancies(5)
+        #expect(directory.isUnreadable && !directory.isDetached && directory.vacancies == 5)
+        directory.isDetached = true
+        directory.isUnreadable = false
+        directory.noteVacancies(Int(UInt32.max))
+        #expect(!directory.isUnreadable && directory.isDetached && directory.vacancies == (1 << 30) - 1)
+    }
+
     /// Values at the ends of every field's range, and in between.
     private static func statuses(seed: UInt64, count: Int) -> [FileStatus] {
         var generator = SplitMix64(seed: seed)

@@ -72,18 +72,6 @@ extension FilePath {
     }
 }
 
-extension Array where Element == [UInt8] {
-    /// Components joined with `/`: how a tree node's relative path is spelled.
-    package func joinedAsPath() -> [UInt8] {
-        var path: [UInt8] = []
-        for component in self {
-            if !path.isEmpty { path.append(UInt8(ascii: "/")) }
-            path.append(contentsOf: component)
-        }
-        return path
-    }
-}
-
 extension Array where Element == UInt8 {
     /// Whether this path (names joined by `/`) lies below `ancestor`: see
     /// ``Swift/ArraySlice/isBelow(_:)``.
