@@ -9,8 +9,8 @@ import Glibc
 /// those of the byte arrays it replaced (the snapshot's sorted listings, the merge walk and the
 /// binary search depend on it), on both sides of the inline limit.
 @Suite struct SnapshotNameTests {
-    /// Names around the 11-byte inline limit (and the 15-byte one it had), sharing prefixes, with high bytes (UTF-8 and
-    /// invalid UTF-8), in every combination.
+    /// Names around the 11-byte inline limit (and the 15-byte one it had), sharing prefixes,
+    /// with high bytes (UTF-8 and invalid UTF-8), in every combination.
     private static var names: [[UInt8]] {
         var names: [[UInt8]] = [[0x61], [0x62], [0xFF], [0x61, 0xFF], [0xC3, 0xA9], [0x7F]]
         for length in [1, 2, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 31, 255] {

@@ -187,7 +187,7 @@ extension FileTreeSnapshot {
 extension SnapshotDirectory {
     /// An independent copy of this subtree.
     package func deepCopy(parent: SnapshotDirectory?) -> SnapshotDirectory {
-        let copy = SnapshotDirectory(parent: parent, name: name, isUnreadable: isUnreadable)
+        let copy = SnapshotDirectory(parent: parent, name: snapshotName, isUnreadable: isUnreadable)
         var copied: [SnapshotEntry] = []
         copied.reserveCapacity(entries.count - Int(vacancies))
         for var entry in entries where !entry.isVacant {

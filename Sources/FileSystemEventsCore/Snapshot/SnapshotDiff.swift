@@ -285,7 +285,7 @@ package struct SnapshotDiff {
                         appendChanges(from: o.status, to: n.status, path: childPath, renamed: false, into: .modifications)
                     }
                     if let newDirectory = n.directory {
-                        let oldDirectory = o.directory ?? attachEmptyDirectory(named: o.name.bytes, at: i, in: old)
+                        let oldDirectory = o.directory ?? attachEmptyDirectory(named: o.name, at: i, in: old)
                         compare(oldDirectory, newDirectory, path: childPath)
                     } else if let oldDirectory = o.directory {
                         for child in oldDirectory.entries where !child.isVacant { removedRoots.append(Slot(oldDirectory, child)) }
@@ -320,7 +320,7 @@ package struct SnapshotDiff {
         if directory.vacate(named: name) != nil && hadNone { vacated.append(directory) }
     }
 
-    private func attachEmptyDirectory(named name: [UInt8], at index: Int, in parent: SnapshotDirectory) -> SnapshotDirectory {
+    private func attachEmptyDirectory(named name: SnapshotName, at index: Int, in parent: SnapshotDirectory) -> SnapshotDirectory {
         let directory = SnapshotDirectory(parent: parent, name: name)
         parent.entries[index].directory = directory
         return directory
@@ -384,7 +384,7 @@ package struct SnapshotDiff {
                 if let slot = available[key], slot.parent === target, slot.name == new.name { available[key] = nil }
                 appendChanges(from: occupant.status, to: new.status, path: path, renamed: false, into: .events)
                 if let newDirectory = new.directory {
-                    let directory = occupant.directory ?? SnapshotDirectory(parent: target, name: new.name.bytes)
+                    let directory = occupant.directory ?? SnapshotDirectory(parent: target, name: new.name)
                     target.insert(SnapshotEntry(name: new.name, status: new.status, directory: directory))
                     reconcile(directory, with: newDirectory, path: path)
                 } else if let directory = occupant.directory {
@@ -433,7 +433,7 @@ package struct SnapshotDiff {
             events.append(created)
         }
         if let newDirectory = new.directory {
-            let directory = SnapshotDirectory(parent: target, name: new.name.bytes)
+            let directory = SnapshotDirectory(parent: target, name: new.name)
             target.insert(SnapshotEntry(name: new.name, status: new.status, directory: directory))
             for child in newDirectory.entries {
                 place(child, parentPath: path, into: directory)
@@ -531,7 +531,7 @@ package struct SnapshotDiff {
     private func movedDirectory(
         _ directory: SnapshotDirectory?, listedAs listing: SnapshotDirectory?, named name: SnapshotName, in parent: SnapshotDirectory
     ) -> SnapshotDirectory? {
-        directory ?? (listing != nil ? SnapshotDirectory(parent: parent, name: name.bytes) : nil)
+        directory ?? (listing != nil ? SnapshotDirectory(parent: parent, name: name) : nil)
     }
 
     /// Brings a moved item's listing in line with its new one, or, where it is no longer

@@ -32,14 +32,15 @@ package final class SnapshotDirectory {
     /// Weak, not unowned: the diff keeps references into subtrees it has detached, and must be
     /// able to walk up from them safely.
     package weak var parent: SnapshotDirectory?
-    /// The name in the parent, as bytes. Kept as a ``SnapshotName``, so a short one allocates
-    /// nothing: an array per directory was 48 bytes of malloc, 0.5 MiB of a 10,000-directory
-    /// tree's polling snapshot.
+    /// The name in the parent. A ``SnapshotName``, so a short one allocates nothing: an array
+    /// per directory was 48 bytes of malloc, 0.5 MiB of a 10,000-directory tree's polling
+    /// snapshot.
+    package var snapshotName: SnapshotName
+    /// ``snapshotName`` as an array (allocates for a short name).
     package var name: [UInt8] {
-        get { storedName.bytes }
-        set { storedName = SnapshotName(newValue) }
+        get { snapshotName.bytes }
+        set { snapshotName = SnapshotName(newValue) }
     }
-    private var storedName: SnapshotName
     /// ``vacancies`` in the low 30 bits and the two flags above them, in the 4 bytes after the
     /// 12 of the name: the object is then 56 bytes, 64 of malloc, where two flags of their own
     /// made it 60 bytes and 80 of malloc (a polling snapshot holds one per directory).
@@ -70,11 +71,15 @@ package final class SnapshotDirectory {
         if isSet { vacanciesAndFlags |= flag } else { vacanciesAndFlags &= ~flag }
     }
 
-    package init(entries: [SnapshotEntry] = [], parent: SnapshotDirectory?, name: [UInt8], isUnreadable: Bool = false) {
+    package init(entries: [SnapshotEntry] = [], parent: SnapshotDirectory?, name: SnapshotName, isUnreadable: Bool = false) {
         self.storage = entries
         self.parent = parent
-        self.storedName = SnapshotName(name)
+        self.snapshotName = name
         self.isUnreadable = isUnreadable
+    }
+
+    package convenience init(entries: [SnapshotEntry] = [], parent: SnapshotDirectory?, name: [UInt8], isUnreadable: Bool = false) {
+        self.init(entries: entries, parent: parent, name: SnapshotName(name), isUnreadable: isUnreadable)
     }
 
     deinit {
@@ -186,7 +191,7 @@ package final class SnapshotDirectory {
         }
         if let directory = entry.directory {
             directory.parent = self
-            directory.storedName = entry.name
+            directory.snapshotName = entry.name
             directory.isDetached = false
         }
     }
@@ -276,8 +281,8 @@ package final class SnapshotDirectory {
         while let directory = current {
             if directory.isDetached { return nil }
             guard let parent = directory.parent else { break }
-            components.append(directory.storedName)
-            length += directory.storedName.count + 1
+            components.append(directory.snapshotName)
+            length += directory.snapshotName.count + 1
             current = parent
         }
         var path: [UInt8] = []

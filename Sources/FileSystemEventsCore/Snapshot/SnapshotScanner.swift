@@ -174,7 +174,7 @@ package struct SnapshotScanner: Sendable {
 
         struct Level {
             var descriptor: CInt?
-            let name: [UInt8]
+            let name: SnapshotName
             /// `nil` for the top of a ``SnapshotScanner/scanDirectory(_:relativePath:)``
             /// walk, which is never closed early.
             let identity: FileIdentity?
@@ -189,7 +189,7 @@ package struct SnapshotScanner: Sendable {
             self.scanner = scanner
         }
 
-        private mutating func enter(_ descriptor: CInt, name: [UInt8], identity: FileIdentity?) {
+        private mutating func enter(_ descriptor: CInt, name: SnapshotName, identity: FileIdentity?) {
             descent.append(Level(descriptor: descriptor, name: name, identity: identity))
             openLevels += 1
             while openLevels > Self.descriptorBudget && shallowestOpen < descent.count - 1 {
@@ -302,7 +302,7 @@ package struct SnapshotScanner: Sendable {
                            previous: SnapshotDirectory? = nil) -> Bool {
             let depth = descent.count
             if let identity, !scanner.followsSymlinks, !listed.insert(identity).inserted { isTorn = true }
-            enter(descriptor, name: directory.name, identity: identity)
+            enter(descriptor, name: directory.snapshotName, identity: identity)
             defer { leave() }
             if isAbandoned { return false }
             if let abandoning, abandoning() {
@@ -437,7 +437,7 @@ package struct SnapshotScanner: Sendable {
                     // At the depth limit a directory is an entry, as in a non-recursive scan.
                     // (One examined when opened passed this when it was listed.)
                     if examinedOpening == nil && !filter.descends(intoDirectoryAt: childPath) { continue }
-                    let child = SnapshotDirectory(parent: directory, name: entries[index].name.bytes)
+                    let child = SnapshotDirectory(parent: directory, name: entries[index].name)
                     entries[index].directory = child
                     var previousChild: SnapshotDirectory?
                     if let sharing {
