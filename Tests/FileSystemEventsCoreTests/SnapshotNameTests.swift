@@ -64,4 +64,56 @@ import Glibc
             }
         }
     }
+
+    @Test("a directory's stored name is found by its bytes and shared, on both sides of 16 bytes alike")
+    func storedNameIsShared() {
+        // Sorted in, and set aside (``SnapshotDirectory/insert(_:)``) once the directory is
+        // large: both are searched.
+        let names = Self.names + [Array("shared-prefix-16-bytes-a".utf8), Array("shared-prefix-16-bytes-b".utf8),
+                                  Array("shared-prefix-16".utf8), Array("shared-prefix-16-bytes".utf8)]
+        let directory = SnapshotDirectory(parent: nil, name: [])
+        var unique: [[UInt8]] = []
+        for (index, name) in names.enumerated() where !unique.contains(name) {
+            unique.append(name)
+            directory.insert(SnapshotEntry(name: SnapshotName(name), status: FileStatus(device: 1, inode: UInt64(index + 1), mode: 0o100644)))
+        }
+        for name in unique {
+            let found = name.withUnsafeBytes { directory.storedName(equalTo: $0) }
+            #expect(found?.bytes == name, "\(name)")
+            guard name.count > SnapshotName.inlineCapacity, let found, let entry = directory.entry(named: name) else { continue }
+            #expect(Self.storage(of: found) == Self.storage(of: entry.name), "\(name): not the stored copy")
+        }
+        for name in unique where !name.isEmpty {
+            for absent in [name + [0x01], Array(name.dropLast()) + [name.last! &+ 1]] where !unique.contains(absent) {
+                #expect(absent.withUnsafeBytes { directory.storedName(equalTo: $0) } == nil, "\(absent)")
+            }
+        }
+    }
+
+    @Test("a scan of an unchanged directory keeps the previous scan's long names, not copies")
+    func scanSharesLongNames() throws {
+        let tree = try ScratchTree()
+        let long = (0..<40).map { "a-name-longer-than-eleven-bytes-\($0).txt" }
+        for name in long + ["short"] { try tree.write(RelativePath(name)) }
+        try tree.makeDirectory("a-directory-with-a-long-name")
+        let scanner = SnapshotScanner()
+        let first = try scanner.scan(root: tree.root).snapshot
+        let firstNames = try #require(first.tree).entries.map { ($0.name.bytes, Self.storage(of: $0.name)) }
+        let second = try scanner.scan(root: tree.root).snapshot
+        let secondNames = try #require(second.tree).entries.map(\.name)
+        #expect(secondNames.map(\.bytes) == firstNames.map(\.0))
+        // Scanned again with the first scan to share from: each long name is the first scan's.
+        let third = try scanner.scan(root: tree.root, sharingWith: second).snapshot
+        let thirdEntries = try #require(third.tree).entries
+        #expect(thirdEntries.map(\.name.bytes) == firstNames.map(\.0))
+        for (entry, previous) in zip(thirdEntries, secondNames) where previous.count > SnapshotName.inlineCapacity {
+            #expect(Self.storage(of: entry.name) == Self.storage(of: previous), "\(entry.name)")
+        }
+    }
+
+    /// Where a name kept on the heap has its bytes (`nil` for an inline one).
+    private static func storage(of name: SnapshotName) -> UnsafeRawPointer? {
+        guard name.count > SnapshotName.inlineCapacity else { return nil }
+        return name.withBytes { $0.baseAddress }
+    }
 }

@@ -136,6 +136,44 @@ package final class SnapshotDirectory {
         entry(named: SnapshotName(name))
     }
 
+    /// The name of the entry whose bytes are `bytes`, sharing its storage, or `nil`.
+    ///
+    /// A scan asks the previous scan's directory for every name too long to be kept inline
+    /// (``SnapshotScanner``): found, the name costs no allocation, and the two listings share
+    /// one copy of it until the previous one goes. Made anew, the names of a large directory
+    /// were a second copy for as long as the directory took to list and diff: 1.1 MB of
+    /// `/usr/share/man/man1`'s 17,848 names on every scan.
+    ///
+    /// The search compares the names' first 16 bytes as two integers, and their bytes only
+    /// where those are alike, so that a lookup costs about what the allocation it saves does.
+    package func storedName(equalTo bytes: UnsafeRawBufferPointer) -> SnapshotName? {
+        if !recent.isEmpty { mergeRecent() }
+        var words: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &words) { destination in
+            destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes.prefix(16)))
+        }
+        let high = UInt64(bigEndian: words.0)
+        let low = UInt64(bigEndian: words.1)
+        var lower = 0
+        var upper = storage.count
+        while lower < upper {
+            let middle = (lower + upper) / 2
+            let stored = storage[middle].name
+            let leading = stored.leadingWords
+            let order: Int
+            if leading.high != high {
+                order = leading.high < high ? -1 : 1
+            } else if leading.low != low {
+                order = leading.low < low ? -1 : 1
+            } else {
+                order = stored.withBytes { compareRawBytes($0, bytes) }
+            }
+            if order == 0 { return stored }
+            if order < 0 { lower = middle + 1 } else { upper = middle }
+        }
+        return nil
+    }
+
     /// The entry at `relativePath` below this directory (names joined by `/`), if every
     /// directory on the way is listed; `nil` for an empty path, which names this directory.
     package func entry(atRelativePath relativePath: [UInt8]) -> SnapshotEntry? {

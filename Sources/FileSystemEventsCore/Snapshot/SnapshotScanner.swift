@@ -324,6 +324,13 @@ package struct SnapshotScanner: Sendable {
             let listing = self.listing
             // Set where the directory may be read but not searched (``ListedNameFailure``).
             var unsearchable: Errno?
+            // A name too long to be kept inline is the previous scan's, where it was there
+            // (``SnapshotDirectory/storedName(equalTo:)``): an unchanged directory's names are
+            // then not allocated again on every scan.
+            func snapshotName(_ bytes: UnsafeRawBufferPointer) -> SnapshotName {
+                if bytes.count > SnapshotName.inlineCapacity, let stored = previous?.storedName(equalTo: bytes) { return stored }
+                return SnapshotName(bytes)
+            }
             var listed = reader.forEachEntry(in: descriptor) { entry in
                 let namePointer = entry.name
                 if defersDirectories && entry.itemType == .directory {
@@ -336,7 +343,7 @@ package struct SnapshotScanner: Sendable {
                         entered = filter.descends(intoDirectoryAt: path)
                     }
                     if entered {
-                        listing.append(SnapshotEntry(directoryToExamineNamed: SnapshotName(nameBytes), inode: entry.inode))
+                        listing.append(SnapshotEntry(directoryToExamineNamed: snapshotName(nameBytes), inode: entry.inode))
                         return
                     }
                 }
@@ -353,7 +360,7 @@ package struct SnapshotScanner: Sendable {
                     }
                     // What the previous scan found at the name stands; a new name waits for a
                     // scan that can examine it.
-                    let name = SnapshotName(UnsafeRawBufferPointer(start: namePointer, count: strlen(namePointer)))
+                    let name = snapshotName(UnsafeRawBufferPointer(start: namePointer, count: strlen(namePointer)))
                     if let kept = previous?.entry(named: name) { listing.append(SnapshotEntry(name: name, status: kept.status)) }
                     return
                 }
@@ -374,7 +381,7 @@ package struct SnapshotScanner: Sendable {
                     let path = relativePath.appendingComponent(name)
                     if !filter.admits(relativePath: path, name: name, isDirectory: status.itemType == .directory) { return }
                 }
-                listing.append(SnapshotEntry(name: SnapshotName(nameBytes), status: status))
+                listing.append(SnapshotEntry(name: snapshotName(nameBytes), status: status))
             }
             var entries = listing.takeSorted()
             if case .success = listed, let unsearchable { listed = .failure(unsearchable) }
