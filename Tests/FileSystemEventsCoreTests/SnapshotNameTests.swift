@@ -98,14 +98,14 @@ import Glibc
         try tree.makeDirectory("a-directory-with-a-long-name")
         let scanner = SnapshotScanner()
         let first = try scanner.scan(root: tree.root).snapshot
-        let firstNames = try #require(first.tree).entries.map { ($0.name.bytes, Self.storage(of: $0.name)) }
+        let firstNames = try #require(first.tree).entries.map(\.name.bytes)
         let second = try scanner.scan(root: tree.root).snapshot
         let secondNames = try #require(second.tree).entries.map(\.name)
-        #expect(secondNames.map(\.bytes) == firstNames.map(\.0))
-        // Scanned again with the first scan to share from: each long name is the first scan's.
+        #expect(secondNames.map(\.bytes) == firstNames)
+        // Scanned again with the second scan to share from: each long name is the second scan's.
         let third = try scanner.scan(root: tree.root, sharingWith: second).snapshot
         let thirdEntries = try #require(third.tree).entries
-        #expect(thirdEntries.map(\.name.bytes) == firstNames.map(\.0))
+        #expect(thirdEntries.map(\.name.bytes) == firstNames)
         for (entry, previous) in zip(thirdEntries, secondNames) where previous.count > SnapshotName.inlineCapacity {
             #expect(Self.storage(of: entry.name) == Self.storage(of: previous), "\(entry.name)")
         }

@@ -148,12 +148,7 @@ package final class SnapshotDirectory {
     /// where those are alike, so that a lookup costs about what the allocation it saves does.
     package func storedName(equalTo bytes: UnsafeRawBufferPointer) -> SnapshotName? {
         if !recent.isEmpty { mergeRecent() }
-        var words: (UInt64, UInt64) = (0, 0)
-        withUnsafeMutableBytes(of: &words) { destination in
-            destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes.prefix(16)))
-        }
-        let high = UInt64(bigEndian: words.0)
-        let low = UInt64(bigEndian: words.1)
+        let (high, low) = SnapshotName.leadingWords(of: bytes)
         var lower = 0
         var upper = storage.count
         while lower < upper {

@@ -107,14 +107,17 @@ package struct SnapshotName: Sendable {
             let low = UInt64(UInt16(bigEndian: inline.low)) << 48 | UInt64(inline.last) << 40
             return (UInt64(bigEndian: inline.high), low)
         case .heap(let bytes):
-            var words: (UInt64, UInt64) = (0, 0)
-            withUnsafeMutableBytes(of: &words) { destination in
-                bytes.withUnsafeBytes { source in
-                    destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: source.prefix(16)))
-                }
-            }
-            return (UInt64(bigEndian: words.0), UInt64(bigEndian: words.1))
+            return bytes.withUnsafeBytes { Self.leadingWords(of: $0) }
         }
+    }
+
+    /// ``leadingWords`` of a name given as raw bytes.
+    package static func leadingWords(of bytes: UnsafeRawBufferPointer) -> (high: UInt64, low: UInt64) {
+        var words: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &words) { destination in
+            destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes.prefix(16)))
+        }
+        return (UInt64(bigEndian: words.0), UInt64(bigEndian: words.1))
     }
 
     /// `memcmp` order with shorter-prefix-first, as ``compareBytes(_:_:)``: negative, zero or

@@ -360,7 +360,7 @@ package struct SnapshotScanner: Sendable {
                     }
                     // What the previous scan found at the name stands; a new name waits for a
                     // scan that can examine it.
-                    let name = snapshotName(UnsafeRawBufferPointer(start: namePointer, count: strlen(namePointer)))
+                    let name = SnapshotName(UnsafeRawBufferPointer(start: namePointer, count: strlen(namePointer)))
                     if let kept = previous?.entry(named: name) { listing.append(SnapshotEntry(name: name, status: kept.status)) }
                     return
                 }
