@@ -995,16 +995,42 @@ extension InotifyWatch {
 
     /// A write to a file, the close of its writer, or a file moved in from outside the tree,
     /// for the settle tracker, in kernel order.
+    ///
+    /// A writer works on an inode, not on a name: while it is at work through one name, the
+    /// file is being written at every name the consumer knows it by, which are told
+    /// `modified` too (``reportChange(_:named:in:)``, ``handleHardLinkedFile(_:_:)``). Noted at
+    /// the name the kernel gave alone, the other names had a `modified` with no writer at work
+    /// behind it and were settled a quiet period later, while the writer still held the file
+    /// open (a file with two names in the tree, or one outside it, written with pauses).
     mutating func noteWriteActivity(_ event: Inotify.Event) {
-        guard settle != nil, !event.mask.contains(.isDirectory), !event.name.isEmpty,
-              let target = targets[event.watch] else { return }
+        guard settle != nil, !event.mask.contains(.isDirectory), let target = targets[event.watch] else { return }
         var paths: [[UInt8]] = []
-        for index in target.fileRoots where !roots[index].isRemoved {
+        if event.name.isEmpty {
+            // The watch of a file itself (``fileLinkMask``): a name of it out of view was
+            // written through, or the file a followed symlink leads to.
+            guard !event.mask.contains(.movedTo) else { return }
+            for link in target.fileLinks where link.isLive {
+                paths.append(roots[link.directory.root].paths.bytes(link.directory.relativePath.appendingComponent(link.name)))
+            }
+        }
+        for index in target.fileRoots where !roots[index].isRemoved && !event.name.isEmpty {
             if case .file(let file) = roots[index].kind, let role = file.role(of: event), role == .name || role == .target {
                 paths.append(roots[index].bytes)
             }
         }
-        for directory in target.directories where directory.isAttached {
+        for directory in target.directories where directory.isAttached && !event.name.isEmpty {
+            // Every name in view of the inode, for a write or a close; an arrival from outside
+            // is an arrival at its own name only. A name whose entry is the item a move onto
+            // it replaced is not this file's (``replacedNames``).
+            if !event.mask.contains(.movedTo) && !hardLinks.isEmpty,
+               replacedNames.isEmpty || replacedNames[NameInModel(directory, event.name)] == nil,
+               let entry = directory.children[event.name], entry.type == .file, entry.inode != 0
+            {
+                for (linkDirectory, linkName) in hardLinks.paths(of: identity(of: entry, in: directory), at: directory, event.name) {
+                    paths.append(roots[linkDirectory.root].paths.bytes(linkDirectory.relativePath.appendingComponent(linkName)))
+                }
+                continue
+            }
             paths.append(roots[directory.root].paths.bytes(directory.relativePath.appendingComponent(event.name)))
         }
         let now = MonotonicClock.nanoseconds()

@@ -54,9 +54,12 @@ struct FollowedFileLink {
 
 extension InotifyWatch {
     /// What a watch on a link's target listens for: its content, its attributes and link
-    /// count, and its end. Not `IN_ONLYDIR` (it is a file), not `IN_DONT_FOLLOW` (the watch is
-    /// added through the link).
-    static var fileLinkMask: Inotify.Mask { [.modify, .attrib, .deleteSelf, .moveSelf] }
+    /// count, and its end; and, when settling, its writers' closes, since a writer at work
+    /// through a name out of view ends only there (``noteWriteActivity(_:)``). Not
+    /// `IN_ONLYDIR` (it is a file), not `IN_DONT_FOLLOW` (the watch is added through the link).
+    var fileLinkMask: Inotify.Mask {
+        settle == nil ? [.modify, .attrib, .deleteSelf, .moveSelf] : [.modify, .attrib, .deleteSelf, .moveSelf, .closeWrite]
+    }
 
     /// What came of watching a link's target.
     enum FileLinkWatch {
@@ -316,7 +319,7 @@ extension InotifyWatch {
     /// kernel.
     mutating func addFileWatch(pinned: CInt, path: [UInt8]) -> Result<CInt, Errno>? {
         guard kernel != nil else { return nil }
-        return addKernelWatch(path: ProcessDescriptors.areVisible ? Syscalls.processDescriptorPath(pinned) : path, mask: Self.fileLinkMask)
+        return addKernelWatch(path: ProcessDescriptors.areVisible ? Syscalls.processDescriptorPath(pinned) : path, mask: fileLinkMask)
     }
 }
 #endif

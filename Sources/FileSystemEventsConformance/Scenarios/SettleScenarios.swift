@@ -54,6 +54,54 @@ extension ConformanceSuite {
                     try check(watch.settledCount(file) == 1, "held.log was settled \(watch.settledCount(file)) times for one write session")
                 }
             },
+            ConformanceScenario(134, "a file with a second name, in the tree or outside it, held open and written through one name: no name is settled until the writer closes it") { context in
+                // A writer works on the inode: each name the consumer knows the file by is told
+                // `modified`, and none of them is finished while the writer is at work.
+                try context.tree.write("a.dat", "start\n")
+                try context.tree.hardLink("b.dat", to: "a.dat")
+                try context.tree.write("c.dat", "start\n")
+                try context.tree.hardLink("c-elsewhere.dat", to: "c.dat", in: .outside, existingIn: .root)
+                let watch = try await context.watch { $0.settleQuietPeriod = settleQuietPeriod }
+                let names: [RelativePath] = ["a.dat", "b.dat", "c.dat"]
+                for name in names { try await watch.waitForSettled(name) }
+                let before = names.map { watch.settledCount($0) }
+                let throughA = try OpenFile(context.tree.absolute("a.dat", in: .root), appending: true)
+                let throughOutside = try OpenFile(context.tree.absolute("c-elsewhere.dat", in: .outside), appending: true)
+                try throughA.write("first part\n")
+                try throughOutside.write("first part\n")
+                for name in names {
+                    let path = context.tree.path(name)
+                    try await watch.waitForEvent("the first write seen at \(name)") { $0.path == path && $0.kind == .modified }
+                }
+                // A quiet period passes while both writers keep their files open.
+                try await watch.waitForQuietPeriod()
+                if watch.source.capabilities.seesOpenDescriptors {
+                    for (name, count) in zip(names, before) {
+                        try check(watch.settledCount(name) == count, "\(name) was settled while a writer still had the file open")
+                    }
+                }
+                try throughA.write("second part\n")
+                try throughOutside.write("second part\n")
+                throughA.close()
+                throughOutside.close()
+                let closedAt = watch.eventCount
+                for name in names {
+                    let path = context.tree.path(name)
+                    try await watch.waitForEvent("\(name) settled after its writer closed it", from: closedAt) { $0.path == path && $0.kind == .settled }
+                }
+                for name in names {
+                    try watch.assertSettledAfterLastWrite(name, sessions: nil, presentAtReady: true)
+                    try watch.assertSettledWithFinalContent(name)
+                }
+                try await watch.waitForQuietPeriod()
+                if watch.source.capabilities.seesOpenDescriptors {
+                    for (name, count) in zip(names, before) {
+                        try check(watch.settledCount(name) == count + 1,
+                                  "\(name) was settled \(watch.settledCount(name) - count) times for one write session")
+                    }
+                }
+                try watch.assertReplayMatchesDisk()
+            },
             ConformanceScenario(74, "a download renamed into place is settled under its final name, never the temporary one") { context in
                 let watch = try await context.watch { $0.settleQuietPeriod = settleQuietPeriod }
                 let downloading = StallWindow()
