@@ -630,6 +630,41 @@ import Testing
         #expect(observer.list.first { $0.name == "b" }?.size == 3)
         await observer.stop()
     }
+
+    /// Two items exchanged faster than the scans, in a listing of one level: a scan saw `d`
+    /// and `f` exchanged, and the listing, reading a moment later, found them back (the item
+    /// at `f` kept as the directory told, its name read again with every batch until the disk
+    /// agrees). The next scan told them exchanged back, naming the type of the item at `d`
+    /// only: `f`, standing as the directory it was kept as, stayed listed as one for good
+    /// (`list --live --backend polling`, exchanges among fifos and files: every run of 3 seeds).
+    @Test("a source that compares scans: the item at the previous path of an exchange has the type of the one it traded places with")
+    func exchangedBackInOneLevel() async throws {
+        let tree = try ScratchTree()
+        defer { tree.remove() }
+        try tree.makeDirectories("d")
+        try tree.write("f", "f")
+        let script = ScriptedSource.Script()
+        let observer = ListingObserver(listing(tree, script))
+        defer { Task { await observer.stop() } }
+        try await observer.started()
+        #expect(observer.list.map(\.name) == ["d", "f"])
+
+        // The scan that saw the two exchanged; by the time the listing reads, they are
+        // exchanged back, which the next scan tells.
+        try tree.exchange("d", "f")
+        try tree.exchange("d", "f")
+        script.send([FileSystemEvent(kind: .exchanged, path: tree.path("f"), previousPath: tree.path("d"), itemType: .directory, isSynthetic: false)])
+        try await observer.wait(for: "the exchange") { $0.list.contains { $0.name == "f" && $0.type == .directory } }
+
+        try tree.write("m1")
+        script.send([
+            FileSystemEvent(kind: .exchanged, path: tree.path("d"), previousPath: tree.path("f"), itemType: .directory, isSynthetic: false),
+            FileSystemEvent(kind: .created, path: tree.path("m1"), itemType: .file, isSynthetic: false),
+        ])
+        try await observer.sync(marker: "m1")
+        #expect(observer.list.map(\.type) == [.directory, .file, .file], "\(observer.list.map { "\($0.name) \($0.type)" })")
+        await observer.stop()
+    }
 }
 
 /// The watch options a default listing of `tree` asks its source for.
