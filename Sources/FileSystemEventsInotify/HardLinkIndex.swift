@@ -4,8 +4,12 @@ import FileSystemEventsCore
 /// The paths of files that share an inode inside the watched tree, keyed by device and inode.
 ///
 /// inotify reports a write once, under the name it was opened by; every other hard link to
-/// the same inode changed too. Only inodes with more than one known path are kept, so the
-/// index costs nothing in a tree without hard links. A new link's other paths are searched for
+/// the same inode changed too. Not only a regular file's: `link(2)` does not follow a symlink,
+/// and a FIFO, a socket or a device node may have several names as well; a `lutimes` or a
+/// `chmod` through one name changed them all (hard links are one item by device and inode,
+/// as polling has them). Indexing files only, `touch -h` of one name of a symlink was told
+/// there alone, and a listing kept the old time at the other. Only inodes with more than one
+/// known path are kept, so the index costs nothing in a tree without hard links. A new link's other paths are searched for
 /// in one walk of the model per batch of events, not one per link, so `cp -al` of a large tree
 /// stays linear.
 struct HardLinkIndex {
@@ -60,14 +64,14 @@ struct HardLinkIndex {
         for (identity, list) in found { register(identity, paths: list) }
     }
 
-    /// The names in `trees` of the files whose identity is one of `identities`, in the model's
-    /// order, found in one walk.
+    /// The names in `trees` of the files (or other items but directories) whose identity is
+    /// one of `identities`, in the model's order, found in one walk.
     static func names(of identities: Set<FileIdentity>, in trees: [WatchedDirectory]) -> [FileIdentity: [(WatchedDirectory, [UInt8])]] {
         var found: [FileIdentity: [(WatchedDirectory, [UInt8])]] = [:]
         guard !identities.isEmpty else { return found }
         for tree in trees {
             tree.forEachDirectory { node in
-                for (name, entry) in node.children where entry.type == .file {
+                for (name, entry) in node.children where entry.type != .directory {
                     let identity = FileIdentity(device: node.device, inode: entry.inode)
                     if identities.contains(identity) { found[identity, default: []].append((node, Array(name))) }
                 }

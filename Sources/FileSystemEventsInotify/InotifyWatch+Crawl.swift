@@ -59,7 +59,8 @@ extension InotifyWatch {
         /// One batch buffer for every directory of the crawl: a listing is read whole before
         /// the crawl descends.
         let reader = DirectoryEntryReader()
-        /// The inode of every file met, to find hard links within the tree once the crawl is
+        /// The inode of every file met (and of every other item but a directory, which may
+        /// have hard links too), to find hard links within the tree once the crawl is
         /// done. Inode numbers only, not places: sorting them once costs less than hashing
         /// every file as it is met (the dictionary's hashing and growth were 15% of a
         /// 110k-entry start-up in a profile), and keeping 8 bytes a file instead of a place
@@ -76,8 +77,9 @@ extension InotifyWatch {
             for index in 1..<inodes.count where inodes[index] == inodes[index - 1] { repeated.insert(inodes[index]) }
             return repeated
         }
-        /// Set during a rescan after lost events: files whose ctime is at or after this moment
-        /// (wall-clock ns) changed while events were being lost.
+        /// Set during a rescan after lost events: items other than directories (files,
+        /// symlinks, FIFOs, ...) whose ctime is at or after this moment (wall-clock ns) changed
+        /// while events were being lost.
         var changedSince: Int64?
         var changed: [(directory: WatchedDirectory, name: [UInt8], content: Bool)] = []
         /// Set when the crawl adds to a model that has other places already (a directory
@@ -337,12 +339,37 @@ extension InotifyWatch {
                 if state.findsLinks || state.examinesFiles, !item.linksToFile, let found = item.status, found.linkCount > 1 {
                     state.linkedFiles.append((directory, listing.name(of: item), identity, found.linkCount))
                 }
-                if let since = state.changedSince, let found = item.status, found.changeTime >= since {
-                    state.changed.append((directory, listing.name(of: item), found.modificationTime >= since))
-                }
                 if state.presentFiles != nil, let found = item.status {
                     state.presentFiles!.append((relative.appendingComponent(listing.name(of: item)), found))
                 }
+            } else if type != .directory {
+                // A symlink, a FIFO, a socket or a device node: `link(2)` does not follow a
+                // symlink, so these have hard links too, and a change of attributes (`lutimes`,
+                // `chmod`) is reported at the name it was made through only. Their inodes join
+                // the files' for the names met more than once, and those examined with more
+                // than one link are looked for elsewhere in the model, as files are: the index
+                // then tells the change at every name (``HardLinkIndex``). (No watch of their
+                // own for a name out of view: `InotifyWatch+HardLinkWatches.swift` is for
+                // regular files.) Only a status of the item itself counts: a symlink that
+                // loops back to a directory on the way down has its target's.
+                let own = item.status.flatMap { $0.itemType == type ? $0 : nil }
+                if own.map({ $0.linkCount > 1 }) ?? true { state.fileInodes.append(identity.inode) }
+                if state.findsLinks || state.examinesFiles, let own, own.linkCount > 1 {
+                    state.linkedFiles.append((directory, listing.name(of: item), identity, own.linkCount))
+                }
+            }
+            // Every item but a directory changed since the queue was last known empty is told
+            // changed: the model keeps no times, so the rescan's diff (``SnapshotDiff``) of the
+            // old and new models sees types and inodes, never an attribute. Told for files only,
+            // a symlink's `lutimes` (or a FIFO's `chmod`) lost to an overflow was never told, and
+            // a listing kept the old time for good (200 symlinks and 200 files given a time in
+            // 1990 through an overflow: 34 to 143 symlinks stale in 4 runs of 5, every file
+            // right). Only where the status is the entry's own: a symlink that loops back to a
+            // directory on the way down, or whose file went between the listing and its watch,
+            // has its target's.
+            if type != .directory, let since = state.changedSince, let found = item.status, found.itemType == type,
+               found.changeTime >= since {
+                state.changed.append((directory, listing.name(of: item), found.modificationTime >= since))
             }
             if type == .directory && options.isRecursive {
                 let name = listing.name(of: item)
@@ -643,14 +670,15 @@ extension InotifyWatch {
         }
     }
 
-    /// The files met more than once by identity (hard links) by the crawl of `top` that
-    /// collected `state`, each group in the order of the model.
+    /// The files (and symlinks, FIFOs, ...: any item but a directory) met more than once by
+    /// identity (hard links) by the crawl of `top` that collected `state`, each group in the
+    /// order of the model.
     func hardLinkCandidates(in top: WatchedDirectory, _ state: CrawlState) -> [FileIdentity: [(WatchedDirectory, [UInt8])]] {
         let repeated = state.repeatedInodes
         guard !repeated.isEmpty else { return [:] }
         var groups: [FileIdentity: [(WatchedDirectory, [UInt8])]] = [:]
         top.forEachDirectory { node in
-            for (name, entry) in node.children where entry.type == .file && repeated.contains(entry.inode) {
+            for (name, entry) in node.children where entry.type != .directory && repeated.contains(entry.inode) {
                 groups[FileIdentity(device: node.device, inode: entry.inode), default: []].append((node, Array(name)))
             }
         }
@@ -676,8 +704,11 @@ extension InotifyWatch {
                 hardLinks.register(identity, paths: paths)
             }
         }
-        for file in state.linkedFiles where file.directory.children[file.name]?.inode == file.identity.inode {
+        for file in state.linkedFiles {
+            guard let entry = file.directory.children[file.name], entry.inode == file.identity.inode else { continue }
             hardLinks.add(file.identity, file.directory, file.name)
+            // Only a regular file gets a watch of its own for a name out of view.
+            guard entry.type == .file else { continue }
             // A rescan tells only the files changed since `changedSince`: one of these written
             // through its name out of view after that crawl listed it is found by its time.
             hardLinkCandidates.append(HardLinkCandidate(directory: file.directory, name: file.name, inode: file.identity.inode,

@@ -965,10 +965,15 @@ extension InotifyWatch {
             if arrivals.count >= Self.arrivalLimit { arrivals.removeAll() }
             arrivals[NameInModel(directory, name)] = identity.inode
         }
-        if type == .file && status.linkCount > 1 {
+        // A new name of a symlink or a FIFO (`link(2)` does not follow a symlink) is a hard
+        // link as a file's is: indexed, a `lutimes` through either name is told at both. It gets
+        // no watch of its own for a name out of view (a candidate is checked for that as a
+        // regular file only), but what was changed through the new name while it waited is
+        // told at its other names.
+        if type != .directory && status.linkCount > 1 {
             hardLinks.add(identity, directory, name)
             let changes = changesWhilePending.take(for: NameInModel(directory, name))
-            if status.itemType == .file {
+            if status.itemType == .file || (status.itemType == type && !changes.isEmpty) {
                 hardLinkCandidates.append(HardLinkCandidate(directory: directory, name: name, inode: identity.inode, changesThroughNewName: changes))
             }
         }
@@ -1791,7 +1796,7 @@ extension InotifyWatch {
             dropFileLinks(in: node)
             if hasHardLinks {
                 // Their other names in view may now be a file's only names in view.
-                for (_, entry) in node.children where entry.type == .file {
+                for (_, entry) in node.children where entry.type != .directory {
                     hardLinks.noteLeaving(FileIdentity(device: node.device, inode: entry.inode), movedOutOfView: !droppedByKernel)
                 }
             }

@@ -267,13 +267,15 @@ extension InotifyWatch {
         hardLinkCandidates.removeAll()
         var linkNames = LinkNamesInView()
         for candidate in candidates where !candidate.changesThroughNewName.isEmpty && candidate.directory.isAttached {
-            // `ln a b; echo x >> b`, both read before `b` was examined: `a` changed too.
+            // `ln a b; echo x >> b`, both read before `b` was examined: `a` changed too. (Or
+            // `ln s t; touch -h t` of a symlink `s`: told as the symlink it is.)
             let identity = FileIdentity(device: candidate.directory.device, inode: candidate.inode)
+            let type = candidate.directory.children[candidate.name]?.type ?? .file
             let names = linkNames.names(of: identity, in: hardLinks)
             for (linkDirectory, linkName) in names.paths(startingAt: candidate.directory, candidate.name).dropFirst() {
                 for kind in [FileSystemEvent.Kind.modified, .attributesChanged] where candidate.changesThroughNewName.contains(kind) {
                     produced.append(makeEvent(kind, root: linkDirectory.root, relative: linkDirectory.relativePath.appendingComponent(linkName),
-                                              type: .file, identity: identity, synthetic: true))
+                                              type: type, identity: identity, synthetic: true))
                 }
             }
         }

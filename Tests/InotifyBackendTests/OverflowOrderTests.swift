@@ -46,5 +46,35 @@ struct OverflowOrderTests {
         // And the changes are there before it: g was written while its directory was away.
         #expect(events[..<marker].contains { $0.path.lastComponent?.string == "g" && $0.kind == .created })
     }
+
+    /// The rebuild after an overflow compares models that keep no times, so it tells what
+    /// changed in place from the change times it reads: it read them for regular files only,
+    /// and a symlink's `touch -h -d` (or a FIFO's) lost to the overflow was never told.
+    @Test("new times of a file, a symlink and a FIFO lost to an overflow are told by the rebuild")
+    func timesLostToOverflow() async throws {
+        let tree = try ScratchTree()
+        try tree.write("f", "f")
+        try tree.symlink("s", pointingTo: "nowhere")
+        try tree.makeFIFO("p")
+        let stream = InotifyEventSource.updates(options: WatchOptions(roots: [tree.root])) { () throws(FileSystemEventsError) in
+            try OverflowInjectingKernel()
+        }
+        var reader = try await MarkerCollector(stream)
+
+        try tree.write(RelativePath(bytes: OverflowInjectingKernel.triggerName))
+        for name in ["f", "s", "p"] {
+            try tree.setTimes(RelativePath(name), seconds: 631_152_000)  // 1990: older than any "changed since"
+        }
+        try tree.write("marker", "written after every change above")
+        try tree.write(RelativePath(bytes: OverflowInjectingKernel.releaseName))
+        try await reader.collect(until: "marker")
+        let events = reader.events
+        #expect(events.contains { $0.kind == .overflow }, "the injected overflow was not reported")
+        for name in ["f", "s", "p"] {
+            #expect(events.contains { $0.path.lastComponent?.string == name && $0.kind == .attributesChanged },
+                    "new times of \(name), lost to the overflow, were not told: \(events.map { "\($0.kind) \($0.path)" })")
+        }
+        await reader.stop()
+    }
 }
 #endif

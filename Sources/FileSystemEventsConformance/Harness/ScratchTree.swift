@@ -141,6 +141,26 @@ public final class ScratchTree: Sendable {
         try Self.call("symlink \(path)") { withC(link) { l in Libc.symlink(target, l) } }
     }
 
+    /// Makes a FIFO at `path` (`mkfifo(3)`, mode 0644): an item with no content to write, whose
+    /// attributes change all the same.
+    public func makeFIFO(_ path: RelativePath, in area: Area = .root) throws {
+        let target = absolute(path, in: area)
+        try Self.call("mkfifo \(path)") { withC(target) { mkfifo($0, 0o644) } }
+    }
+
+    /// Sets the access and modification times of the item at `path` itself to `seconds` since
+    /// the epoch, in one `utimensat(2)` with `AT_SYMLINK_NOFOLLOW` (`touch -h -d`): a symlink's
+    /// own times, not its target's. A time in the past, as `touch -d` or an unpacked archive
+    /// sets, is one no "changed since" comparison of modification times can find.
+    public func setTimes(_ path: RelativePath, seconds: Int, in area: Area = .root) throws {
+        let target = absolute(path, in: area)
+        let time = timespec(tv_sec: time_t(seconds), tv_nsec: 0)
+        let times = [time, time]
+        try Self.call("utimensat \(path)") {
+            withC(target) { pointer in times.withUnsafeBufferPointer { utimensat(AT_FDCWD, pointer, $0.baseAddress, AT_SYMLINK_NOFOLLOW) } }
+        }
+    }
+
     /// Swaps the items at two paths in one `renameat2(RENAME_EXCHANGE)`. Throws
     /// ``ConformanceSkip`` where the kernel or file system has no exchange, so the scenario is
     /// skipped with that reason rather than failed.

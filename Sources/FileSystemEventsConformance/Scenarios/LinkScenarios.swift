@@ -62,6 +62,37 @@ extension ConformanceSuite {
             try watch.expect(.modified, "alias.txt", since: index)
             try watch.assertReplayMatchesDisk()
         },
+        ConformanceScenario(135, "a symlink and a FIFO with a second name each (`link(2)` does not follow a symlink), made before the watch and while watched: new times set through either name are reported at the other",
+                            runsUnprivileged: true) { context in
+            // The kernel backends indexed the names of regular files only: `touch -h -d` of one
+            // name of a symlink was told there alone, and a consumer kept the other's old time.
+            try context.tree.symlink("s1", pointingTo: "nowhere")
+            try context.tree.hardLink("s2", to: "s1")
+            try context.tree.makeFIFO("p1")
+            try context.tree.hardLink("p2", to: "p1")
+            try context.tree.symlink("later-s1", pointingTo: "nowhere")
+            try context.tree.makeFIFO("later-p1")
+            let watch = try await context.watch()
+            try context.tree.hardLink("later-s2", to: "later-s1")
+            try context.tree.hardLink("later-p2", to: "later-p1")
+            try await watch.sync()
+            var seconds = 631_152_000  // 1990-01-01: before any "changed since" a backend keeps
+            for (first, second) in [("s1", "s2"), ("p1", "p2"), ("later-s1", "later-s2"), ("later-p1", "later-p2")] {
+                for (through, other) in [(first, second), (second, first)] {
+                    let index = watch.eventCount
+                    seconds += 1
+                    try context.tree.setTimes(RelativePath(through), seconds: seconds)
+                    try await watch.sync()
+                    // `attributesChanged` from an inotify watch; polling sees a new mtime, `modified`.
+                    let path = context.tree.path(RelativePath(other))
+                    let told = watch.scenarioEvents(from: index).contains {
+                        $0.path == path && ($0.kind == .attributesChanged || $0.kind == .modified)
+                    }
+                    try check(told, "new times set through \(through) were not told at \(other), its other name; got:\n  \(watch.describeEvents(since: index))")
+                }
+            }
+            try watch.assertReplayMatchesDisk()
+        },
         ConformanceScenario(100, "hard links in two directories, each moved out of the tree and back: a write through either name is reported at both",
                             runsUnprivileged: true) { context in
             // A directory that comes back is new to a watch, and holds one name of an inode
