@@ -40,10 +40,11 @@ struct FollowedPath: Sendable {
         let targetDirectory: [UInt8]
         if let target = Syscalls.realPath(bytes) {
             targetDirectory = Self.parent(of: target)
-        } else if let target = Syscalls.readLink(bytes) {
-            // A dangling link: watch where its target would appear.
-            let absolute = target.first == UInt8(ascii: "/") ? target : directory.appendingComponent(target)
-            let (existing, _) = nearestExistingDirectory(from: Self.parent(of: absolute))
+        } else if let end = Self.endOfLinks(from: bytes) {
+            // A dangling link: watch where its target would appear, at the end of the chain
+            // (`current.log -> stable.log -> ../logs/app.log` dangles for a moment at each
+            // rotation by rename; one link deep, that moment's watch left the logs out).
+            let (existing, _) = nearestExistingDirectory(from: Self.parent(of: end))
             targetDirectory = Syscalls.realPath(existing) ?? existing
         } else {
             return roots
@@ -133,6 +134,22 @@ struct FollowedPath: Sendable {
             current = resolved
         }
         return current
+    }
+
+    /// Where `path` leads through every symlink it is (a chain `current.log -> stable.log ->
+    /// ../logs/app.log`), each relative target taken from the directory of the link holding
+    /// it, as the kernel does: `path` itself when it is no link. Not made canonical, and the
+    /// place need not exist (a dangling link's target). `nil` for a loop (or a chain of more
+    /// than 40, as `ELOOP`) or a link that cannot be read.
+    static func endOfLinks(from path: [UInt8]) -> [UInt8]? {
+        var location = path
+        var links = 0
+        while case .success(let status) = FollowerSyscalls.status(location, followSymlinks: false), status.itemType == .symlink {
+            links += 1
+            guard links <= 40, let target = Syscalls.readLink(location) else { return nil }
+            location = target.first == UInt8(ascii: "/") ? target : parent(of: location).appendingComponent(target)
+        }
+        return location
     }
 
     /// The nearest directory at or above `start` that exists, and whether it is `start` itself.
