@@ -247,8 +247,13 @@ final class DirectoryListingSession {
         /// rename that needs it, as ``listedBelow`` is, and kept up to date from then on: a
         /// batch with no directory renamed (every batch of a one-level listing) never pays for it.
         var spoken: RelativePathIndex? = nil
+        /// Directories whose latest word in the batch is that they hold a name an event told of,
+        /// with no event of their own (see ``holds(_:_:)``): where the scan that told it was
+        /// made, a directory stood there. Any other word said of a name since takes it out.
+        var heldOnly = Set<[UInt8]>()
         func say(_ name: [UInt8], _ verdict: (order: Int, stands: Bool, event: FileSystemEvent?)) {
             if said.updateValue(verdict, forKey: name) == nil { spoken?.insert(name) }
+            if !heldOnly.isEmpty { heldOnly.remove(name) }
         }
         var subtreeGone: [[UInt8]: Int] = [:]
         var order = 0
@@ -265,8 +270,10 @@ final class DirectoryListingSession {
         func holds(_ directory: [UInt8], _ event: FileSystemEvent) {
             if let earlier = said[directory], earlier.stands {
                 say(directory, (order, true, earlier.event))
+                if earlier.event == nil { heldOnly.insert(directory) }
             } else {
                 say(directory, (order, true, nil))
+                heldOnly.insert(directory)
             }
             if heldBelow[directory] == nil { heldBelow[directory] = event }
         }
@@ -726,6 +733,15 @@ final class DirectoryListingSession {
                 }
                 return nil
             }
+            /// The entry of a name that stands as the directory an event below it showed (see
+            /// `heldOnly`): a directory listed or carried there, else made from that event.
+            func heldDirectoryEntry() -> DirectoryEntry? {
+                if let known = knownEntry(name, ofType: .directory) { return known }
+                guard let below = heldBelow[name] else { return nil }
+                return DirectoryEntry(
+                    nameBytes: name, type: .directory, size: 0, modificationTime: below.timestamp,
+                    identity: FileIdentity(device: 0, inode: 0))
+            }
             switch reader.entry(at: name, in: descriptor) {
             case .found(let entry):
                 // Over a source that compares scans, what the disk shows now may be a state
@@ -738,8 +754,19 @@ final class DirectoryListingSession {
                 // disk is back as the scan saw it, no scan tells of it again, and the entry
                 // kept (its time as listed before the change the scan saw, or made from the
                 // event) stayed wrong for good. Until the disk shows the type it stands as.
+                //
+                // A name the batch only says holds a name told of (a change in a directory
+                // below it, with no event of its own) was a directory when the scan was made,
+                // and stands as one: as listed or carried, else made from the event below it.
+                // Its type taken from the disk, a directory exchanged for a file between the
+                // scan and the read was listed as the file with its subtree still below it;
+                // the next scan's exchange then took the listed file for an item with nothing
+                // below it, carried nothing to where the directory went, and read nothing
+                // there: the directory's subtree was lost for good (`list --live --recursive
+                // --backend polling`, a random mix with no pause: 1 run in 25 to 40).
                 if !readsMovedSubtrees,
-                   let told = toldEntry(name) ?? (unconfirmedBefore.contains(name) ? knownEntry(name) : nil),
+                   let told = (heldOnly.contains(name) ? heldDirectoryEntry() : nil)
+                       ?? toldEntry(name) ?? (unconfirmedBefore.contains(name) ? knownEntry(name) : nil),
                    told.type != entry.type
                 {
                     keep(name, told)
