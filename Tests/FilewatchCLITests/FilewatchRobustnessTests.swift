@@ -444,7 +444,14 @@ struct FilewatchRobustnessTests {
         }
         watch.signal(SIGTERM)
         let status = try await watch.waitForExit(timeout: .seconds(60))
-        #expect(status == 0, "stderr: \(watch.standardError)")
+        // A polling watch's graceful stop ends with one whole scan (its final look), and a stop
+        // that takes longer than the grace period exits as the signal would, saying so
+        // (README, "a polling watch whose final look ... takes longer"). This debug build
+        // scans the 20,000 levels in about that time (1.9 to 2.2 s measured alone, 2026-12-03,
+        // and CI #42 failed on it): either ending is the documented one. A crash is neither.
+        let outlivedGrace = backend == "polling" && status == 128 + SIGTERM
+            && watch.standardError.contains("did not stop within")
+        #expect(status == 0 || outlivedGrace, "exit status \(status), stderr: \(watch.standardError)")
     }
 
     /// A root whose path is longer than PATH_MAX, which the kernel refuses in one piece: the
