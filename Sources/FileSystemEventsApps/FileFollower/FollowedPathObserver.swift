@@ -192,24 +192,21 @@ final class FollowedPathObserver: Sendable {
         guard events.contains(where: { $0.itemType == .file && (isOther($0.path) || isOther($0.previousPath) || isOther($0.madeAt)) })
         else { return path }
         // Looked up at each batch, not remembered: the link may be re-pointed at any time
-        // (``noteTold(_:path:)`` takes the file it leads to then as told).
-        let isLink: Bool
-        if case .success(let status) = FollowerSyscalls.status(path, followSymlinks: false), status.itemType == .symlink {
-            isLink = true
-        } else {
-            isLink = false
-        }
-        guard isLink || events.contains(where: { isAlias($0.path) || isAlias($0.previousPath) || isAlias($0.madeAt) }) else { return path }
-        return resolvedSpelling() ?? path
+        // (``noteTold(_:path:)`` takes the file it leads to then as told). The end of the
+        // chain is the path itself where it is no link, and `nil` for a loop.
+        guard let location = FollowedPath.endOfLinks(from: path) else { return path }
+        guard location != path || events.contains(where: { isAlias($0.path) || isAlias($0.previousPath) || isAlias($0.madeAt) })
+        else { return path }
+        return spelling(of: location) ?? path
     }
 
-    /// Where the path leads, as a source watching canonical directories names it: the end of
-    /// its chain of links (``FollowedPath/endOfLinks(from:)``), with its directory made
-    /// canonical. Its last name need not exist: between a rotation's rename and the new file
-    /// the link dangles, and the events still name that place. `nil` for a loop, an unreadable
-    /// link, a directory that is gone, or a target with no last name (`..`, a trailing `/`).
-    private func resolvedSpelling() -> [UInt8]? {
-        guard let location = FollowedPath.endOfLinks(from: path), let slash = location.lastIndex(of: UInt8(ascii: "/")) else { return nil }
+    /// `location`, where the path leads (the end of its chain of links,
+    /// ``FollowedPath/endOfLinks(from:)``), as a source watching canonical directories names
+    /// it: its directory made canonical. Its last name need not exist: between a rotation's
+    /// rename and the new file the link dangles, and the events still name that place. `nil`
+    /// for a directory that is gone, or a target with no last name (`..`, a trailing `/`).
+    private func spelling(of location: [UInt8]) -> [UInt8]? {
+        guard let slash = location.lastIndex(of: UInt8(ascii: "/")) else { return nil }
         let name = Array(location[(slash + 1)...])
         guard !name.isEmpty, name != [UInt8(ascii: ".")], name != [UInt8(ascii: "."), UInt8(ascii: ".")] else { return nil }
         let directory = slash == 0 ? [UInt8(ascii: "/")] : Array(location[..<slash])
