@@ -153,9 +153,14 @@ public final class ScratchTree: Sendable {
     /// own times, not its target's. A time in the past, as `touch -d` or an unpacked archive
     /// sets, is one no "changed since" comparison of modification times can find.
     public func setTimes(_ path: RelativePath, seconds: Int, in area: Area = .root) throws {
-        let target = absolute(path, in: area)
         let time = timespec(tv_sec: time_t(seconds), tv_nsec: 0)
-        let times = [time, time]
+        try setTimes(path, access: time, modification: time, in: area)
+    }
+
+    /// One `utimensat(2)` with `AT_SYMLINK_NOFOLLOW` on the item at `path` itself.
+    private func setTimes(_ path: RelativePath, access: timespec, modification: timespec, in area: Area) throws {
+        let target = absolute(path, in: area)
+        let times = [access, modification]
         try Self.call("utimensat \(path)") {
             withC(target) { pointer in times.withUnsafeBufferPointer { utimensat(AT_FDCWD, pointer, $0.baseAddress, AT_SYMLINK_NOFOLLOW) } }
         }
@@ -192,10 +197,7 @@ public final class ScratchTree: Sendable {
         var info = stat()
         try Self.call("lstat \(path)") { withC(target) { lstat($0, &info) } }
         try writeBytes(path, Array(content.utf8), flags: O_WRONLY | O_TRUNC, in: area)
-        let times = [info.st_atim, info.st_mtim]
-        try Self.call("utimensat \(path)") {
-            withC(target) { pointer in times.withUnsafeBufferPointer { utimensat(AT_FDCWD, pointer, $0.baseAddress, AT_SYMLINK_NOFOLLOW) } }
-        }
+        try setTimes(path, access: info.st_atim, modification: info.st_mtim, in: area)
     }
 
     /// Whether two names are links to one file (`rename(2)` between them does nothing).
