@@ -19,7 +19,7 @@ struct LinkLeftBehindTests {
         try tree.write("a", "one file, three names")
         try tree.hardLink("b", to: "a")
         try tree.hardLink("c", to: "a")
-        let (collector, before) = try await watch(tree, readingTogether: { [tree] in
+        let (collector, before) = try await ReadTogether.watch(tree, readingTogether: { [tree] in
             try? tree.remove("c")
             try? tree.rename("a", to: "d")
         })
@@ -30,7 +30,7 @@ struct LinkLeftBehindTests {
         await reader.stop()
 
         #expect(tree.exists("d") && !tree.exists("c"), "the changes were not made")
-        expectReplayMatches(tree, before, reader.events)
+        ReadTogether.expectReplayMatches(tree, before, reader.events)
     }
 
     /// A write through a new name whose creation waits is placed by the name's examination. If
@@ -44,7 +44,7 @@ struct LinkLeftBehindTests {
         try tree.write("a", "one file, two names")
         try tree.hardLink("b", to: "a")
         try tree.write("t", "another file")
-        let (collector, before) = try await watch(tree, readingTogether: { [tree] in
+        let (collector, before) = try await ReadTogether.watch(tree, readingTogether: { [tree] in
             try? tree.hardLink("c", to: "a")
             try? tree.append("c", " written through c")
             try? tree.remove("b")
@@ -56,32 +56,7 @@ struct LinkLeftBehindTests {
         await reader.stop()
 
         #expect(tree.exists("c") && !tree.exists("b") && !tree.exists("t"), "the changes were not made")
-        expectReplayMatches(tree, before, reader.events)
-    }
-
-    /// A watch of `tree` that reads the events of `changes` together: made just before its
-    /// next read, which a write to `wake` in the tree causes. The tree as it was before them.
-    private func watch(_ tree: ScratchTree, readingTogether changes: @escaping @Sendable () -> Void) async throws
-        -> (reader: MarkerCollector, before: DiskTree)
-    {
-        let handed = ChangesBeforeNextRead()
-        let stream = InotifyEventSource.updates(options: WatchOptions(roots: [tree.root])) { () throws(FileSystemEventsError) in
-            try ChangingBeforeReadKernel(changes: handed)
-        }
-        var reader = try await MarkerCollector(stream)
-        let before = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
-        handed.make(changes)
-        try tree.write("wake", "w")
-        try await reader.collect(until: "wake")
-        return (reader, before)
-    }
-
-    private func expectReplayMatches(_ tree: ScratchTree, _ before: DiskTree, _ events: [FileSystemEvent]) {
-        let after = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
-        var model = ReplayModel(initial: before, root: tree.root)
-        for event in events { model.apply(event) }
-        let problems = model.anomalies + model.differences(from: after)
-        #expect(problems.isEmpty, "\(problems)\n\(events.map { "\($0.kind) \($0.path)" }.joined(separator: "\n"))")
+        ReadTogether.expectReplayMatches(tree, before, reader.events)
     }
 }
 #endif
