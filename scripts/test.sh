@@ -101,6 +101,17 @@ run_part_2() {
     unprivileged_rerun 'ConformanceTests/exampleThirdPartyBackend\(' || rc=$?
     return "$rc"
 }
+#   summary_lines LOG: the lines a reader of a failed run needs at the end, where a CI log is
+#   cut: each run's total, and each failure with the message Swift Testing prints below it
+#   (the lines after a ✘ up to the next event line, at most 60), which names a conformance
+#   scenario's seed and operations.
+summary_lines() {
+    awk '{ line = $0; gsub(/\033\[[0-9;]*m/, "", line) }
+         line ~ /Test run with/ { print; issue = 0; next }
+         line ~ /✘/ { print; issue = 60; next }
+         line ~ /^(◇|✔|⚠|➜|􀟈)/ { issue = 0; next }
+         issue > 0 { print; issue--; next }' "$1"
+}
 echo "==> the tests, in two parts side by side (1: conformance on every backend; 2: the layers and everything else)"
 part 1 run_part_1 &
 first=$!
@@ -109,8 +120,8 @@ second=$!
 wait "$first" "$second" || true
 for name in 1 2; do
     rc=$(cat "$logs/$name.rc" 2>/dev/null || echo 1)
-    echo "==> part $name: exit status $rc; its summary lines:"
-    grep -E "Test run with|✘" "$logs/$name.log" || true
+    echo "==> part $name: exit status $rc; its summary lines (with each recorded issue's message):"
+    summary_lines "$logs/$name.log"
     [ "$rc" = 0 ] || status=1
 done
 rm -rf "$logs"
