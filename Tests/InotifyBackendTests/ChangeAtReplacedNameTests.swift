@@ -9,9 +9,9 @@ import Testing
 /// the arrival is examined (``InotifyWatch/changesWhilePending``). When a rename of a known
 /// item onto the same name is read before that, the examination finds the model's item (the
 /// renamed one) and tells nothing, and the kept change was dropped with it: a file written
-/// after it was renamed onto the name was never told modified (scenario 110 in a CI run: `mv
-/// file1 build; echo y >> build` after an exchange that brought a file to `build`, about one
-/// burst in 10,000 under load).
+/// after it was renamed onto the name was never told modified (scenario 110 beside the rest
+/// of the suite, about one burst in 10,000: `mv file1 build; echo y >> build` after an exchange
+/// that brought a file to `build`).
 @Suite(.serialized, .timeLimit(.minutes(1)))
 struct ChangeAtReplacedNameTests {
     @Test("a file renamed onto a name a move from outside replaced, then written, is told modified")
