@@ -665,9 +665,14 @@ extension InotifyWatch {
                     holdsRest = true
                     continue
                 }
-                if creation.replacedInode != nil && !replacedNames.isEmpty {
+                if !replacedNames.isEmpty && (creation.replacedInode != nil || examination.foundItem) {
                     // Applied or waiting again, the name's item is what the disk showed (or the
                     // creation's own, examined again): no longer the one the move replaced.
+                    // So too after any creation at the name found an item there (a check, or
+                    // an exchange's, which the mark may have followed): the arrival's own
+                    // creation, still held, would leave a mark there that kept later writes
+                    // from being told until every creation was applied, and then dropped them.
+                    // (A name found empty keeps it: a rename of the arrival still queued looks.)
                     replacedNames[NameInModel(creation.directory, creation.name)] = nil
                 }
                 if apply(creation, examination, quiet: quiet, provisional: busy) == .waits {
@@ -796,6 +801,12 @@ extension InotifyWatch {
             case .found, .gone: return true
             case .stale, .inaccessible, .ignored, .filteredOut: return false
             }
+        }
+
+        /// The name held an item, which the creation puts in the model.
+        var foundItem: Bool {
+            if case .found = self { return true }
+            return false
         }
     }
 
@@ -945,10 +956,15 @@ extension InotifyWatch {
                     // item, so they are told of it now. Dropped, a write that came after a
                     // known item moved onto the name was never told; a change of the item
                     // that was there before is a repeat, which costs a consumer a re-read.
+                    // (Told outside any event's dispatch: what they leave as the last change
+                    // reported must not make the next event, heard by the file's own watch,
+                    // look like this one's repeat.)
                     let kept = changesWhilePending.take(for: NameInModel(directory, name))
+                    let reportedBefore = lastReportedChange
                     for kind in [FileSystemEvent.Kind.modified, .attributesChanged] where kept.contains(kind) {
                         reportChange(kind, named: name, in: directory)
                     }
+                    lastReportedChange = reportedBefore
                 }
                 // Found early, the model's item is confirmed by the disk as it is after events
                 // still queued, not as it was when they happened: `mkdir b; exchange a b;
