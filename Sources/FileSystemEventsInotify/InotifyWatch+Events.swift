@@ -1531,6 +1531,17 @@ extension InotifyWatch {
             let markB = replacedNames.removeValue(forKey: NameInModel(destinationDirectory, second.name))
             replacedNames[NameInModel(destinationDirectory, second.name)] = markA
             replacedNames[NameInModel(sourceDirectory, first.name)] = markB
+            // The changes kept at a marked name are about its arrival (``reportChange``), so
+            // they go where it went: the other name's examination finds it there, a new hard
+            // link perhaps, whose other names must hear of a write made through it. Left
+            // behind, they were told of the known item that took the name, and a write through
+            // a link made outside and moved in was never told at the file's name in view.
+            if (markA != nil || markB != nil) && !changesWhilePending.isEmpty {
+                let keptA = changesWhilePending.take(for: NameInModel(sourceDirectory, first.name))
+                let keptB = changesWhilePending.take(for: NameInModel(destinationDirectory, second.name))
+                for kind in keptA { changesWhilePending.record(kind, for: NameInModel(destinationDirectory, second.name)) }
+                for kind in keptB { changesWhilePending.record(kind, for: NameInModel(sourceDirectory, first.name)) }
+            }
         }
         if let child = a.directory {
             child.parent = destinationDirectory

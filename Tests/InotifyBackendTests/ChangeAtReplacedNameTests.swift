@@ -57,6 +57,36 @@ struct ChangeAtReplacedNameTests {
         ReadTogether.expectReplayMatches(tree, before, reader.events)
     }
 
+    /// The change kept for a name goes with the arrival it is about when an exchange takes that
+    /// arrival to the other name: there its examination finds a new name of a file in view and
+    /// tells the file's other names of the write. Left at the name the arrival left, it was told
+    /// of the known item the exchange put there, and the file's name in view was not told.
+    @Test("a write through an arriving hard link, exchanged away before it was examined, is told at the file's other name")
+    func writeThroughArrivalExchangedAway() async throws {
+        let tree = try ScratchTree()
+        defer { tree.remove() }
+        try tree.write("build", "the first build")
+        try tree.write("other", "x")
+        try tree.write("inner", "shared")
+        let (collector, before) = try await ReadTogether.watch(tree, readingTogether: { [tree] in
+            try? tree.hardLink("arriving", to: "inner", in: .outside, existingIn: .root)
+            try? tree.rename("arriving", to: "build", from: .outside, to: .root)
+            try? tree.append("build", " written as it arrived")
+            try? tree.exchange("build", "other")
+        })
+        var reader = collector
+        try tree.write("marker", "after every change above")
+        try await reader.collect(until: "marker")
+        await reader.stop()
+
+        #expect(try tree.read("inner") == Array("shared written as it arrived".utf8) && tree.read("build") == Array("x".utf8),
+                "the changes were not made")
+        ReadTogether.expectReplayMatches(tree, before, reader.events)
+        let inner = tree.path("inner")
+        #expect(reader.events.contains { $0.kind == .modified && $0.path == inner },
+                "the write through the arriving name was not told at inner: \(reader.events.map { "\($0.kind) \($0.path)" })")
+    }
+
     /// The change kept for the name is told after every event of its read was dispatched, so it
     /// must not stand as the change the last dispatched event reported: the next read's first
     /// event, a write heard by the file's own watch (its other name is out of view), was taken
