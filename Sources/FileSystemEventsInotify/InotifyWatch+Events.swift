@@ -1609,13 +1609,28 @@ extension InotifyWatch {
         } else if let b {
             (known, move, unknownArrives, leaves, enters) = (b, mirror, pair.to, destinationDirectory, sourceDirectory)
         } else {
-            return false
+            return exchangeOfNamesNotYetKnown(pair, mirror, sourceDirectory, destinationDirectory)
         }
         guard case .success(let there) = statusOfChild(move.to.name, in: enters), there.inode == known.inode else {
             unconfirmedExchange(pair.from, pair.to, mirror, sourceDirectory, destinationDirectory)
             return true
         }
         if let directory = known.directory, enters.isInside(directory) { return false }
+        // The changes heard at the unknown item's name while its creation waited are about it
+        // (``reportChange``): they go where it went, whose examination may find a new hard link
+        // whose other names must hear of them (`ln inner link; echo >> link; exchange link
+        // other`). Left behind, they were told of the known item that took the name, and
+        // `inner` was never told modified. Taken before the known item moves, so that what its
+        // move carries (a marked name's own kept changes) stays apart.
+        let unknownName = NameInModel(enters, move.to.name)
+        let keptForUnknown = changesWhilePending.isEmpty ? [] : changesWhilePending.take(for: unknownName)
+        let keptSince = changesWhilePendingSince
+        defer {
+            if !keptForUnknown.isEmpty {
+                if changesWhilePending.isEmpty { changesWhilePendingSince = keptSince }
+                for kind in keptForUnknown { changesWhilePending.record(kind, for: NameInModel(leaves, unknownArrives.name)) }
+            }
+        }
         let isProvisional = !provisionalNames.isEmpty && provisionalNames.remove(NameInModel(leaves, move.from.name)) != nil
         if isProvisional {
             // What the model has there may not be the item that moved: both names examined.
@@ -1625,6 +1640,31 @@ extension InotifyWatch {
             handleRename(from: move.from, to: move.to)
         }
         handleCreation(named: unknownArrives.name, in: leaves, isDirectoryHint: unknownArrives.mask.contains(.isDirectory))
+        return true
+    }
+
+    /// An exchange of two names whose creations both still wait (`ln inner link; echo >>
+    /// link; echo > other; exchange link other`, read in one go): taken as the two renames it
+    /// also is, each a move in examined where it arrived (returns `false`: the caller tells the
+    /// first pair and reads on from the mirror). Except where changes were heard at either name
+    /// while it waited (``changesWhilePending``): told as two renames, each carrying what was
+    /// kept at its source, the second rename carried the first's back, and the written file's
+    /// other names were never told. So then both pairs are taken here, with each name's kept
+    /// changes sent to where its item went.
+    private mutating func exchangeOfNamesNotYetKnown(_ pair: (from: Inotify.Event, to: Inotify.Event),
+                                                     _ mirror: (from: Inotify.Event, to: Inotify.Event),
+                                                     _ sourceDirectory: WatchedDirectory, _ destinationDirectory: WatchedDirectory) -> Bool {
+        guard !changesWhilePending.isEmpty else { return false }
+        let first = NameInModel(sourceDirectory, pair.from.name), second = NameInModel(destinationDirectory, pair.to.name)
+        let keptSince = changesWhilePendingSince
+        let keptAtFirst = changesWhilePending.take(for: first)
+        let keptAtSecond = changesWhilePending.take(for: second)
+        guard !keptAtFirst.isEmpty || !keptAtSecond.isEmpty else { return false }
+        handleRename(from: pair.from, to: pair.to)
+        handleRename(from: mirror.from, to: mirror.to)
+        if changesWhilePending.isEmpty { changesWhilePendingSince = keptSince }
+        for kind in keptAtFirst { changesWhilePending.record(kind, for: second) }
+        for kind in keptAtSecond { changesWhilePending.record(kind, for: first) }
         return true
     }
 

@@ -87,6 +87,48 @@ struct ChangeAtReplacedNameTests {
                 "the write through the arriving name was not told at inner: \(reader.events.map { "\($0.kind) \($0.path)" })")
     }
 
+    @Test("a write through a new hard link, exchanged with a known file before it was examined, is told at the file's other name")
+    func writeThroughNewLinkExchangedAway() async throws {
+        let tree = try ScratchTree()
+        defer { tree.remove() }
+        try tree.write("other", "x")
+        try tree.write("inner", "shared")
+        let (collector, before) = try await ReadTogether.watch(tree, readingTogether: { [tree] in
+            try? tree.hardLink("link", to: "inner")
+            try? tree.append("link", " written through the link")
+            try? tree.exchange("link", "other")
+        })
+        var reader = collector
+        try tree.write("marker", "after every change above")
+        try await reader.collect(until: "marker")
+        await reader.stop()
+
+        #expect(try tree.read("inner") == Array("shared written through the link".utf8) && tree.read("link") == Array("x".utf8),
+                "the changes were not made")
+        ReadTogether.expectReplayMatches(tree, before, reader.events)
+    }
+
+    @Test("a write through a new hard link, exchanged with a new file before either was examined, is told at the file's other name")
+    func writeThroughNewLinkExchangedWithNewFile() async throws {
+        let tree = try ScratchTree()
+        defer { tree.remove() }
+        try tree.write("inner", "shared")
+        let (collector, before) = try await ReadTogether.watch(tree, readingTogether: { [tree] in
+            try? tree.hardLink("link", to: "inner")
+            try? tree.append("link", " written through the link")
+            try? tree.write("other", "x")
+            try? tree.exchange("link", "other")
+        })
+        var reader = collector
+        try tree.write("marker", "after every change above")
+        try await reader.collect(until: "marker")
+        await reader.stop()
+
+        #expect(try tree.read("inner") == Array("shared written through the link".utf8) && tree.read("link") == Array("x".utf8),
+                "the changes were not made")
+        ReadTogether.expectReplayMatches(tree, before, reader.events)
+    }
+
     /// The change kept for the name is told after every event of its read was dispatched, so it
     /// must not stand as the change the last dispatched event reported: the next read's first
     /// event, a write heard by the file's own watch (its other name is out of view), was taken
