@@ -26,13 +26,14 @@ enum ReadTogether {
 
     /// The replay invariant over `events` from `before`, content included: a file whose content
     /// changed with no `created` or `modified` after the tree was read fails it.
-    static func expectReplayMatches(_ tree: ScratchTree, _ before: DiskTree, _ events: [FileSystemEvent],
+    /// - Parameter context: said first in the failure message (a seed and its operations).
+    static func expectReplayMatches(_ tree: ScratchTree, _ before: DiskTree, _ events: [FileSystemEvent], context: String = "",
                                     sourceLocation: SourceLocation = #_sourceLocation) {
         let after = DiskTree.read(root: tree.absolute(.root, in: .root), recursive: true) { _, _ in true }
         var model = ReplayModel(initial: before, root: tree.root)
         for event in events { model.apply(event) }
         let problems = model.anomalies + model.differences(from: after)
-        #expect(problems.isEmpty, "\(problems)\n\(events.map { "\($0.kind) \($0.path)" }.joined(separator: "\n"))",
+        #expect(problems.isEmpty, "\(context.isEmpty ? "" : context + "\n")\(problems)\n\(events.map { "\($0.kind) \($0.path)" }.joined(separator: "\n"))",
                 sourceLocation: sourceLocation)
     }
 }
