@@ -21,18 +21,14 @@ struct ChangeAtReplacedNameTests {
         try tree.write("build", "the first build")
         try tree.write("file1", "x")
         try tree.write("arriving", "from outside", in: .outside)
-        let (collector, before) = try await ReadTogether.watch(tree, readingTogether: { [tree] in
+        let (events, before) = try await ReadTogether.eventsOf(tree, readingTogether: { [tree] in
             try? tree.rename("arriving", to: "build", from: .outside, to: .root)
             try? tree.rename("file1", to: "build")
             try? tree.append("build", "y")
         })
-        var reader = collector
-        try tree.write("marker", "after every change above")
-        try await reader.collect(until: "marker")
-        await reader.stop()
 
         #expect(try tree.read("build") == Array("xy".utf8), "the changes were not made")
-        ReadTogether.expectReplayMatches(tree, before, reader.events)
+        ReadTogether.expectReplayMatches(tree, before, events)
     }
 
     @Test("a name a move from outside replaced, then exchanged with a known file and written, is told modified; the arrival is told where it went")
@@ -42,19 +38,15 @@ struct ChangeAtReplacedNameTests {
         try tree.write("build", "the first build")
         try tree.write("other", "x")
         try tree.write("arriving", "from outside", in: .outside)
-        let (collector, before) = try await ReadTogether.watch(tree, readingTogether: { [tree] in
+        let (events, before) = try await ReadTogether.eventsOf(tree, readingTogether: { [tree] in
             try? tree.rename("arriving", to: "build", from: .outside, to: .root)
             try? tree.exchange("build", "other")
             try? tree.append("build", "y")
         })
-        var reader = collector
-        try tree.write("marker", "after every change above")
-        try await reader.collect(until: "marker")
-        await reader.stop()
 
         #expect(try tree.read("build") == Array("xy".utf8) && tree.read("other") == Array("from outside".utf8),
                 "the changes were not made")
-        ReadTogether.expectReplayMatches(tree, before, reader.events)
+        ReadTogether.expectReplayMatches(tree, before, events)
     }
 
     /// The change kept for a name goes with the arrival it is about when an exchange takes that
@@ -68,23 +60,19 @@ struct ChangeAtReplacedNameTests {
         try tree.write("build", "the first build")
         try tree.write("other", "x")
         try tree.write("inner", "shared")
-        let (collector, before) = try await ReadTogether.watch(tree, readingTogether: { [tree] in
+        let (events, before) = try await ReadTogether.eventsOf(tree, readingTogether: { [tree] in
             try? tree.hardLink("arriving", to: "inner", in: .outside, existingIn: .root)
             try? tree.rename("arriving", to: "build", from: .outside, to: .root)
             try? tree.append("build", " written as it arrived")
             try? tree.exchange("build", "other")
         })
-        var reader = collector
-        try tree.write("marker", "after every change above")
-        try await reader.collect(until: "marker")
-        await reader.stop()
 
         #expect(try tree.read("inner") == Array("shared written as it arrived".utf8) && tree.read("build") == Array("x".utf8),
                 "the changes were not made")
-        ReadTogether.expectReplayMatches(tree, before, reader.events)
+        ReadTogether.expectReplayMatches(tree, before, events)
         let inner = tree.path("inner")
-        #expect(reader.events.contains { $0.kind == .modified && $0.path == inner },
-                "the write through the arriving name was not told at inner: \(reader.events.map { "\($0.kind) \($0.path)" })")
+        #expect(events.contains { $0.kind == .modified && $0.path == inner },
+                "the write through the arriving name was not told at inner: \(events.map { "\($0.kind) \($0.path)" })")
     }
 
     @Test("a write through a new hard link, exchanged with a known file before it was examined, is told at the file's other name")
@@ -93,19 +81,15 @@ struct ChangeAtReplacedNameTests {
         defer { tree.remove() }
         try tree.write("other", "x")
         try tree.write("inner", "shared")
-        let (collector, before) = try await ReadTogether.watch(tree, readingTogether: { [tree] in
+        let (events, before) = try await ReadTogether.eventsOf(tree, readingTogether: { [tree] in
             try? tree.hardLink("link", to: "inner")
             try? tree.append("link", " written through the link")
             try? tree.exchange("link", "other")
         })
-        var reader = collector
-        try tree.write("marker", "after every change above")
-        try await reader.collect(until: "marker")
-        await reader.stop()
 
         #expect(try tree.read("inner") == Array("shared written through the link".utf8) && tree.read("link") == Array("x".utf8),
                 "the changes were not made")
-        ReadTogether.expectReplayMatches(tree, before, reader.events)
+        ReadTogether.expectReplayMatches(tree, before, events)
     }
 
     @Test("a write through a new hard link, exchanged with a new file before either was examined, is told at the file's other name")
@@ -113,20 +97,16 @@ struct ChangeAtReplacedNameTests {
         let tree = try ScratchTree()
         defer { tree.remove() }
         try tree.write("inner", "shared")
-        let (collector, before) = try await ReadTogether.watch(tree, readingTogether: { [tree] in
+        let (events, before) = try await ReadTogether.eventsOf(tree, readingTogether: { [tree] in
             try? tree.hardLink("link", to: "inner")
             try? tree.append("link", " written through the link")
             try? tree.write("other", "x")
             try? tree.exchange("link", "other")
         })
-        var reader = collector
-        try tree.write("marker", "after every change above")
-        try await reader.collect(until: "marker")
-        await reader.stop()
 
         #expect(try tree.read("inner") == Array("shared written through the link".utf8) && tree.read("link") == Array("x".utf8),
                 "the changes were not made")
-        ReadTogether.expectReplayMatches(tree, before, reader.events)
+        ReadTogether.expectReplayMatches(tree, before, events)
     }
 
     /// The change kept for the name is told after every event of its read was dispatched, so it

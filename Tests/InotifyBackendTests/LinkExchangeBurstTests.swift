@@ -42,16 +42,12 @@ struct LinkExchangeBurstTests {
         for _ in 0..<20 { operations.append(burst.next()) }
         files = burst.files
         let planned = operations
-        let (collector, before) = try await ReadTogether.watch(tree, readingTogether: { [tree] in
+        let (events, before) = try await ReadTogether.eventsOf(tree, readingTogether: { [tree] in
             for operation in planned { try? operation.perform(in: tree) }
         })
-        var reader = collector
-        try tree.write("marker", "after every change above")
-        try await reader.collect(until: "marker")
-        await reader.stop()
 
         let log = planned.map(\.description).joined(separator: "; ")
-        ReadTogether.expectReplayMatches(tree, before, reader.events, context: "seed \(seed): \(log)")
+        ReadTogether.expectReplayMatches(tree, before, events, context: "seed \(seed): \(log)")
     }
 
     /// The operations of one burst, aimed with a model of the names it made.

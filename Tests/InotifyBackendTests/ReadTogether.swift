@@ -24,6 +24,19 @@ enum ReadTogether {
         return (reader, before)
     }
 
+    /// What a watch of `tree` heard of `changes`, read together (see
+    /// ``watch(_:readingTogether:)``), up to a marker written after them, and the tree as it
+    /// was before them.
+    static func eventsOf(_ tree: ScratchTree, readingTogether changes: @escaping @Sendable () -> Void) async throws
+        -> (events: [FileSystemEvent], before: DiskTree)
+    {
+        var (reader, before) = try await watch(tree, readingTogether: changes)
+        try tree.write("marker", "after every change above")
+        try await reader.collect(until: "marker")
+        await reader.stop()
+        return (reader.events, before)
+    }
+
     /// The replay invariant over `events` from `before`, content included: a file whose content
     /// changed with no `created` or `modified` after the tree was read fails it.
     /// - Parameter context: said first in the failure message (a seed and its operations).
