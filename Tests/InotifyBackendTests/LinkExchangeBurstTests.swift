@@ -33,7 +33,11 @@ struct LinkExchangeBurstTests {
     static func runBurst(seed: UInt64) async throws {
         let tree = try ScratchTree()
         defer { tree.remove() }
-        var files: [RelativePath] = ["a", "b", "c", "d"]
+        // Two directories, so that links, renames and exchanges cross directories, and the two
+        // are sometimes exchanged whole with the names inside them.
+        try tree.makeDirectory("d1")
+        try tree.makeDirectory("d2")
+        var files: [RelativePath] = ["a", "b", "c", "d", "d1/e", "d2/f"]
         for file in files { try tree.write(file, "\(file)") }
         var burst = Burst(seed: seed, files: files)
         // The operations are chosen now, from the burst's own model, and made together just
@@ -119,7 +123,13 @@ struct LinkExchangeBurstTests {
 
         mutating func next() -> Operation {
             counter += 1
-            let fresh = RelativePath("n\(counter)")
+            let places: [RelativePath] = [.root, "d1", "d2"]
+            let fresh = places[Int(generator.next() % 3)] / RelativePath("n\(counter)")
+            if generator.next() % 10 == 0 {
+                files = files.map(Self.swappingDirectories)
+                items = Dictionary(uniqueKeysWithValues: items.map { (Self.swappingDirectories($0.key), $0.value) })
+                return .exchange("d1", "d2")
+            }
             switch generator.next() % 12 {
             case 0, 1:
                 let existing = pick()
@@ -167,6 +177,14 @@ struct LinkExchangeBurstTests {
                 add(fresh, holding: 1_000 + counter)
                 return .write(fresh, "new \(counter)")
             }
+        }
+
+        /// Where `path` is once `d1` and `d2` are exchanged.
+        private static func swappingDirectories(_ path: RelativePath) -> RelativePath {
+            let text = String(decoding: path.bytes, as: UTF8.self)
+            if text.hasPrefix("d1/") { return RelativePath("d2/" + text.dropFirst(3)) }
+            if text.hasPrefix("d2/") { return RelativePath("d1/" + text.dropFirst(3)) }
+            return path
         }
 
         private mutating func pick() -> RelativePath {
