@@ -440,7 +440,12 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
         if settle != nil {
             let now = MonotonicClock.nanoseconds()
             produced = settle!.observe(produced, now: now)
-            produced += settle!.due(now: now)
+            // A file made and not yet written as far as the kernel said is looked at before it
+            // settles: its creator may be in the middle of one long copy (`SettleTracker`).
+            produced += settle!.due(now: now) { path in
+                guard case .success(let status) = Syscalls.status(atPath: path, followSymlinks: false) else { return nil }
+                return status
+            }
         }
         if !produced.isEmpty {
             batcher.add(produced, now: MonotonicClock.nanoseconds())

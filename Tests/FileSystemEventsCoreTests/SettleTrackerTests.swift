@@ -142,4 +142,72 @@ import Testing
         #expect(first.count + rest.count == 3 && patient.isIdle, "\(first) \(rest)")
         #expect(patient.isIdle)
     }
+
+    /// `cp` within a file system copies in one `copy_file_range` call: the kernel queues the
+    /// creation when the call opens the file and `IN_MODIFY` only when it returns, so for the
+    /// whole copy the tracker hears of nothing but `created`.
+    @Test("a file created with no write or close seen settles only when two looks a quiet period apart find it unchanged")
+    func createdWithNoWriterSeenIsLookedAt() {
+        let created = FileSystemEvent(kind: .created, path: "/tree/copy.iso", itemType: .file, isSynthetic: false,
+                                      identity: FileIdentity(device: 1, inode: 9))
+        func status(size: Int64) -> FileStatus {
+            FileStatus(device: 1, inode: 9, mode: 0o100644, size: size, modificationTime: size, changeTime: size)
+        }
+        var sizes: [Int64] = [100, 200, 300, 300]
+        var looks: [[UInt8]] = []
+        var tracker = SettleTracker(quietPeriod: .seconds(1), usesOpenAndClose: true)
+        #expect(tracker.observe([created], now: 0).map(\.kind) == [.created])
+        func due(_ seconds: UInt64) -> [FileSystemEvent] {
+            tracker.due(now: seconds * Self.second) { path in
+                looks.append(path)
+                return status(size: sizes.removeFirst())
+            }
+        }
+        #expect(due(1).isEmpty, "settled at the first look, with nothing to compare it with")
+        #expect(due(2).isEmpty, "settled while the copy grew the file")
+        #expect(due(3).isEmpty, "settled while the copy grew the file")
+        #expect(due(4).map(\.path) == ["/tree/copy.iso"])
+        #expect(looks.count == 4 && looks.allSatisfy { $0 == Array("/tree/copy.iso".utf8) })
+        #expect(tracker.isIdle)
+
+        // Without a way to look (polling feeds no writes or closes), the quiet period decides.
+        var blind = SettleTracker(quietPeriod: .seconds(1), usesOpenAndClose: false)
+        _ = blind.observe([created], now: 0)
+        #expect(blind.due(now: Self.second).map(\.path) == ["/tree/copy.iso"])
+    }
+
+    @Test("a created file whose writer wrote and closed settles a quiet period after the close, with no look")
+    func createdAndClosedIsNotLookedAt() {
+        let created = FileSystemEvent(kind: .created, path: "/tree/a", itemType: .file, isSynthetic: false)
+        var looked = 0
+        let look: ([UInt8]) -> FileStatus? = { _ in
+            looked += 1
+            return nil
+        }
+        // The write and the close read with the creation (fed before it is translated).
+        var together = SettleTracker(quietPeriod: .seconds(1), usesOpenAndClose: true)
+        together.wrote(Array("/tree/a".utf8), now: 0)
+        together.closedAfterWriting(Array("/tree/a".utf8), now: 0)
+        _ = together.observe([created], now: 0)
+        #expect(together.due(now: Self.second, looking: look).map(\.path) == ["/tree/a"])
+        // The creation reported first, the write and the close read later: the close ends the wait.
+        var later = SettleTracker(quietPeriod: .seconds(1), usesOpenAndClose: true)
+        _ = later.observe([created], now: 0)
+        later.wrote(Array("/tree/a".utf8), now: Self.second / 2)
+        later.closedAfterWriting(Array("/tree/a".utf8), now: Self.second / 2)
+        #expect(later.due(now: Self.second, looking: look).isEmpty)
+        #expect(later.due(now: 2 * Self.second, looking: look).map(\.path) == ["/tree/a"])
+        #expect(looked == 0)
+    }
+
+    @Test("a created file renamed while no writer was seen is not settled at the rename: its creator may still be copying")
+    func createdThenRenamedWaits() {
+        var tracker = SettleTracker(quietPeriod: .seconds(1), usesOpenAndClose: true)
+        _ = tracker.observe([FileSystemEvent(kind: .created, path: "/tree/a.part", itemType: .file, isSynthetic: false)], now: 0)
+        let renamed = FileSystemEvent(kind: .renamed, path: "/tree/a", previousPath: "/tree/a.part", itemType: .file, isSynthetic: false)
+        #expect(tracker.observe([renamed], now: Self.second / 2).map(\.kind) == [.renamed])
+        let stable = FileStatus(device: 1, inode: 3, mode: 0o100644, size: 10)
+        #expect(tracker.due(now: 2 * Self.second) { _ in stable }.isEmpty)
+        #expect(tracker.due(now: 3 * Self.second) { _ in stable }.map(\.path) == ["/tree/a"])
+    }
 }

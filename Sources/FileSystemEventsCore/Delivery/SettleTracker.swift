@@ -53,6 +53,18 @@ public struct SettleTracker: Sendable {
         var isPresentAtReady = false
         /// Moved in from outside the tree and not written since (``movedIn(_:now:)``).
         var isMovedIn = false
+        /// A write or a writer's close was seen (``recordWriter(at:isAtWork:now:)``).
+        var writerSeen = false
+        /// Reported `created` with no write and no close seen: its creator may still be at
+        /// work in one system call that the kernel reports only when it returns
+        /// (`copy_file_range`, which `cp` uses within a file system, `sendfile`, `splice`).
+        /// Such a session settles only once a look at the file (``due(now:looking:)``) finds
+        /// it as the previous look found it, a quiet period apart.
+        var awaitsCreator = false
+        /// Whether the file has been looked at for ``awaitsCreator``, and what was found (`nil`
+        /// where it could not be examined).
+        var hasBeenLookedAt = false
+        var lastLook: FileStatus?
     }
 
     private let quietNanoseconds: UInt64
@@ -191,6 +203,9 @@ public struct SettleTracker: Sendable {
                     continue
                 }
                 var session = sessions[key] ?? Session()
+                if event.kind == .created && usesOpenAndClose && !session.writerSeen && session.openCount == 0 {
+                    session.awaitsCreator = true
+                }
                 session.isDirty = true
                 session.isKnown = true
                 session.isPresentAtReady = false
@@ -213,7 +228,7 @@ public struct SettleTracker: Sendable {
                     continue
                 }
                 let session = take(from)
-                if let session, session.openCount > 0 || (!usesOpenAndClose && session.isDirty) {
+                if let session, session.openCount > 0 || session.awaitsCreator || (!usesOpenAndClose && session.isDirty) {
                     // Still being written (or, without open and close events, not known to be
                     // finished): settles later, under the new name.
                     var moved = session
@@ -328,6 +343,8 @@ public struct SettleTracker: Sendable {
     private mutating func recordWriter(at path: [UInt8], isAtWork: Bool, now: UInt64) {
         var session = sessions[path] ?? Session()
         session.openCount = isAtWork ? 1 : 0
+        session.writerSeen = true
+        session.awaitsCreator = false
         session.isDirty = true
         session.isPresentAtReady = false
         if isAtWork { session.isMovedIn = false }
@@ -336,21 +353,44 @@ public struct SettleTracker: Sendable {
     }
 
     /// The files settled by `now`, as `settled` events; their sessions end.
-    package mutating func due(now: UInt64) -> [FileSystemEvent] {
+    ///
+    /// - Parameter looking: examines the file at a path (`statx`, not following a symlink),
+    ///   `nil` where it cannot. A backend that reports writes and closes passes it, so that a
+    ///   file reported `created` with neither seen since (``Session/awaitsCreator``) settles
+    ///   only when two looks a quiet period apart find it unchanged: `cp` within a file system
+    ///   writes the whole file in one `copy_file_range` call, whose `IN_MODIFY` the kernel
+    ///   queues only when it returns, so the quiet period alone settled a 200 MiB copy half
+    ///   written. Without it, the quiet period alone decides, as before.
+    package mutating func due(now: UInt64, looking: ((_ path: [UInt8]) -> FileStatus?)? = nil) -> [FileSystemEvent] {
         guard !sessions.isEmpty else {
             deadlines = Heap()
             return []
         }
         var settled: [FileSystemEvent] = []
+        // Looked at and found changing (or looked at for the first time): they wait another
+        // quiet period, stored once the due ones are taken (with no quiet period, stored at
+        // once they would be due again in this very loop).
+        var lookedAgain: [([UInt8], Session)] = []
         while let first = deadlines.min, first.nanoseconds <= now {
             deadlines.removeMin()
-            guard isCurrent(first), let session = take(first.key) else { continue }
+            guard isCurrent(first), var session = take(first.key) else { continue }
             // Never reported under this name (renamed before it was examined, or filtered
             // out), or opened and closed without a write: nothing to say.
             guard session.isDirty && session.isKnown else { continue }
+            if session.awaitsCreator, let looking {
+                let found = looking(first.key)
+                if !session.hasBeenLookedAt || found != session.lastLook {
+                    session.hasBeenLookedAt = true
+                    session.lastLook = found
+                    session.lastActivity = now
+                    lookedAgain.append((first.key, session))
+                    continue
+                }
+            }
             settled.append(FileSystemEvent(kind: .settled, path: FilePath(bytes: first.key), itemType: .file,
                                            isSynthetic: session.isPresentAtReady, identity: session.identity))
         }
+        for (key, session) in lookedAgain { store(session, at: key) }
         // A stable order for a batch settling together.
         settled.sort { $0.path.string < $1.path.string }
         return settled
