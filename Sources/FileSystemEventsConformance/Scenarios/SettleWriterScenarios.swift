@@ -1,4 +1,5 @@
 import PlatformLibc
+import Dispatch
 import FileSystemEventsCore
 import SystemPackage
 
@@ -153,6 +154,33 @@ extension ConformanceSuite {
                 try watch.assertSettledWithFinalContent(file)
                 try watch.assertSettledDelay(file, quietPeriod: quiet)
             },
+            ConformanceScenario(136, "a cp within the file system, one copy_file_range call the kernel reports only when it returns, is settled once, after the copy is complete") { context in
+                // coreutils' cp (9.0 and later) copies within a file system with one
+                // `copy_file_range` call: the kernel queues `IN_CREATE` when it opens the copy
+                // and `IN_MODIFY` when the call returns, nothing in between. A quiet period
+                // counted from the creation settled a 200 MiB copy half written.
+                let mebibytes = ConformanceSuite.largeCopyMebibytes
+                let source = try LargeSourceFile(mebibytes: mebibytes, besides: context.tree, acrossFileSystems: false)
+                defer { source.remove() }
+                let quiet: Duration = .milliseconds(100)
+                let watch = try await context.watch {
+                    $0.settleQuietPeriod = quiet
+                    // As in 82: the harness reads the whole file on every `modified`.
+                    $0.latency = .milliseconds(250)
+                }
+                let file: RelativePath = "copied.iso"
+                let target = context.tree.absolute(file, in: .root)
+                async let stillest = CopyProgress.longestStill(of: target, until: Int64(mebibytes) << 20)
+                try await ChildProcess.run(["cp", source.path, context.tree.path(file).string])
+                // A copy the machine held up for a quiet period (writeback, another process
+                // on the cores) did stand still that long, and may be settled in between.
+                let oneSession = await stillest < quiet / 2
+                try await watch.waitForSettled(file)
+                try await watch.waitForQuietPeriod()
+                try watch.assertSettledAfterLastWrite(file, sessions: oneSession ? 1 : nil)
+                try watch.assertSettledWithFinalContent(file)
+                try watch.assertSettledDelay(file, quietPeriod: quiet)
+            },
         ]
     }
 
@@ -186,10 +214,12 @@ extension WatchSession {
 struct LargeSourceFile {
     let path: String
 
-    init(mebibytes: Int, besides tree: ScratchTree) throws {
+    /// - Parameter acrossFileSystems: on `/dev/shm` where it is another file system; `false`
+    ///   keeps it beside the tree, where `cp` copies with `copy_file_range`.
+    init(mebibytes: Int, besides tree: ScratchTree, acrossFileSystems: Bool = true) throws {
         var treeStatus = stat()
         var shmStatus = stat()
-        let crossesFileSystems = withC(tree.absolute(.root, in: .outside)) { lstat($0, &treeStatus) } == 0
+        let crossesFileSystems = acrossFileSystems && withC(tree.absolute(.root, in: .outside)) { lstat($0, &treeStatus) } == 0
             && lstat("/dev/shm", &shmStatus) == 0 && shmStatus.st_dev != treeStatus.st_dev && access("/dev/shm", W_OK) == 0
         path = crossesFileSystems
             ? "/dev/shm/filewatch-conformance-copy-\(getpid())-\(tree.uniqueNumber())"
@@ -220,5 +250,41 @@ struct WriterPace {
         let now = clock.now
         if let last { longestGap = max(longestGap, now - last) }
         last = now
+    }
+}
+
+/// How a copy made by another process progressed, seen from outside by its size.
+enum CopyProgress {
+    /// The longest time the file at `path` kept one size, from when it appeared until it
+    /// reached `size` (or two minutes passed): how long the copy stood still, which no backend
+    /// can tell from a finished copy.
+    ///
+    /// Sampled every 2 ms on a thread of its own (the pace of the look, not a wait for the
+    /// watch): on the tasks' threads, busy with the harness reading the copy, it was not
+    /// scheduled until the copy was over, and saw no still time at all.
+    static func longestStill(of path: [UInt8], until size: Int64) async -> Duration {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Duration, Never>) in
+            DispatchQueue.global().async {
+                let clock = ContinuousClock()
+                let deadline = clock.now + .seconds(120)
+                var lastSize: Int64 = -1
+                var since = clock.now
+                var longest: Duration = .zero
+                while clock.now < deadline {
+                    var info = stat()
+                    let found: Int64 = withC(path) { lstat($0, &info) } == 0 ? Int64(info.st_size) : -1
+                    let now = clock.now
+                    if found != lastSize {
+                        lastSize = found
+                        since = now
+                    } else if found >= 0 {
+                        longest = max(longest, now - since)
+                    }
+                    if found >= size { break }
+                    usleep(2_000)
+                }
+                continuation.resume(returning: longest)
+            }
+        }
     }
 }
