@@ -18,10 +18,13 @@ extension InotifyWatch {
         }
         if status.itemType == .directory {
             let tree = WatchedDirectory(parent: nil, name: [], root: index, device: status.device, inode: status.inode)
-            roots.append(WatchedRoot(path: path, paths: PathBuilder(root: path), bytes: bytes, device: status.device, kind: .directory(tree)))
+            var root = WatchedRoot(path: path, paths: PathBuilder(root: path), bytes: bytes, device: status.device, kind: .directory(tree))
+            if options.followsSymlinks { root.identitiesAbove = Syscalls.identitiesAbove(directoryAt: bytes) }
+            roots.append(root)
             var crawlState = CrawlState()
             crawlState.examinesFiles = true
             crawlState.ancestors.insert(FileIdentity(device: status.device, inode: status.inode))
+            crawlState.ancestors.formUnion(root.identitiesAbove)
             if settle != nil { crawlState.presentFiles = [] }
             if settle == nil, options.filter.isEmpty, !options.followsSymlinks, options.isRecursive, ProcessDescriptors.areVisible,
                CrawlPrefetcher.hasProcessorsToOverlap,
@@ -104,7 +107,9 @@ extension InotifyWatch {
         /// symlink that appeared after `ready`) is on their path too. Seeded with nothing, a
         /// link below a new `toA -> a` back to `a` (`a/b/up -> ..`) was entered once more, as
         /// `toA/b/up/b`, where the start-up crawl and the other backends report the symlink.
-        mutating func noteAncestors(from directory: WatchedDirectory) {
+        /// The directories above the root (`above`) are on that path as well.
+        mutating func noteAncestors(from directory: WatchedDirectory, above: [FileIdentity]) {
+            ancestors.formUnion(above)
             var current: WatchedDirectory? = directory
             while let node = current {
                 if node.inode != 0 { ancestors.insert(FileIdentity(device: node.device, inode: node.inode)) }
@@ -245,7 +250,7 @@ extension InotifyWatch {
     mutating func crawl(_ directory: WatchedDirectory, emitting: Bool) {
         var state = CrawlState()
         state.findsLinks = emitting
-        state.noteAncestors(from: directory)
+        state.noteAncestors(from: directory, above: roots[directory.root].identitiesAbove)
         crawl(directory, emitting: emitting, state: &state)
         if let failure = state.failure, failure != pendingFailure {
             pendingFailure = failure

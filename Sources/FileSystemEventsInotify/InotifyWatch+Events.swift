@@ -1110,7 +1110,8 @@ extension InotifyWatch {
             if current.device == identity.device && current.inode == identity.inode { return true }
             node = current.parent
         }
-        return false
+        // The directories above the root are on its path too.
+        return roots[directory.root].identitiesAbove.contains(identity)
     }
 
     mutating func handleRename(from source: Inotify.Event, to destination: Inotify.Event) {

@@ -211,7 +211,7 @@ extension InotifyWatch {
         // (The walk above visits `node` itself, so `oldestListing` is one of the subtree's.)
         state.changedSince = changedSince ?? oldestListing - Self.changeTimeMarginNanoseconds
         state.findsLinks = true
-        state.noteAncestors(from: node)
+        state.noteAncestors(from: node, above: roots[node.root].identitiesAbove)
         let wasPending = pendingCrawls.count
         crawl(fresh, emitting: false, state: &state)
         if let failure = state.failure { pendingFailure = failure }

@@ -264,6 +264,10 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
         let device: UInt64
         var kind: Kind
         var isRemoved = false
+        /// With ``WatchOptions/followsSymlinks``, the directories above the root, up to `/`: a
+        /// link to one of them leads back onto the root's own path, and is never entered
+        /// (``Syscalls/identitiesAbove(directoryAt:)``).
+        var identitiesAbove: [FileIdentity] = []
 
         enum Kind {
             case directory(WatchedDirectory)

@@ -458,6 +458,26 @@ extension ConformanceSuite {
             try watch.expectNo(.modified, "m2/other.txt", since: index)
             try watch.assertReplayMatchesDisk()
         },
+        ConformanceScenario(137, "following symlinks, a link to a directory above the root (`..` from the root, `../..` from below it) is the symlink it is, never entered") { context in
+            // The root's parent holds the root and its unwatched sibling: entered, such a link
+            // watched the sibling through it, and a link to `/` would watch every file system.
+            try context.tree.makeDirectory("sub")
+            try context.tree.symlink("up", pointingTo: "..")
+            let watch = try await context.watch { $0.followsSymlinks = true }
+            try context.tree.symlink("up-later", pointingTo: "..")
+            try context.tree.symlink("sub/up-below", pointingTo: "../..")
+            try context.tree.write("beside.txt", "in the root's parent, beside the root", in: .outside)
+            try context.tree.write("after.txt", "y")
+            try await watch.sync()
+            try watch.expect(.created, "after.txt")
+            try watch.expect(.created, "up-later", type: .symlink)
+            try watch.expect(.created, "sub/up-below", type: .symlink)
+            for link in ["up", "up-later", "sub/up-below"] {
+                let path = context.tree.path(RelativePath(link))
+                let inside = watch.events.filter { $0.path != path && $0.path.starts(with: path) }
+                try check(inside.isEmpty, "\(link), a link above the root, was entered: \(inside.prefix(3))")
+            }
+        },
     ]
 }
 

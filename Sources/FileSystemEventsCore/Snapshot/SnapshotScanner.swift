@@ -115,6 +115,8 @@ package struct SnapshotScanner: Sendable {
         var walk = Walk(scanner: self)
         walk.abandoning = abandoning
         walk.ancestors.insert(rootStatus.identity)
+        // A link to a directory above the root leads back onto the root's own path.
+        if followsSymlinks { walk.ancestors.formUnion(Syscalls.identitiesAbove(directoryAt: root.bytes)) }
         walk.list(descriptor, into: tree, relativePath: [], identity: rootStatus.identity,
                   previous: Self.tree(of: previous, sameRootAs: rootStatus))
         var result = Result(snapshot: RootSnapshot(status: rootStatus, tree: tree), unreadable: walk.unreadable)
