@@ -55,13 +55,8 @@ extension ConformanceSuite {
                     line += 1
                     try await clock.sleep(until: start + .milliseconds(200) * line)
                 }
-                try await watch.waitForSettled(file)
-                // Time for a wrongly early second `settled` to show up.
-                try await watch.waitForQuietPeriod()
                 // A writer stalled for most of a quiet period between two closes wrote two sessions.
-                try watch.assertSettledAfterLastWrite(file, sessions: pace.longestGap < quiet / 2 ? 1 : nil)
-                try watch.assertSettledWithFinalContent(file)
-                try watch.assertSettledDelay(file, quietPeriod: quiet)
+                try await watch.assertWriterSettled(file, quietPeriod: quiet, oneSession: pace.longestGap < quiet / 2)
             },
             ConformanceScenario(79, "tar -x of 1,000 files settles each file once, after its own content is complete") { context in
                 let count = 1_000
@@ -103,11 +98,7 @@ extension ConformanceSuite {
                 // Blind to the open files, a backend rightly settles twice if the writers stalled
                 // for a quiet period between two writes.
                 let oneSession = watch.source.capabilities.seesOpenDescriptors || !writing.lasted(atLeast: settleQuietPeriod)
-                try await watch.waitForSettled(file)
-                try await watch.waitForQuietPeriod()
-                try watch.assertSettledAfterLastWrite(file, sessions: oneSession ? 1 : nil)
-                try watch.assertSettledWithFinalContent(file)
-                try watch.assertSettledDelay(file, quietPeriod: settleQuietPeriod)
+                try await watch.assertWriterSettled(file, quietPeriod: settleQuietPeriod, oneSession: oneSession)
             },
             ConformanceScenario(81, "a file truncated and rewritten is settled again, once, with the new content") { context in
                 let watch = try await context.watch { $0.settleQuietPeriod = settleQuietPeriod }
@@ -148,11 +139,7 @@ extension ConformanceSuite {
                 // A copy that took a quiet period or more may have been held up that long by
                 // writeback between two writes: two sessions to a backend blind to open files.
                 let oneSession = watch.source.capabilities.seesOpenDescriptors || !copying.lasted(atLeast: quiet)
-                try await watch.waitForSettled(file)
-                try await watch.waitForQuietPeriod()
-                try watch.assertSettledAfterLastWrite(file, sessions: oneSession ? 1 : nil)
-                try watch.assertSettledWithFinalContent(file)
-                try watch.assertSettledDelay(file, quietPeriod: quiet)
+                try await watch.assertWriterSettled(file, quietPeriod: quiet, oneSession: oneSession)
             },
             ConformanceScenario(136, "a cp within the file system, one copy_file_range call the kernel reports only when it returns, is settled once, after the copy is complete") { context in
                 // coreutils' cp (9.0 and later) copies within a file system with one
@@ -174,12 +161,7 @@ extension ConformanceSuite {
                 try await ChildProcess.run(["cp", source.path, context.tree.path(file).string])
                 // A copy the machine held up for a quiet period (writeback, another process
                 // on the cores) did stand still that long, and may be settled in between.
-                let oneSession = await stillest < quiet / 2
-                try await watch.waitForSettled(file)
-                try await watch.waitForQuietPeriod()
-                try watch.assertSettledAfterLastWrite(file, sessions: oneSession ? 1 : nil)
-                try watch.assertSettledWithFinalContent(file)
-                try watch.assertSettledDelay(file, quietPeriod: quiet)
+                try await watch.assertWriterSettled(file, quietPeriod: quiet, oneSession: await stillest < quiet / 2)
             },
         ]
     }
@@ -189,6 +171,18 @@ extension ConformanceSuite {
 }
 
 extension WatchSession {
+    /// What an importer relies on once a writer is done with `file`: waits for its `settled`,
+    /// and a quiet period more for a wrongly early second one to show up; then it was settled
+    /// after its last write (once, where the writer is known to have written one session),
+    /// with its final content, and not before the quiet period.
+    func assertWriterSettled(_ file: RelativePath, quietPeriod: Duration, oneSession: Bool) async throws {
+        try await waitForSettled(file)
+        try await waitForQuietPeriod()
+        try assertSettledAfterLastWrite(file, sessions: oneSession ? 1 : nil)
+        try assertSettledWithFinalContent(file)
+        try assertSettledDelay(file, quietPeriod: quietPeriod)
+    }
+
     /// Each of `files` was settled exactly once, after its last write, and what the consumer
     /// read when told was its final content. One pass over the events, for many files.
     func assertEachSettledOnceWithFinalContent(_ files: [RelativePath]) throws {
