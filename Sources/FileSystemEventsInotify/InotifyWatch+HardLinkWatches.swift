@@ -266,13 +266,19 @@ extension InotifyWatch {
         let candidates = hardLinkCandidates
         hardLinkCandidates.removeAll()
         var linkNames = LinkNamesInView()
-        for candidate in candidates where !candidate.changesThroughNewName.isEmpty && candidate.directory.isAttached {
+        // A writer at work through any name is at work at all of them (`SettleTracker.shareWriter`).
+        let sharesWriters = settle.map { !$0.isIdle } ?? false
+        for candidate in candidates where (sharesWriters || !candidate.changesThroughNewName.isEmpty) && candidate.directory.isAttached {
             // `ln a b; echo x >> b`, both read before `b` was examined: `a` changed too. (Or
             // `ln s t; touch -h t` of a symlink `s`: told as the symlink it is.)
             let identity = FileIdentity(device: candidate.directory.device, inode: candidate.inode)
             let type = candidate.directory.children[candidate.name]?.type ?? .file
             let names = linkNames.names(of: identity, in: hardLinks)
-            for (linkDirectory, linkName) in names.paths(startingAt: candidate.directory, candidate.name).dropFirst() {
+            let paths = names.paths(startingAt: candidate.directory, candidate.name)
+            if sharesWriters && type == .file && paths.count > 1 {
+                settle!.shareWriter(among: paths.map { roots[$0.0.root].paths.bytes($0.0.relativePath.appendingComponent($0.1)) })
+            }
+            for (linkDirectory, linkName) in paths.dropFirst() {
                 for kind in [FileSystemEvent.Kind.modified, .attributesChanged] where candidate.changesThroughNewName.contains(kind) {
                     produced.append(makeEvent(kind, root: linkDirectory.root, relative: linkDirectory.relativePath.appendingComponent(linkName),
                                               type: type, identity: identity, synthetic: true))

@@ -210,4 +210,49 @@ import Testing
         #expect(tracker.due(now: 2 * Self.second) { _ in stable }.isEmpty)
         #expect(tracker.due(now: 3 * Self.second) { _ in stable }.map(\.path) == ["/tree/a"])
     }
+
+    @Test("names found to be one file share its writer: one at work through either keeps both from settling until it closes")
+    func namesOfOneFileShareTheirWriter() {
+        let a = Array("/tree/a".utf8), b = Array("/tree/b".utf8)
+        let modifiedA = FileSystemEvent(kind: .modified, path: "/tree/a", itemType: .file, isSynthetic: true)
+        let createdB = FileSystemEvent(kind: .created, path: "/tree/b", itemType: .file, isSynthetic: false)
+        // `ln a b` and a write through `b` read before `b` was examined: the write is noted at
+        // `b` alone; the examination finds `b` a name of `a`, and `a` is told modified.
+        var throughNew = SettleTracker(quietPeriod: .seconds(1), usesOpenAndClose: true)
+        throughNew.wrote(b, now: 0)
+        throughNew.shareWriter(among: [b, a])
+        _ = throughNew.observe([createdB, modifiedA], now: 0)
+        #expect(throughNew.due(now: 5 * Self.second).isEmpty, "a name settled while the writer had the file open")
+        throughNew.closedAfterWriting(a, now: 5 * Self.second)
+        throughNew.closedAfterWriting(b, now: 5 * Self.second)
+        #expect(throughNew.due(now: 6 * Self.second).map(\.path) == ["/tree/a", "/tree/b"])
+        #expect(throughNew.isIdle)
+
+        // A write through `a` in that batch: `b`, reported created, is not a creation of its own
+        // to look at twice, but a name of a file being written.
+        var throughOld = SettleTracker(quietPeriod: .seconds(1), usesOpenAndClose: true)
+        throughOld.wrote(a, now: 0)
+        throughOld.shareWriter(among: [b, a])
+        _ = throughOld.observe([createdB, FileSystemEvent(kind: .modified, path: "/tree/a", itemType: .file, isSynthetic: false)], now: 0)
+        var looked = 0
+        #expect(throughOld.due(now: 5 * Self.second) { _ in looked += 1; return nil }.isEmpty)
+        #expect(looked == 0)
+        throughOld.closedAfterWriting(a, now: 5 * Self.second)
+        throughOld.closedAfterWriting(b, now: 5 * Self.second)
+        #expect(throughOld.due(now: 6 * Self.second).map(\.path) == ["/tree/a", "/tree/b"])
+
+        // A writer that closed before the names were matched: each settles a quiet period after the close.
+        var closed = SettleTracker(quietPeriod: .seconds(1), usesOpenAndClose: true)
+        closed.wrote(b, now: 0)
+        closed.closedAfterWriting(b, now: Self.second)
+        closed.shareWriter(among: [b, a])
+        _ = closed.observe([createdB, modifiedA], now: Self.second)
+        #expect(closed.due(now: 2 * Self.second - 1).isEmpty)
+        #expect(closed.due(now: 2 * Self.second).map(\.path) == ["/tree/a", "/tree/b"])
+
+        // No writer seen at any name: nothing to share, nothing stored.
+        var none = SettleTracker(quietPeriod: .seconds(1), usesOpenAndClose: true)
+        none.shareWriter(among: [b, a])
+        #expect(none.isIdle)
+    }
 }

@@ -102,6 +102,53 @@ extension ConformanceSuite {
                 }
                 try watch.assertReplayMatchesDisk()
             },
+            ConformanceScenario(138, "a second name made while watched and the file written at once, through the new name or the old, held open: no name is settled until the writer closes it") { context in
+                // `ln a b` and a write through `b` (or `a`) read in one batch, before `b` is
+                // examined: the writer is at work on the inode from the start, so neither name
+                // is finished until it closes, however long it pauses.
+                try context.tree.write("new-through.dat", "start\n")
+                try context.tree.write("old-through.dat", "start\n")
+                let watch = try await context.watch { $0.settleQuietPeriod = settleQuietPeriod }
+                for name: RelativePath in ["new-through.dat", "old-through.dat"] { try await watch.waitForSettled(name) }
+                let pairs: [(kept: RelativePath, made: RelativePath, writtenThroughMade: Bool)] = [
+                    ("new-through.dat", "new-through-link.dat", true),
+                    ("old-through.dat", "old-through-link.dat", false),
+                ]
+                let names = pairs.flatMap { [$0.kept, $0.made] }
+                let before = names.map { watch.settledCount($0) }
+                var writers: [OpenFile] = []
+                for pair in pairs {
+                    try context.tree.hardLink(pair.made, to: pair.kept)
+                    let writer = try OpenFile(context.tree.absolute(pair.writtenThroughMade ? pair.made : pair.kept, in: .root), appending: true)
+                    try writer.write("first part\n")
+                    writers.append(writer)
+                }
+                for pair in pairs {
+                    let made = context.tree.path(pair.made)
+                    try await watch.waitForEvent("\(pair.made) reported") { $0.path == made && $0.kind == .created }
+                }
+                // A quiet period passes while both writers keep their files open.
+                try await watch.waitForQuietPeriod()
+                if watch.source.capabilities.seesOpenDescriptors {
+                    for (name, count) in zip(names, before) {
+                        try check(watch.settledCount(name) == count, "\(name) was settled while a writer still had the file open")
+                    }
+                }
+                for writer in writers {
+                    try writer.write("second part\n")
+                    writer.close()
+                }
+                let closedAt = watch.eventCount
+                for name in names {
+                    let path = context.tree.path(name)
+                    try await watch.waitForEvent("\(name) settled after its writer closed it", from: closedAt) { $0.path == path && $0.kind == .settled }
+                }
+                for name in names {
+                    try watch.assertSettledAfterLastWrite(name, sessions: nil, presentAtReady: true)
+                    try watch.assertSettledWithFinalContent(name)
+                }
+                try watch.assertReplayMatchesDisk()
+            },
             ConformanceScenario(74, "a download renamed into place is settled under its final name, never the temporary one") { context in
                 let watch = try await context.watch { $0.settleQuietPeriod = settleQuietPeriod }
                 let downloading = StallWindow()

@@ -338,6 +338,41 @@ public struct SettleTracker: Sendable {
         recordWriter(at: path, isAtWork: false, now: now)
     }
 
+    /// `paths` were found to be names of one file (a hard link made while watched): what a
+    /// writer did through any of them, it did to the file, so each name takes on the latest
+    /// writer state among them, and a writer still at work at one keeps them all from settling.
+    ///
+    /// A writer's events reach only the name the kernel reports them at, and until a new name
+    /// is examined the backend cannot know it is another name of a file it has: `ln a b` and
+    /// a write through `b` read in one batch noted the writer at `b` alone, and `a`, told
+    /// `modified` once `b` was examined, was settled a quiet period later while the writer
+    /// still held the file open. (A write through `a` in that batch likewise left `b` to
+    /// settle on two looks at it, as a file whose creator was never seen.)
+    package mutating func shareWriter(among paths: [[UInt8]]) {
+        guard !sessions.isEmpty else { return }
+        var latest: Session?
+        var isAtWork = false
+        for path in paths {
+            guard let session = sessions[path], session.writerSeen else { continue }
+            if session.openCount > 0 { isAtWork = true }
+            if latest.map({ session.lastActivity > $0.lastActivity }) ?? true { latest = session }
+        }
+        guard let latest else { return }
+        for path in paths {
+            var session = sessions[path] ?? Session()
+            let openCount = isAtWork ? 1 : 0
+            if session.writerSeen && session.openCount == openCount && session.lastActivity >= latest.lastActivity { continue }
+            session.openCount = openCount
+            session.writerSeen = true
+            session.awaitsCreator = false
+            session.isDirty = true
+            session.isPresentAtReady = false
+            session.isMovedIn = false
+            session.lastActivity = max(session.lastActivity, latest.lastActivity)
+            store(session, at: path)
+        }
+    }
+
     /// A write or a writer's close: the file is dirty and no longer merely present at `ready`;
     /// a write (not a close) also means a moved-in file is being written after all.
     private mutating func recordWriter(at path: [UInt8], isAtWork: Bool, now: UInt64) {
