@@ -234,19 +234,30 @@ extension InotifyWatch {
         let kept = keepUnreadableListings(of: node, in: fresh)
         let relative = node.relativePath
         let base = PathBuilder(root: roots[root].paths.path(relative))
-        let events = SnapshotDiff.events(from: node.snapshot(), to: fresh.snapshot(), root: base, pairsMovedItems: false)
-        produced.append(contentsOf: events)
+        // The model keeps no times, so the new files are looked at for theirs: told oldest
+        // first, as a polling scan tells them, a marker file made after the changes lost to an
+        // overflow comes after them whatever its name (placed by name, `.marker` came first).
+        var events = SnapshotDiff.events(from: node.snapshot(), to: fresh.snapshot(), root: base, pairsMovedItems: false) { path in
+            guard case .success(let status) = Syscalls.status(atPath: path, followSymlinks: false) else { return nil }
+            return status
+        }
         if !state.changed.isEmpty {
             let created = Set(events.lazy.filter { $0.kind == .created }.map(\.path))
+            var changes: [FileSystemEvent] = []
             for change in state.changed {
                 let path = roots[root].paths.path(change.directory.relativePath.appendingComponent(change.name))
                 guard !created.contains(path), let entry = change.directory.children[change.name] else { continue }
-                produced.append(
+                changes.append(
                     FileSystemEvent(kind: change.content ? .modified : .attributesChanged, path: path, itemType: entry.type,
                                     isSynthetic: true, identity: identity(of: entry, in: change.directory))
                 )
             }
+            // Ahead of the new files, which the diff tells last: a write lost to an overflow
+            // was made before a marker file that a rescan finds new.
+            let newFiles = events.lastIndex { !($0.kind == .created && $0.itemType != .directory) }.map { $0 + 1 } ?? 0
+            events.insert(contentsOf: changes, at: newFiles)
         }
+        produced.append(contentsOf: events)
         // The fresh subtree takes the node's place.
         if !node.isRoot, let parent = node.parent {
             if var entry = parent.children[node.name], entry.directory === node {

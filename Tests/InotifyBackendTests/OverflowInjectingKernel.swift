@@ -8,15 +8,20 @@ import SystemPackage
 /// the creation of ``releaseName``: what a reader sees when the queue overflowed and more
 /// changes were queued after the overflow before it caught up (the kernel queues again as soon
 /// as the reader frees room). The test makes those changes between the two files.
+///
+/// With `dropsChangesBehind`, the events between the two files are lost instead, as they are
+/// while a full queue stays full: only the rebuild from disk can tell those changes.
 struct OverflowInjectingKernel: RealKernelWrapper {
     static let triggerName: [UInt8] = Array("overflow-here".utf8)
     static let releaseName: [UInt8] = Array("overflow-release".utf8)
 
     var real: RawInotifyKernel
     private var held: [Inotify.Event] = []
+    private let dropsChangesBehind: Bool
 
-    init() throws(FileSystemEventsError) {
+    init(dropsChangesBehind: Bool = false) throws(FileSystemEventsError) {
         real = try RawInotifyKernel()
+        self.dropsChangesBehind = dropsChangesBehind
     }
 
     mutating func read(into events: inout [Inotify.Event], maximumBytes: Int) -> Result<Void, Errno> {
@@ -26,8 +31,9 @@ struct OverflowInjectingKernel: RealKernelWrapper {
         }
         var handedOut = 0
         if let trigger = held.firstIndex(where: { $0.name == Self.triggerName && $0.mask.contains(.create) }) {
-            if held[trigger...].contains(where: { $0.name == Self.releaseName }) {
+            if let release = held[trigger...].firstIndex(where: { $0.name == Self.releaseName }) {
                 held[trigger] = Inotify.Event(watch: -1, mask: .queueOverflow, cookie: 0, name: [])
+                if dropsChangesBehind { held.removeSubrange((trigger + 1)..<release) }
                 handedOut = held.count
             } else {
                 handedOut = trigger

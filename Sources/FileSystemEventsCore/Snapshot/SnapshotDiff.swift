@@ -35,7 +35,7 @@ package struct SnapshotDiff {
     private var modifications: [FileSystemEvent] = []
     private var events: [FileSystemEvent] = []
     /// `created` events of items other than directories, told after everything else (see
-    /// ``events(from:to:root:timestamp:pairsMovedItems:reportsDirectoryTimes:)``), with what
+    /// ``events(from:to:root:timestamp:pairsMovedItems:reportsDirectoryTimes:timesOfCreated:)``), with what
     /// orders them.
     private var createdItems: [(event: FileSystemEvent, order: CreationOrder)] = []
     private var removedRoots: [Slot] = []
@@ -56,10 +56,12 @@ package struct SnapshotDiff {
     /// none); one whose vacancies were all filled may be listed again, which costs a check.
     private var vacated: [SnapshotDirectory] = []
     /// Whether an item other than a directory found at a new path may be paired with one
-    /// gone from another (see ``events(from:to:root:timestamp:pairsMovedItems:)``).
+    /// gone from another (see ``events(from:to:root:timestamp:pairsMovedItems:reportsDirectoryTimes:timesOfCreated:)``).
     private var pairsMovedItems = true
     /// Report a directory whose modification time moved as `modified` (see ``appendChanges(from:to:path:renamed:into:)``).
     private var reportsDirectoryTimes = false
+    /// See ``events(from:to:root:timestamp:pairsMovedItems:reportsDirectoryTimes:timesOfCreated:)``.
+    private var timesOfCreated: ((_ path: [UInt8]) -> FileStatus?)?
 
     /// Where an old item sits in the tree being replayed.
     private struct Slot {
@@ -103,15 +105,21 @@ package struct SnapshotDiff {
     ///   content the consumer read from the deleted one. Only directories are paired then,
     ///   whose contents the diff reconciles entry by entry; any other item found at another
     ///   path is `created` there, and read again.
+    /// - Parameter timesOfCreated: for a new item other than a directory whose status carries
+    ///   no times (a kernel backend's model), looks at it on disk (by absolute path), so that
+    ///   the new files are told oldest first all the same (``CreationOrder``); `nil` where it
+    ///   cannot.
     package static func events(
         from old: SnapshotDirectory,
         to new: SnapshotDirectory,
         root: PathBuilder,
         timestamp: FileSystemEvent.Timestamp = .now(),
         pairsMovedItems: Bool = true,
-        reportsDirectoryTimes: Bool = false
+        reportsDirectoryTimes: Bool = false,
+        timesOfCreated: ((_ path: [UInt8]) -> FileStatus?)? = nil
     ) -> [FileSystemEvent] {
         var diff = SnapshotDiff(paths: root, timestamp: timestamp)
+        diff.timesOfCreated = timesOfCreated
         diff.pairsMovedItems = pairsMovedItems
         diff.reportsDirectoryTimes = reportsDirectoryTimes
         diff.compare(old, new, path: [])
@@ -142,8 +150,10 @@ package struct SnapshotDiff {
     /// The order in which new items other than directories are told: by birth time (else
     /// change time); within one tick of a coarse clock, deeper items first, then by inode
     /// number; then in the order they were placed (path order within a directory). Statuses
-    /// without times (a kernel backend's model, which its rescans compare) keep the placement
-    /// order.
+    /// without times (a kernel backend's model, which its rescans compare) are looked up on
+    /// disk where the caller can (`timesOfCreated`), or keep the placement order: placed by
+    /// name, a marker named to sort early came before the files a kernel backend's rescan
+    /// after an overflow found made before it (a race hunt, 2026-12-04).
     ///
     /// Deeper first because a marker belongs at the top of the tree (a scan lists a directory
     /// before what lies below it) and a burst's files below it share its tick: by inode
@@ -428,7 +438,12 @@ package struct SnapshotDiff {
 
         let created = event(.created, path, type: new.itemType, identity: new.status.identity)
         if new.itemType != .directory {
-            createdItems.append((created, CreationOrder(new.status, path: path, sequence: createdItems.count)))
+            var status = new.status
+            if status.birthTime == 0 && status.changeTime == 0, let timesOfCreated,
+               let found = timesOfCreated(paths.bytes(path)), found.inode == status.inode {
+                status = found
+            }
+            createdItems.append((created, CreationOrder(status, path: path, sequence: createdItems.count)))
         } else {
             events.append(created)
         }
