@@ -96,44 +96,84 @@ struct OverflowOrderTests {
 
     /// The rebuild after an overflow compares models that keep no times, so it tells what
     /// changed in place from the change times it reads: it read them for regular files only,
-    /// and a symlink's `touch -h -d` (or a FIFO's) lost to the overflow was never told.
-    @Test("new times of a file, a symlink and a FIFO lost to an overflow are told by the rebuild")
+    /// and a symlink's `touch -h -d` (or a FIFO's, or a directory's) lost to the overflow was
+    /// never told: a live listing kept a directory's old time for good.
+    @Test("new times of a file, a symlink, a FIFO and a directory lost to an overflow are told by the rebuild")
     func timesLostToOverflow() async throws {
         let tree = try ScratchTree()
         try tree.write("f", "f")
         try tree.symlink("s", pointingTo: "nowhere")
         try tree.makeFIFO("p")
+        try tree.makeDirectory("d")
+        try tree.makeDirectory("m")
         let stream = InotifyEventSource.updates(options: WatchOptions(roots: [tree.root])) { () throws(FileSystemEventsError) in
             try OverflowInjectingKernel()
         }
         var reader = try await MarkerCollector(stream)
 
         try tree.write(RelativePath(bytes: OverflowInjectingKernel.triggerName))
-        for name in ["f", "s", "p"] {
+        for name in ["f", "s", "p", "d"] {
             try tree.setTimes(RelativePath(name), seconds: 631_152_000)  // 1990: older than any "changed since"
         }
+        try tree.changeMode("m", to: 0o700)
         try tree.write("marker", "written after every change above")
         try tree.write(RelativePath(bytes: OverflowInjectingKernel.releaseName))
         try await reader.collect(until: "marker")
         let events = reader.events
         #expect(events.contains { $0.kind == .overflow }, "the injected overflow was not reported")
-        for name in ["f", "s", "p"] {
+        for name in ["f", "s", "p", "d", "m"] {
             #expect(events.contains { $0.path.lastComponent?.string == name && $0.kind == .attributesChanged },
                     "new times of \(name), lost to the overflow, were not told: \(events.map { "\($0.kind) \($0.path)" })")
         }
+        await reader.stop()
+    }
+
+    /// With directories' own changes reported (what a live listing asks for, since its rows
+    /// show their times), a directory whose entries changed while events were lost is told
+    /// `modified` by the rebuild, as it would have been told had the events been read.
+    @Test("a directory whose entries changed during an overflow is told modified when directory changes are reported")
+    func directoryContentLostToOverflow() async throws {
+        let tree = try ScratchTree()
+        try tree.makeDirectory("c")
+        try tree.makeDirectory("quiet")
+        // Older than any "changed since" of the rebuild, which looks back a little before the
+        // events it lost.
+        try waitForNextTimestampTick(after: [tree.absolute("quiet", in: .root)], plus: 100_000_000)  // 5× the margin
+        var options = WatchOptions(roots: [tree.root])
+        options.reportsDirectoryContentChanges = true
+        let stream = InotifyEventSource.updates(options: options) { () throws(FileSystemEventsError) in
+            try OverflowInjectingKernel()
+        }
+        var reader = try await MarkerCollector(stream)
+
+        try tree.write(RelativePath(bytes: OverflowInjectingKernel.triggerName))
+        try tree.write("c/new", "made while events were lost")
+        try tree.write("marker", "written after every change above")
+        try tree.write(RelativePath(bytes: OverflowInjectingKernel.releaseName))
+        try await reader.collect(until: "marker")
+        let events = reader.events
+        #expect(events.contains { $0.kind == .overflow }, "the injected overflow was not reported")
+        let overflow = events.firstIndex { $0.kind == .overflow } ?? events.endIndex
+        #expect(events[overflow...].contains { $0.path.lastComponent?.string == "c" && $0.kind == .modified },
+                "the change to c, lost to the overflow, was not told: \(events.map { "\($0.kind) \($0.path)" })")
+        #expect(!events[overflow...].contains { $0.path.lastComponent?.string == "quiet" },
+                "quiet did not change, yet was told: \(events.map { "\($0.kind) \($0.path)" })")
         await reader.stop()
     }
 }
 
 /// Waits (spinning on the file system's coarse clock, at most a second) until a file made now
 /// is stamped later than every item of `paths` was.
-func waitForNextTimestampTick(after paths: [[UInt8]]) throws {
+func waitForNextTimestampTick(after paths: [[UInt8]], plus margin: Int64 = 0) throws {
     var latest = timespec()
     for path in paths {
         var info = stat()
         guard withCString(path, { lstat($0, &info) }) == 0 else { throw ConformanceFailure("lstat: \(Errno(rawValue: errno))") }
         if (info.st_ctim.tv_sec, info.st_ctim.tv_nsec) > (latest.tv_sec, latest.tv_nsec) { latest = info.st_ctim }
     }
+    let shifted = Int64(latest.tv_nsec) + margin
+    latest.tv_sec += Int(shifted / 1_000_000_000)
+    latest.tv_nsec = Int(shifted % 1_000_000_000)
     let deadline = ContinuousClock.now + .seconds(1)
     var now = timespec()
     repeat {
