@@ -449,6 +449,19 @@ struct FileFollowerTests {
         }
     }
 
+    /// The same, where the file's directory, two levels down, was moved away with the file
+    /// in it and made again (`mv chain chain.old; mkdir -p chain/deep`): the watch of the old
+    /// directory ended, and the follower delivered the new file's first bytes before the watch
+    /// of the new directory listened, so files rotated away at once were never told of.
+    @Test("a directory moved away and made again, a writer that waits for the first bytes and then rotates with no pause: nothing lost",
+          arguments: FollowBackend.available.filter { $0.name != "polling" })
+    func rotationsRightAfterTheFirstBytesInADirectoryMadeAgain(backend: FollowBackend) async throws {
+        try await rotateWithNoPause(on: backend, seed: 41, largestWrite: 200, inDirectoryMadeAgain: true) { writer, _ in
+            try writer.appendRandom(100)
+            try writer.waitUntilDelivered()
+        }
+    }
+
     /// 60 rotations with no pause, once `waitUntilOn` says the follower is on: each file goes
     /// to a name of its own (`app.log.N`), where it stays, so the only trace of one that came
     /// and went between two reads of the kernel queue is the backend's `created app.log.N` made
@@ -459,12 +472,14 @@ struct FileFollowerTests {
     /// watches the root.
     private func rotateWithNoPause(
         on backend: FollowBackend, seed: UInt64, largestWrite: Int, throughLinks: Bool = false, inLateDirectory: Bool = false,
+        inDirectoryMadeAgain: Bool = false,
         waitUntilOn: @escaping @Sendable (LogWriter, FollowRecorder) throws -> Void
     ) async throws {
         let tree = try ScratchTree()
-        let directory = inLateDirectory ? "late/" : ""
+        let directory = inLateDirectory ? "late/" : inDirectoryMadeAgain ? "chain/deep/" : ""
         let path = tree.path(RelativePath(stringLiteral: "\(directory)app.log"))
-        if !inLateDirectory { try tree.write("app.log", "") }
+        if inDirectoryMadeAgain { try tree.makeDirectories("chain/deep") }
+        if !inLateDirectory { try tree.write(RelativePath(stringLiteral: "\(directory)app.log"), "") }
         var followed = path
         if throughLinks {
             try tree.makeDirectory("links")
@@ -482,6 +497,13 @@ struct FileFollowerTests {
             }
             let writer = LogWriter(path: path, recorder: recorder, seed: seed)
             try writer.reopen()
+            if inDirectoryMadeAgain {
+                try writer.appendRandom(50)
+                try writer.waitUntilDelivered()
+                try tree.rename("chain", to: "chain.old")
+                try tree.makeDirectories("chain/deep")
+                LogWriter.closeDescriptor(try writer.reopen())
+            }
             try waitUntilOn(writer, recorder)
             for round in 1...rounds {
                 try writer.appendRandom(writer.randomInt(1...largestWrite))
@@ -492,8 +514,9 @@ struct FileFollowerTests {
             return writer.written
         }
         let arrivals = recorder.deliveredNotices.filter { $0.kind == .replaced || $0.kind == .appeared }
-        // In a late directory, the first file is an arrival too (`appeared`).
-        #expect(arrivals.count == rounds + (inLateDirectory ? 1 : 0))
+        // In a late directory, the first file is an arrival too (`appeared`); in one made
+        // again, the file in it.
+        #expect(arrivals.count == rounds + (inLateDirectory || inDirectoryMadeAgain ? 1 : 0))
     }
 
     /// A file the follower found at the path by its own look, told of by the source only after

@@ -68,13 +68,15 @@ final class FileFollowerSession {
             }
             if wakeup.takePending() && !tracker.isFinishing {
                 tracker.examinePath(now: now)
-                if let current = watch, current.roots != tracker.path.watchRoots() {
+                if let current = watch, current.isOver || current.roots != tracker.path.watchRoots() {
                     // The path needs other directories watched (the file's directory appeared
-                    // while an ancestor was watched): the new watch starts before anything
-                    // more is handed out, and the wait above holds delivery until it listens.
-                    // Delivered from the ancestor's watch, the first bytes came while nothing
-                    // heard the file's directory, and files rotated away at once were lost
-                    // (13 of 17 runs over inotify, rotating every 5 ms).
+                    // while an ancestor was watched), or the watch ended (its directory was
+                    // moved away, and another made at the path): the new watch starts before
+                    // anything more is handed out, and the wait above holds delivery until it
+                    // listens. Delivered from the ancestor's watch, or with no watch at all,
+                    // the first bytes came while nothing heard the file's directory, and files
+                    // rotated away at once were lost (13 of 17 runs over inotify, rotating every
+                    // 5 ms; after `mv chain chain.old; mkdir -p chain/deep`, every run).
                     do throws(FileSystemEventsError) {
                         try await keepWatching(isolation: actor)
                     } catch {
