@@ -292,6 +292,12 @@ extension InotifyWatch {
             let path = directory.relativePath.appendingComponent(event.name)
             // Deleted: the kernel has dropped its watch already (IN_IGNORED follows).
             if let child = entry.directory { unwatch(child, droppedByKernel: true) }
+            // A writer may hold the file open through the removed name: see
+            // ``watchNamesLeftBehind()``.
+            if let settle, !settle.isIdle, entry.type == .file, let id = identity(of: entry, in: directory),
+               hardLinks.knownPathCount(of: id) > 1 {
+                linksRemovedWhileWriting.insert(id)
+            }
             hardLinks.remove(identity(of: entry, in: directory), directory, event.name)
             dropFileLink(event.name, in: directory)
             produced.append(makeEvent(.removed, root: directory.root, relative: path, type: entry.type,

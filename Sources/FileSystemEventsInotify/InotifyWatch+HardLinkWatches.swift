@@ -135,6 +135,9 @@ struct HardLinkCandidate {
     /// which covers it; a new hard link's other names in view changed too, and are told so
     /// once the index has found them (``InotifyWatch/watchCandidatesOutOfView()``).
     var changesThroughNewName: Set<FileSystemEvent.Kind> = []
+    /// Another name of the file was removed while a writer was at work
+    /// (``InotifyWatch/linksRemovedWhileWriting``): watched whatever its link count.
+    var mayBeWrittenThroughRemovedName = false
 }
 
 extension InotifyWatch {
@@ -237,8 +240,17 @@ extension InotifyWatch {
     static var leftBehindLookbackNanoseconds: Int64 { 2_000_000_000 }
 
     /// Checks the names whose file lost another name in view (``HardLinkIndex/takeLeftBehind()``).
+    ///
+    /// A name removed by `unlink` while settling, with a write session open
+    /// (``linksRemovedWhileWriting``), gets the file a watch of its own even with no name out
+    /// of view: a descriptor opened through the removed name still writes the file, and
+    /// directory watches do not hear it (they are added with `IN_EXCL_UNLINK`). `ln kept gone`,
+    /// a writer opening `gone`, `rm gone`, then writes and a close: `kept` was never told
+    /// changed, and never settled, its writer never seen to close (conformance 139).
     mutating func watchNamesLeftBehind() {
         let leftBehind = hardLinks.takeLeftBehind()
+        let removedWhileWriting = linksRemovedWhileWriting
+        linksRemovedWhileWriting.removeAll()
         if !leftBehind.isEmpty {
             // The other name left view with an event queued after the queue was last found
             // empty before the read that returned it, or read a little earlier still (a move
@@ -248,8 +260,11 @@ extension InotifyWatch {
             let since = drainedBeforeRead - Self.leftBehindLookbackNanoseconds
             let candidates = leftBehind.compactMap { directory, name, movedOutOfView -> HardLinkCandidate? in
                 guard let entry = directory.children[name], entry.type == .file else { return nil }
-                return HardLinkCandidate(directory: directory, name: name, inode: entry.inode, changedSince: since,
-                                         hadNameOutOfView: movedOutOfView)
+                var candidate = HardLinkCandidate(directory: directory, name: name, inode: entry.inode, changedSince: since,
+                                                  hadNameOutOfView: movedOutOfView)
+                candidate.mayBeWrittenThroughRemovedName = !removedWhileWriting.isEmpty
+                    && removedWhileWriting.contains(FileIdentity(device: directory.device, inode: entry.inode))
+                return candidate
             }
             if (!changesWhilePending.isEmpty || writtenNameGoneSince != nil)
                 && survivingLinksOfWrittenFiles.count + candidates.count <= Self.linkSurvivorLimit {
@@ -373,7 +388,8 @@ extension InotifyWatch {
               status.inode == candidate.inode
         else { return }
         let namesInView = linkNames.names(of: status.identity, in: hardLinks)
-        let outOfView = status.linkCount > 1 && Int(status.linkCount) > namesInView.count(including: directory, name)
+        let outOfView = (status.linkCount > 1 && Int(status.linkCount) > namesInView.count(including: directory, name))
+            || candidate.mayBeWrittenThroughRemovedName
         guard outOfView || candidate.hadNameOutOfView else { return }
         var watched = false
         if outOfView {

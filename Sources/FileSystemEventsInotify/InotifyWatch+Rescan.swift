@@ -151,6 +151,7 @@ extension InotifyWatch {
         rescansAfterBusyListing.removeAll()
         evictedNames.removeAll()
         hardLinks.removeAll()
+        linksRemovedWhileWriting.removeAll()
         for index in roots.indices where !roots[index].isRemoved {
             let rootPath = roots[index].path
             if afterOverflow {

@@ -145,6 +145,9 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// seed offset 2201000, seed 2201204, on every event-driven backend). Emptied with the
     /// creations unless a written name was found gone; at most ``linkSurvivorLimit``.
     var survivingLinksOfWrittenFiles: [HardLinkCandidate] = []
+    /// Files that lost a name by `unlink` while a write session was open (settling): the names
+    /// left are watched on the file's inode (``watchNamesLeftBehind()``). Emptied there.
+    var linksRemovedWhileWriting: Set<FileIdentity> = []
     static var linkSurvivorLimit: Int { 65_536 }
     /// How many waiting creations carry a ``PendingCreation/madeAt``: while none does, events
     /// are not checked against them.

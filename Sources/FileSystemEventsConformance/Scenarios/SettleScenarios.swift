@@ -149,6 +149,42 @@ extension ConformanceSuite {
                 }
                 try watch.assertReplayMatchesDisk()
             },
+            ConformanceScenario(139, "a file written through a second name that is removed while the writer holds it: each later write is told at the name left, which is settled only after the close") { context in
+                // `ln kept gone`, a writer opens `gone`, `rm gone`, writes on and closes: the
+                // kernel tells those writes and the close at `gone`, a name no longer in the
+                // tree, and only they say that `kept` changed and when its writer was done.
+                try context.tree.write("kept.dat", "start\n")
+                let watch = try await context.watch { $0.settleQuietPeriod = settleQuietPeriod }
+                try await watch.waitForSettled("kept.dat")
+                let kept = context.tree.path("kept.dat")
+                let gone = context.tree.path("gone.dat")
+                try context.tree.hardLink("gone.dat", to: "kept.dat")
+                let writer = try OpenFile(context.tree.absolute("gone.dat", in: .root), appending: true)
+                try writer.write("first part\n")
+                try await watch.waitForEvent("gone.dat reported") { $0.path == gone && $0.kind == .created }
+                let before = watch.settledCount("kept.dat")
+                try context.tree.remove("gone.dat")
+                try await watch.waitForEvent("gone.dat removed") { $0.path == gone && $0.kind == .removed }
+                let removedAt = watch.eventCount
+                try writer.write("second part\n")
+                try await watch.waitForEvent("the write through the removed name, told at kept.dat", from: removedAt) {
+                    $0.path == kept && $0.kind == .modified
+                }
+                // A quiet period passes while the writer keeps the file open.
+                try await watch.waitForQuietPeriod()
+                if watch.source.capabilities.seesOpenDescriptors {
+                    try check(watch.settledCount("kept.dat") == before, "kept.dat was settled while a writer still had the file open")
+                }
+                try writer.write("third part\n")
+                writer.close()
+                let closedAt = watch.eventCount
+                try await watch.waitForEvent("kept.dat settled after its writer closed it", from: closedAt) {
+                    $0.path == kept && $0.kind == .settled
+                }
+                try watch.assertSettledAfterLastWrite("kept.dat", sessions: nil, presentAtReady: true)
+                try watch.assertSettledWithFinalContent("kept.dat")
+                try watch.assertReplayMatchesDisk()
+            },
             ConformanceScenario(74, "a download renamed into place is settled under its final name, never the temporary one") { context in
                 let watch = try await context.watch { $0.settleQuietPeriod = settleQuietPeriod }
                 let downloading = StallWindow()
