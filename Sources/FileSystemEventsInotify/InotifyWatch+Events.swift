@@ -153,6 +153,9 @@ extension InotifyWatch {
                 handleMoveOut(pending)
             }
             let mask = event.mask
+            // Not dispatched (``dispatch(_:)`` clears it for the events it handles): no event
+            // after one of these is the file's own watch hearing a write told before it.
+            if !mask.isDisjoint(with: [.queueOverflow, .closeWrite, .movedFrom, .movedTo]) { lastReportedChange = nil }
             if mask.contains(.queueOverflow) {
                 requestReconcile(afterOverflow: true)
                 continue

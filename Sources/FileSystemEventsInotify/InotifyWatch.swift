@@ -235,7 +235,10 @@ package struct InotifyWatch<Kernel: InotifyKernel> {
     /// The names in the model of the files that creations being applied found under a name
     /// the filter refuses, with more than one link (see ``findNamesInView(ofFilteredOutLinks:)``).
     var namesOfFilteredOutLinks: [FileIdentity: [(WatchedDirectory, [UInt8])]] = [:]
-    /// The change the last event dispatched reported through a directory's watch, if any.
+    /// The change the last event reported through a directory's watch, if any: `nil` again
+    /// after any other event, dispatched or not (a move, a close). Kept across a move out of
+    /// view, it made the next write through the moved name, heard by the file's own watch
+    /// however much later, look like the second half of the write before the move.
     var lastReportedChange: ReportedChange?
     /// ``lastReportedChange`` as the event being dispatched began.
     var changeBeforeThisEvent: ReportedChange?

@@ -38,5 +38,16 @@ struct MarkerCollector {
         }
         Issue.record("the stream ended before \(marker) was reported")
     }
+
+    /// Gathers events until one satisfies `predicate` (``description`` names it if the stream
+    /// ends first).
+    mutating func collect(until description: String, _ predicate: (FileSystemEvent) -> Bool) async throws {
+        while let update = try await iterator.next() {
+            guard case .events(let batch) = update else { continue }
+            events += batch
+            if batch.contains(where: predicate) { return }
+        }
+        Issue.record("the stream ended before \(description)")
+    }
 }
 #endif
