@@ -295,16 +295,16 @@ extension InotifyWatch {
             let path = directory.relativePath.appendingComponent(event.name)
             // Deleted: the kernel has dropped its watch already (IN_IGNORED follows).
             if let child = entry.directory { unwatch(child, droppedByKernel: true) }
+            let removed = identity(of: entry, in: directory)
             // A writer may hold the file open through the removed name: see
             // ``watchNamesLeftBehind()``.
-            if let settle, !settle.isIdle, entry.type == .file, let id = identity(of: entry, in: directory),
-               hardLinks.knownPathCount(of: id) > 1 {
-                linksRemovedWhileWriting.insert(id)
+            if let settle, !settle.isIdle, entry.type == .file, let removed, hardLinks.knownPathCount(of: removed) > 1 {
+                linksRemovedWhileWriting.insert(removed)
             }
-            hardLinks.remove(identity(of: entry, in: directory), directory, event.name)
+            hardLinks.remove(removed, directory, event.name)
             dropFileLink(event.name, in: directory)
             produced.append(makeEvent(.removed, root: directory.root, relative: path, type: entry.type,
-                                      identity: identity(of: entry, in: directory), synthetic: false))
+                                      identity: removed, synthetic: false))
         } else if mask.contains(.modify) || mask.contains(.attrib) {
             reportChange(mask.contains(.modify) ? .modified : .attributesChanged, named: event.name, in: directory)
         }

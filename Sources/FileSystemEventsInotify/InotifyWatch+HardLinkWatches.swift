@@ -262,8 +262,7 @@ extension InotifyWatch {
                 guard let entry = directory.children[name], entry.type == .file else { return nil }
                 var candidate = HardLinkCandidate(directory: directory, name: name, inode: entry.inode, changedSince: since,
                                                   hadNameOutOfView: movedOutOfView)
-                candidate.mayBeWrittenThroughRemovedName = !removedWhileWriting.isEmpty
-                    && removedWhileWriting.contains(FileIdentity(device: directory.device, inode: entry.inode))
+                candidate.mayBeWrittenThroughRemovedName = removedWhileWriting.contains(FileIdentity(device: directory.device, inode: entry.inode))
                 return candidate
             }
             if (!changesWhilePending.isEmpty || writtenNameGoneSince != nil)
