@@ -620,8 +620,16 @@ extension InotifyWatch {
     /// A directory whose contents cannot be read: reported once (again only after it has
     /// been readable in between), and marked incomplete, so that the `IN_ATTRIB` of the
     /// `chmod` that makes it readable again has it rescanned.
-    mutating func reportInaccessible(_ directory: WatchedDirectory, errno: Errno) {
-        directory.isListed = false
+    ///
+    /// - Parameter keepingListing: the model's listing of it stays (what it holds is known,
+    ///   but a change in it could not be confirmed); marked ``WatchedDirectory/isKeptWhileUnreadable``
+    ///   rather than unlisted, so that a rescan while it is still closed keeps its contents.
+    mutating func reportInaccessible(_ directory: WatchedDirectory, errno: Errno, keepingListing: Bool = false) {
+        if keepingListing && directory.isListed {
+            directory.isKeptWhileUnreadable = true
+        } else {
+            directory.isListed = false
+        }
         mayHoldUnexamined = true
         let absolute = roots[directory.root].paths.bytes(directory.relativePath)
         diagnose(.unreadableDirectory, absolute, errno: errno,

@@ -405,7 +405,7 @@ extension InotifyWatch {
     /// mkdir -p R/d/x/y; chmod 755 R` as a user without `CAP_DAC_READ_SEARCH` left `R/d/x`
     /// unlisted, and everything made in it later unreported, for good.
     private mutating func rescanUnlistedBecomingReadable(within directory: WatchedDirectory) {
-        if !directory.isListed {
+        if !directory.isListed || directory.isKeptWhileUnreadable {
             rescanBecomingReadable(directory)
         } else if mayHoldUnexamined {
             for node in unlistedDirectories(within: directory) { rescanBecomingReadable(node) }
@@ -940,10 +940,17 @@ extension InotifyWatch {
             pendingFailure = pendingFailure ?? .systemCallFailed(call: "open", path: FilePath(bytes: path), errno: errno)
             return .done
         case .inaccessible(let errno):
-            // A check of a name the model accounts for: nothing new to record (after `mv e
+            // A check of a name the model accounts for: no phantom to record (after `mv e
             // keep` onto a known `keep`, where the watcher may not look, the check of `e`
-            // put a phantom `e` in the model).
-            if !creation.isCheck { recordUnexamined(creation, errno: errno) }
+            // put a phantom `e` in the model). But the check was the only way to tell a move
+            // onto the name and a move back from an exchange read apart, which the model took
+            // as the former: the `chmod` that lets the watcher look has the directory listed
+            // again, and the difference told.
+            if creation.isCheck {
+                reportInaccessible(directory, errno: errno, keepingListing: true)
+            } else {
+                recordUnexamined(creation, errno: errno)
+            }
             return .done
         case .found(let found, let foundType, let foundIdentity):
             (status, type, identity) = (found, foundType, foundIdentity)
@@ -1292,7 +1299,7 @@ extension InotifyWatch {
         guard mayHoldUnexamined else { return [] }
         var found: [WatchedDirectory] = []
         func collect(_ node: WatchedDirectory) {
-            guard node.isListed else {
+            guard node.isListed && !node.isKeptWhileUnreadable else {
                 found.append(node)
                 return
             }
@@ -1737,8 +1744,11 @@ extension InotifyWatch {
     }
 
     /// The status of `name` in `directory`, opened at the model's path and checked by identity.
+    /// Opened for lookup only (`O_PATH`): a directory the watcher may search but not list
+    /// (`-wx`) still has its names looked at (an exchange in one went unconfirmed, told as a
+    /// move onto a name and a move back; scenario 140).
     func statusOfChild(_ name: [UInt8], in directory: WatchedDirectory) -> Result<FileStatus, Errno> {
-        guard case .opened(let fd, _) = open(directory) else { return .failure(.noSuchFileOrDirectory) }
+        guard case .opened(let fd, _) = open(directory, forLookupOnly: true) else { return .failure(.noSuchFileOrDirectory) }
         defer { Syscalls.close(fd) }
         return withCString(name) { Syscalls.status($0, relativeTo: fd) }
     }

@@ -316,6 +316,7 @@ extension InotifyWatch {
                 entry.directory = oldChild
                 freshDirectory.children[name] = entry
                 oldChild.parent = freshDirectory
+                oldChild.isKeptWhileUnreadable = true
                 oldChild.forEachDirectory { kept.insert(ObjectIdentifier($0)) }
             }
         }

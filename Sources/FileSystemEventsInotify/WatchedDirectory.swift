@@ -28,6 +28,11 @@ final class WatchedDirectory {
     /// Set once the directory has been watched and listed; until then its contents may be
     /// unknown (it was renamed before its own event was read) and it is crawled again.
     var isListed = false
+    /// Set on a listed directory that a rescan could not list (made unreadable since), whose
+    /// old listing the model keeps (``InotifyWatch/keepUnreadableListings(of:in:)``): what it
+    /// holds may have changed unseen (an exchange the watcher could not confirm in it), so the
+    /// `chmod` that makes it readable has it listed again, as an unlisted one is.
+    var isKeptWhileUnreadable = false
     /// The top of a root's tree. A node without a parent is not necessarily one: `parent` is
     /// weak, and a node that left the model may outlive its old parent.
     let isRoot: Bool
