@@ -55,6 +55,9 @@ package struct SnapshotDiff {
     /// A directory is listed when its first vacancy is made (the trees given to the diff hold
     /// none); one whose vacancies were all filled may be listed again, which costs a check.
     private var vacated: [SnapshotDirectory] = []
+    /// Directories of the new tree that could not be listed, each with the old listing it
+    /// takes over (``adoptListing(of:into:)``) once the diff is done with it.
+    private var adoptions: [(old: SnapshotDirectory, new: SnapshotDirectory)] = []
     /// Whether an item other than a directory found at a new path may be paired with one
     /// gone from another (see ``events(from:to:root:timestamp:pairsMovedItems:reportsDirectoryTimes:timesOfCreated:)``).
     private var pairsMovedItems = true
@@ -123,6 +126,7 @@ package struct SnapshotDiff {
         diff.pairsMovedItems = pairsMovedItems
         diff.reportsDirectoryTimes = reportsDirectoryTimes
         diff.compare(old, new, path: [])
+        defer { diff.completeAdoptions() }
         guard !diff.removedRoots.isEmpty || !diff.addedRoots.isEmpty else { return diff.modifications }
         diff.indexRemovedItems()
         // Only an item that would be paired with what stands in the way: a new file that took
@@ -336,10 +340,20 @@ package struct SnapshotDiff {
         return directory
     }
 
-    /// Keeps what was known of a directory that can no longer be listed.
-    private func adoptListing(of old: SnapshotDirectory, into new: SnapshotDirectory) {
-        new.entries = old.entries.filter { !$0.isVacant }
-        for entry in new.entries { entry.directory?.parent = new }
+    /// Keeps what was known of a directory that can no longer be listed: its old listing as
+    /// the diff leaves it, taken over once the diff is done. Taken at once, it kept an item
+    /// that the diff then found moved out (`chmod 0 A; mv A/x B/y; mv A A2` between two
+    /// scans: `renamed B/y` told, `A2/x` kept as well, and `mv B/y A2/x` then told `modified
+    /// A2/x` of a path the consumer no longer had; a race hunt, 2026-12-05).
+    private mutating func adoptListing(of old: SnapshotDirectory, into new: SnapshotDirectory) {
+        adoptions.append((old, new))
+    }
+
+    private func completeAdoptions() {
+        for (old, new) in adoptions {
+            new.entries = old.entries.filter { !$0.isVacant }
+            for entry in new.entries { entry.directory?.parent = new }
+        }
     }
 
     // MARK: Phase 2: identity index
