@@ -38,6 +38,26 @@ struct ListCommandTests {
 
     /// Root lists every directory, so this runs as `nobody` only: scripts/test.sh reruns it so.
     /// Before, the entries of a subdirectory that could not be listed were left out in silence.
+    @Test("times beyond what 64-bit nanoseconds hold are given as that limit, and sort last, not wrapped into the past")
+    func timesBeyond2262() async throws {
+        let tree = try ScratchTree()
+        try tree.write("recent", "r")
+        try tree.write("future", "f")
+        // 2300-01-01T00:00:00Z; a file system whose times stop short of it clamps it itself.
+        var times = [timespec(tv_sec: 10_413_792_000, tv_nsec: 0), timespec(tv_sec: 10_413_792_000, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, tree.path("future").string, &times, 0) == 0)
+        var status = stat()
+        #expect(stat(tree.path("future").string, &status) == 0)
+        guard status.st_mtim.tv_sec > 9_223_372_036 else { return }
+        let (exit, lines, _) = try await FilewatchProcess.run(["list", tree.root.string, "--format", "json", "--sort", "modified"])
+        #expect(exit == 0)
+        let entries = try Self.object(lines[0])["entries"] as? [[String: Any]] ?? []
+        #expect(entries.compactMap { $0["name"] as? String } == ["recent", "future"], "\(lines)")
+        let future = try #require(entries.first { $0["name"] as? String == "future" })
+        // Wrapped, it read 1715-06-13T00:25:26.290448384Z.
+        #expect(future["modified"] as? String == "2262-04-11T23:47:16.854775807Z", "\(lines)")
+    }
+
     @Test("list --recursive names on stderr a subdirectory it cannot list, and lists the rest",
           .enabled(if: geteuid() != 0, "root can list every directory; scripts/test.sh runs this as nobody"))
     func unreadableSubdirectory() async throws {

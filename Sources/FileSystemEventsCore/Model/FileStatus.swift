@@ -56,11 +56,20 @@ package struct FileStatus: Sendable, Hashable {
         self.groupID = raw.gid
         self.linkCount = raw.link_count
         self.size = raw.size
-        self.modificationTime = raw.modification_seconds &* 1_000_000_000 &+ Int64(raw.modification_nanoseconds)
-        self.changeTime = raw.change_seconds &* 1_000_000_000 &+ Int64(raw.change_nanoseconds)
-        self.birthTime =
-            raw.has_birth_time != 0
-            ? raw.birth_seconds &* 1_000_000_000 &+ Int64(raw.birth_nanoseconds) : 0
+        self.modificationTime = Self.nanoseconds(raw.modification_seconds, raw.modification_nanoseconds)
+        self.changeTime = Self.nanoseconds(raw.change_seconds, raw.change_nanoseconds)
+        self.birthTime = raw.has_birth_time != 0 ? Self.nanoseconds(raw.birth_seconds, raw.birth_nanoseconds) : 0
+    }
+
+    /// A time as nanoseconds since the epoch, held at the ends of what 64 bits hold (about
+    /// 1677-09-21 and 2262-04-11) rather than wrapped: `touch -d 2300-01-01` was listed as
+    /// 1715 and sorted before 2020 (a race hunt, 2026-12-05). Such a time still orders right,
+    /// and a change of it is seen by the change time that comes with it.
+    package static func nanoseconds(_ seconds: Int64, _ nanoseconds: UInt32) -> Int64 {
+        let (scaled, overflowed) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflowed else { return seconds < 0 ? .min : .max }
+        let (total, overflowedAgain) = scaled.addingReportingOverflow(Int64(nanoseconds))
+        return overflowedAgain ? .max : total
     }
 
     package var identity: FileIdentity { FileIdentity(device: device, inode: inode) }
