@@ -25,14 +25,9 @@ final class WatchedDirectory {
     private let rootIndex: UInt32
     /// The inotify watch on this directory, or -1 while it has none.
     var watch: CInt = -1
-    /// Set once the directory has been watched and listed; until then its contents may be
-    /// unknown (it was renamed before its own event was read) and it is crawled again.
-    var isListed = false
-    /// Set on a listed directory that a rescan could not list (made unreadable since), whose
-    /// old listing the model keeps (``InotifyWatch/keepUnreadableListings(of:in:)``): what it
-    /// holds may have changed unseen (an exchange the watcher could not confirm in it), so the
-    /// `chmod` that makes it readable has it listed again, as an unlisted one is.
-    var isKeptWhileUnreadable = false
+    /// ``isListed`` and ``isKeptWhileUnreadable``, one bit each: a fifth `Bool` pushed
+    /// ``listedAt`` to the next 8 bytes and every node into malloc's 160-byte block.
+    private var listingFlags: UInt8 = 0
     /// The top of a root's tree. A node without a parent is not necessarily one: `parent` is
     /// weak, and a node that left the model may outlive its old parent.
     let isRoot: Bool
@@ -80,6 +75,22 @@ final class WatchedDirectory {
 
     /// Which root (index into the watch's roots) this directory belongs to.
     var root: Int { Int(rootIndex) }
+
+    /// Set once the directory has been watched and listed; until then its contents may be
+    /// unknown (it was renamed before its own event was read) and it is crawled again.
+    var isListed: Bool {
+        get { listingFlags & 1 != 0 }
+        set { listingFlags = newValue ? listingFlags | 1 : listingFlags & ~1 }
+    }
+
+    /// Set on a listed directory that a rescan could not list (made unreadable since), whose
+    /// old listing the model keeps (``InotifyWatch/keepUnreadableListings(of:in:)``): what it
+    /// holds may have changed unseen (an exchange the watcher could not confirm in it), so the
+    /// `chmod` that makes it readable has it listed again, as an unlisted one is.
+    var isKeptWhileUnreadable: Bool {
+        get { listingFlags & 2 != 0 }
+        set { listingFlags = newValue ? listingFlags | 2 : listingFlags & ~2 }
+    }
 
     init(parent: WatchedDirectory?, name: [UInt8], root: Int, device: UInt64 = 0, inode: UInt64 = 0) {
         self.isRoot = parent == nil
