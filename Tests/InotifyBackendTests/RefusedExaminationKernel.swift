@@ -5,7 +5,7 @@ import Glibc
 import Synchronization
 import SystemPackage
 
-/// The real kernel, except that looking at a name in one directory fails with `EACCES`: the
+/// The real kernel, except that looking at a name in some directories fails with `EACCES`: a
 /// directory a watcher may list but not search (mode `0600`, or `0` after it was watched),
 /// as an unprivileged watcher sees it while root writes there. A test running as root cannot
 /// make the kernel refuse it, so this kernel does.
@@ -21,17 +21,21 @@ struct RefusedExaminationKernel: RealKernelWrapper {
     }
 
     var real: RawInotifyKernel
-    private let refused: (device: UInt64, inode: UInt64)
+    private let refused: [(device: UInt64, inode: UInt64)]
     private let changes: ChangesBeforeNextRead
     private let refusal: Refusal
 
-    init(refusingLookupsIn directory: FilePath, changes: ChangesBeforeNextRead, refusal: Refusal = Refusal()) throws(FileSystemEventsError) {
-        var status = stat()
-        guard stat(directory.string, &status) == 0 else {
-            throw .systemCallFailed(call: "stat", path: directory, errno: Errno(rawValue: errno))
+    init(refusingLookupsIn directories: [FilePath], changes: ChangesBeforeNextRead, refusal: Refusal = Refusal()) throws(FileSystemEventsError) {
+        var refused: [(device: UInt64, inode: UInt64)] = []
+        for directory in directories {
+            var status = stat()
+            guard stat(directory.string, &status) == 0 else {
+                throw .systemCallFailed(call: "stat", path: directory, errno: Errno(rawValue: errno))
+            }
+            refused.append((UInt64(status.st_dev), UInt64(status.st_ino)))
         }
         real = try RawInotifyKernel()
-        refused = (UInt64(status.st_dev), UInt64(status.st_ino))
+        self.refused = refused
         self.changes = changes
         self.refusal = refusal
     }
@@ -43,7 +47,8 @@ struct RefusedExaminationKernel: RealKernelWrapper {
 
     func status(of name: UnsafePointer<CChar>, relativeTo directory: CInt, followSymlinks: Bool) -> Result<FileStatus, Errno> {
         var status = stat()
-        if refusal.isOn, fstat(directory, &status) == 0, UInt64(status.st_dev) == refused.device, UInt64(status.st_ino) == refused.inode {
+        if refusal.isOn, fstat(directory, &status) == 0,
+           refused.contains(where: { $0.device == UInt64(status.st_dev) && $0.inode == UInt64(status.st_ino) }) {
             return .failure(.permissionDenied)
         }
         return real.status(of: name, relativeTo: directory, followSymlinks: followSymlinks)
