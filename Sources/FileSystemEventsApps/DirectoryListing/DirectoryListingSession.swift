@@ -666,6 +666,33 @@ final class DirectoryListingSession {
         var known: [[UInt8]: DirectoryEntry] = [:]
         var directories: Set<[UInt8]> = []
         var directoryLengths: Set<Int> = []
+        /// What the disk showed at names looked at before the main pass below, which uses it.
+        var looked: [[UInt8]: DirectoryReader.Lookup] = [:]
+        if isRecursive && descriptor >= 0 && readsMovedSubtrees {
+            // A listed directory the batch only says changed (or holds a change), where the
+            // disk now shows another directory: what is listed below the name is the other
+            // one's, read from a disk that was ahead of the events. An earlier batch read it
+            // there when the exchange that put it there had been told as two renames the
+            // source could not pair, and the exchange back, told to the source as a change
+            // of the names' attributes alone, moved the listed names nowhere: `b/x` stayed
+            // listed with the size of the `x` the disk had moved to `a` (inotifytools, an
+            // exchange of two directories twice with no pause: 3 runs in 15). Its subtree is
+            // read from the disk, as one renamed in is; a change to come inside it is still
+            // told by events.
+            for name in touched {
+                if let event = said[name]?.event, event.kind != .modified && event.kind != .attributesChanged { continue }
+                guard carried[name] == nil, let listed = list.entry(named: name), listed.type == .directory,
+                      listed.identity.inode != 0, verdict(name) != false
+                else { continue }
+                let lookup = reader.entry(at: name, in: descriptor)
+                looked[name] = lookup
+                guard case .found(let entry) = lookup, entry.type == .directory, entry.identity != listed.identity else { continue }
+                order += 1
+                takesSubtree(name)
+                vacated.append(name)
+                arrived.append(name)
+            }
+        }
         if isRecursive && descriptor >= 0 {
             // Every name vacated, not only those listed as directories: an earlier batch may
             // have read a name as a file while names below it were still listed (a file made
@@ -749,7 +776,7 @@ final class DirectoryListingSession {
                     nameBytes: name, type: .directory, size: 0, modificationTime: below.timestamp,
                     identity: FileIdentity(device: 0, inode: 0))
             }
-            switch reader.entry(at: name, in: descriptor) {
+            switch looked.removeValue(forKey: name) ?? reader.entry(at: name, in: descriptor) {
             case .found(let entry):
                 // Over a source that compares scans, what the disk shows now may be a state
                 // that comes and goes before the next scan, which no event then corrects: a
